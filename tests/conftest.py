@@ -1,0 +1,44 @@
+"""Shared fixtures.
+
+The embedded model is converted once per machine into ``$ZCP_CACHE`` (the
+repository's ``.zcp_cache`` unless set), so notebooks and tests share it.
+Tests that check caching use their own response cache in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+SHARED = ROOT.parent / "shared" / "data"
+DATA = ROOT / "data"
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The embedded SmolLM2 backend on CPU, without a response cache."""
+    from zcp_core.backends.spec import load_backend
+
+    return load_backend("smollm2", cache=None, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def gsm8k_items():
+    """The bundled GSM8K test items."""
+    from zcp_core.data import load_items
+
+    return load_items(DATA / "gsm8k" / "test.jsonl")
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data``; skips the test when it is absent."""
+    if not SHARED.exists():
+        pytest.skip("../shared/data is not present on this machine")
+    return SHARED

@@ -1,0 +1,51 @@
+"""Small helpers the Streamlit pages share: where runs live and how a run is picked.
+
+Pages hold no analysis logic; they call ``zcp_core`` and render. This module
+holds only the glue that every page needs (paths, run selection).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def runs_dir() -> Path:
+    """The runs directory: ``$ZCP_RUNS`` or ``./runs``."""
+    return Path(os.environ.get("ZCP_RUNS", str(Path.cwd() / "runs"))).resolve()
+
+
+def data_roots() -> list[Path]:
+    """Folders the app may read datasets from: bundled data, ../shared/data, and ``$ZCP_DATA_ROOTS``."""
+    roots = [REPO / "data"]
+    shared = REPO.parent / "shared" / "data"
+    if shared.exists():
+        roots.append(shared)
+    extra = os.environ.get("ZCP_DATA_ROOTS", "")
+    roots += [Path(p) for p in extra.split(os.pathsep) if p]
+    return [r.resolve() for r in roots]
+
+
+def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
+    """A run selector for a method page; returns the chosen Run or None.
+
+    The home page opens a run by setting ``st.session_state["selected_run"]``
+    (a path) and switching page; that run is preselected here.
+    """
+    import streamlit as st
+
+    from zcp_core.runs import iter_runs
+
+    kinds = (kind,) if isinstance(kind, str) else kind
+    runs = [r for r in iter_runs(runs_dir()) if r.kind in kinds]
+    if not runs:
+        st.info(f"No {' / '.join(kinds)} runs in {runs_dir()} yet. Start one from **New audit** or the CLI.")
+        return None
+    labels = [f"{r.path.name} · {r.manifest.get('model') or ''} · {r.manifest.get('finished', '')[:16]}" for r in runs]
+    wanted = st.session_state.get("selected_run")
+    index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), 0)
+    choice = st.selectbox("Run", range(len(runs)), index=index, format_func=lambda i: labels[i], key=key)
+    return runs[choice]

@@ -1,0 +1,106 @@
+"""A persistent response cache in SQLite, shared by all backends.
+
+Keys come from :func:`zcp_core.backends.base.request_key`. A rerun makes no
+new model calls, and an interrupted run resumes from what was stored: each
+batch is committed as soon as it is computed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def cache_dir() -> Path:
+    """``$ZCP_CACHE`` or the user cache folder (``~/.cache/zcp``)."""
+    env = os.environ.get("ZCP_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "zcp"
+
+
+class ResponseCache:
+    """Key-value store of JSON-encoded responses.
+
+    Args:
+        path: SQLite file; ``None`` means ``cache_dir()/responses.sqlite``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        self.path = Path(path) if path else cache_dir() / "responses.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._connect() as con:
+            con.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self.hits = 0
+        self.misses = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=30)
+        con.execute("PRAGMA journal_mode=WAL")
+        return con
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        """Stored values for the keys that are present."""
+        out: dict[str, Any] = {}
+        with self._lock, self._connect() as con:
+            for i in range(0, len(keys), 500):
+                chunk = list(keys[i : i + 500])
+                q = f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                out.update({k: json.loads(v) for k, v in con.execute(q, chunk)})
+        return out
+
+    def put_many(self, values: dict[str, Any]) -> None:
+        """Store values (replacing any old ones)."""
+        with self._lock, self._connect() as con:
+            con.executemany(
+                "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in values.items()],
+            )
+
+
+def cached_batch(
+    cache: ResponseCache | None,
+    keys: Sequence[str],
+    requests: Sequence[Any],
+    compute: Callable[[list[Any]], list[Any]],
+    decode: Callable[[dict[str, Any]], T],
+    chunk: int = 64,
+    progress: str | None = None,
+) -> list[T]:
+    """Answer ``requests`` from the cache, computing and storing the misses.
+
+    Misses are computed in chunks and each chunk is stored at once, so an
+    interruption loses at most one chunk of work. Order is kept.
+    """
+    found = cache.get_many(keys) if cache else {}
+    todo = [i for i, k in enumerate(keys) if k not in found]
+    if cache:
+        cache.hits += len(keys) - len(todo)
+        cache.misses += len(todo)
+    # Duplicate requests in one batch are computed once.
+    unique: dict[str, int] = {}
+    for i in todo:
+        unique.setdefault(keys[i], i)
+    order = list(unique.values())
+    starts = range(0, len(order), chunk)
+    if progress and len(order) > chunk:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc=progress, unit="batch", total=len(starts))
+    for s in starts:
+        idx = order[s : s + chunk]
+        results = compute([requests[i] for i in idx])
+        fresh = {keys[i]: asdict(r) for i, r in zip(idx, results)}
+        found.update(fresh)
+        if cache:
+            cache.put_many(fresh)
+    return [decode(found[k]) for k in keys]

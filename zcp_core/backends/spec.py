@@ -1,0 +1,130 @@
+"""The one parser that turns a model spec string into a backend.
+
+Specs:
+    ``smollm2``                  the embedded default (SmolLM2-135M-Instruct)
+    ``hf:NAME_OR_PATH``          a local transformers folder
+    ``lab:NAME``                 a model built by the contamination lab
+    ``openai:BASE_URL#MODEL``    any OpenAI-compatible server
+    ``vllm:NAME_OR_PATH``        vLLM offline engine (GPU, optional extra)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from zcp_core.errors import BackendUnavailable, ModelSpecError
+
+SpecKind = Literal["smollm2", "hf", "lab", "openai", "vllm"]
+DEFAULT_MODEL = "smollm2"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec.
+
+    Attributes:
+        kind: Which backend serves it.
+        target: Path, lab name, or model name.
+        base_url: Server URL for ``openai`` specs.
+        raw: The original string.
+    """
+
+    kind: SpecKind
+    target: str
+    base_url: str | None = None
+    raw: str = ""
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """Parse a spec string; raises :class:`ModelSpecError` with the accepted forms."""
+    s = (spec or "").strip()
+    if s == "smollm2":
+        return ModelSpec("smollm2", "smollm2", raw=s)
+    kind, sep, rest = s.partition(":")
+    if not sep or not rest:
+        raise ModelSpecError(
+            f"bad model spec {spec!r}: use smollm2, hf:PATH, lab:NAME, openai:BASE_URL#MODEL or vllm:NAME_OR_PATH"
+        )
+    if kind == "openai":
+        url, hash_, model = rest.rpartition("#")
+        if not hash_ or not url or not model:
+            raise ModelSpecError(f"bad openai spec {spec!r}: expected openai:BASE_URL#MODEL")
+        return ModelSpec("openai", model, base_url=url, raw=s)
+    if kind in ("hf", "lab", "vllm"):
+        return ModelSpec(kind, rest, raw=s)  # type: ignore[arg-type]
+    raise ModelSpecError(f"unknown backend {kind!r} in model spec {spec!r}")
+
+
+def vllm_available() -> bool:
+    """Whether vLLM is importable here (checked without importing it)."""
+    return importlib.util.find_spec("vllm") is not None
+
+
+def load_backend(spec: str, cache: Any = "default", device: str = "auto", batch_size: int = 16) -> Any:
+    """Build the backend a spec names.
+
+    Args:
+        spec: Model spec string.
+        cache: A ``ResponseCache``, ``None`` for no cache, or ``"default"``.
+        device: ``auto``, ``cpu`` or ``cuda`` for local backends.
+        batch_size: Requests per batch for local backends.
+    """
+    from zcp_core.backends.cache import ResponseCache
+
+    ms = parse_model_spec(spec)
+    rc = ResponseCache() if cache == "default" else cache
+    if ms.kind == "smollm2":
+        from zcp_core.backends.hf import TransformersBackend
+        from zcp_core.embedded import MODEL_NAME, ensure_converted
+
+        return TransformersBackend(ensure_converted(), model_id=MODEL_NAME, device=device,  # type: ignore[arg-type]
+                                   batch_size=batch_size, cache=rc)
+    if ms.kind in ("hf", "lab"):
+        from zcp_core.backends.hf import TransformersBackend
+
+        path = Path(ms.target) if ms.kind == "hf" else lab_model_path(ms.target)
+        if not (path / "config.json").exists():
+            raise BackendUnavailable(f"{spec}: no transformers model folder at {path} (config.json missing)")
+        return TransformersBackend(path, model_id=ms.raw, device=device, batch_size=batch_size, cache=rc)  # type: ignore[arg-type]
+    if ms.kind == "openai":
+        from zcp_core.backends.openai_api import OpenAIBackend
+
+        return OpenAIBackend(ms.base_url or "", ms.target, cache=rc)
+    if not vllm_available():
+        raise BackendUnavailable(f"{spec}: vLLM is not installed (pip install '.[vllm]' on a GPU machine)")
+    from zcp_core.backends.vllm_backend import VLLMBackend
+
+    return VLLMBackend(ms.target, cache=rc)
+
+
+def lab_model_path(name: str) -> Path:
+    """Folder of a lab-built model: ``<cache>/lab/<name>/model``."""
+    from zcp_core.backends.cache import cache_dir
+
+    return cache_dir() / "lab" / name / "model"
+
+
+def available_models() -> list[dict[str, str]]:
+    """What ``zcp models`` lists: each backend and model usable here, with status."""
+    from zcp_core.backends.cache import cache_dir
+
+    rows = []
+    try:
+        from zcp_core.embedded import gguf_path
+
+        gguf_path()
+        rows.append({"spec": "smollm2", "backend": "transformers", "status": "available (embedded default)"})
+    except BackendUnavailable as e:
+        rows.append({"spec": "smollm2", "backend": "transformers", "status": f"unavailable: {e}"})
+    lab = cache_dir() / "lab"
+    for d in sorted(lab.glob("*/model")) if lab.exists() else []:
+        rows.append({"spec": f"lab:{d.parent.name}", "backend": "transformers", "status": "available (lab build)"})
+    rows.append({"spec": "hf:PATH", "backend": "transformers", "status": "any local model folder"})
+    rows.append({"spec": "openai:BASE_URL#MODEL", "backend": "openai",
+                 "status": "available" if importlib.util.find_spec("openai") else "unavailable: pip install openai"})
+    rows.append({"spec": "vllm:NAME_OR_PATH", "backend": "vllm",
+                 "status": "available" if vllm_available() else "unavailable: vLLM not installed (GPU extra)"})
+    return rows

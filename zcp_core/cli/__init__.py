@@ -1,0 +1,1 @@
+"""The ``zcp`` command line. Each subcommand lives in its own module."""

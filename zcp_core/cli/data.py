@@ -1,0 +1,71 @@
+"""``zcp data inspect PATH``: schema, counts and bad rows of a dataset file."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from zcp_core.cli.common import add_common, emit
+
+
+def add_fields(p: argparse.ArgumentParser) -> None:
+    """Format and field-mapping flags shared by every command that reads data."""
+    p.add_argument("--format", default="auto",
+                   choices=["auto", "gsm8k", "math", "gsm1k", "detectrl", "jsonl", "csv", "parquet", "hf", "items"])
+    p.add_argument("--id-field", default=None)
+    p.add_argument("--question-field", default="question")
+    p.add_argument("--answer-field", default="answer")
+    p.add_argument("--text-field", default="text")
+    p.add_argument("--label-field", default="label")
+
+
+def fields_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """A FieldMap from the flags of :func:`add_fields`."""
+    from zcp_core.data import FieldMap
+
+    return FieldMap(id=args.id_field, question=args.question_field, answer=args.answer_field,
+                    text=args.text_field, label=args.label_field)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``data inspect``."""
+    p = sub.add_parser("data", help="inspect datasets")
+    dsub = p.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
+    dsub.required = True
+    q = dsub.add_parser("inspect", help="schema, counts and bad rows of a dataset file")
+    q.add_argument("path")
+    add_fields(q)
+    q.add_argument("--skip-bad", action="store_true", help="skip bad rows and report them instead of failing")
+    add_common(q)
+    q.set_defaults(func=inspect)
+
+
+def inspect(args: argparse.Namespace) -> int:
+    """Load a dataset and describe it."""
+    from zcp_core.data import load_dataset
+    from zcp_core.runs import sha256_file
+
+    ds = load_dataset(args.path, fmt=args.format, fields=fields_from_args(args),
+                      on_error="skip" if args.skip_bad else "raise")
+    summary: dict = {"path": args.path, "format": ds.format, "kind": ds.kind, "n": len(ds),
+                     "sha256": sha256_file(args.path), "bad_rows": [b.__dict__ for b in ds.bad_rows]}
+    lines = [f"{args.path}: {ds.format} format, {len(ds)} {'texts' if ds.kind == 'texts' else 'items'}"]
+    if ds.kind == "items":
+        summary["fields"] = ["id", "question", "answer", "solution", "source", "original_id", "metadata"]
+        summary["with_solution"] = sum(1 for it in ds.items if it.solution)
+        summary["with_original_id"] = sum(1 for it in ds.items if it.original_id)
+        if ds.items:
+            lines.append(f"first id: {ds.items[0].id}   last id: {ds.items[-1].id}")
+        lines.append(f"with solution: {summary['with_solution']}   with original_id: {summary['with_original_id']}")
+    else:
+        summary["fields"] = ["id", "text", "label", "llm_type", "data_type", "metadata"]
+        summary["by_label"] = dict(Counter(t.label for t in ds.texts))
+        summary["by_llm_type"] = dict(Counter(t.llm_type for t in ds.texts if t.llm_type))
+        summary["by_data_type"] = dict(Counter(t.data_type for t in ds.texts if t.data_type))
+        for k in ("by_label", "by_llm_type", "by_data_type"):
+            lines.append(f"{k}: {summary[k]}")
+    lines.append(f"bad rows: {len(ds.bad_rows)}")
+    lines += [f"  line {b.line} field {b.field}: {b.message}" for b in ds.bad_rows[:20]]
+    summary["headline"] = {"label": ds.kind, "value": len(ds)}
+    emit(args, summary, "\n".join(lines))
+    return 0

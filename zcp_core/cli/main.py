@@ -1,0 +1,46 @@
+"""Entry point: ``zcp <command> ...``.
+
+Subcommand modules each define ``register(subparsers)``; the handler they set
+as ``func`` returns an exit code. Modules import their heavy dependencies
+inside the handler, so ``zcp --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Each entry is a module in zcp_core.cli that registers one or more commands.
+COMMAND_MODULES = (
+    "models", "data", "serve", "probe", "reference", "lab", "scan", "detector", "afr", "guided", "app",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``zcp`` argument parser."""
+    parser = argparse.ArgumentParser(prog="zcp", description="Audit LLM benchmarks and training data for contamination.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"zcp_core.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a command and return its exit code (0 ok, 1 user error, 2 usage)."""
+    from zcp_core.errors import ZcpError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ZcpError as e:
+        print(f"zcp {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; cached work is kept and a rerun resumes from it", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,349 @@
+"""Dataset loaders: GSM8K, MATH-500, GSM1K, DetectRL and generic files.
+
+The format is detected from the content; ``fmt`` overrides it. Ids are stable
+and come from the data, so everything downstream pairs and splits by them:
+GSM8K ``gsm8k-<split>-<line>``, MATH ``unique_id``, GSM1K ``gsm1k-<row>``,
+DetectRL ``<file stem>-<index>``, generic files an id field or the line.
+
+Bad input raises :class:`~zcp_core.errors.DataError` naming file, line and
+field. With ``on_error="skip"`` bad rows are collected in the result's
+``bad_rows`` instead, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Literal, Mapping
+
+from zcp_core.errors import DataError
+from zcp_core.schema import Item, TextRecord
+
+Format = Literal["auto", "gsm8k", "math", "gsm1k", "detectrl", "jsonl", "csv", "parquet", "hf", "items"]
+OnError = Literal["raise", "skip"]
+GSM8K_ANSWER = re.compile(r"####\s*(.+?)\s*$")
+CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """A row that could not be loaded: where, which field, and why."""
+
+    path: str
+    line: int | None
+    field: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Field names for generic files (``--question-field`` and friends)."""
+
+    id: str | None = None
+    question: str = "question"
+    answer: str = "answer"
+    solution: str | None = "solution"
+    text: str = "text"
+    label: str = "label"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What a loader returns.
+
+    Attributes:
+        path: The file read.
+        format: The detected or requested format.
+        items: Problems (for problem datasets).
+        texts: Texts (for text corpora).
+        bad_rows: Rows skipped under ``on_error="skip"``.
+    """
+
+    path: str
+    format: str
+    items: tuple[Item, ...] = ()
+    texts: tuple[TextRecord, ...] = ()
+    bad_rows: tuple[BadRow, ...] = field(default_factory=tuple)
+
+    @property
+    def kind(self) -> Literal["items", "texts"]:
+        """Whether this is a problem set or a text corpus."""
+        return "texts" if self.texts and not self.items else "items"
+
+    def __len__(self) -> int:
+        return len(self.items) or len(self.texts)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise DataError(str(path), line, None, f"not valid UTF-8 at byte {e.start}: {e.reason}") from e
+    except FileNotFoundError as e:
+        raise DataError(str(path), None, None, "file not found") from e
+
+
+def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield (line number, parsed object or None, error) for each non-blank line."""
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield n, json.loads(raw), None
+        except json.JSONDecodeError as e:
+            yield n, None, f"malformed JSON: {e.msg} (column {e.colno})"
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess a file's format from its name and first record."""
+    p = Path(path)
+    if p.is_dir():
+        return "hf"
+    suffix = p.suffix.lower()
+    if suffix == ".parquet":
+        return "parquet"
+    if suffix == ".csv":
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            header = next(csv.reader(fh), [])
+        return "gsm1k" if set(header) == {"question", "answer"} else "csv"
+    head = p.open(encoding="utf-8", errors="replace").read(4096).lstrip()
+    if head.startswith("["):
+        return "detectrl"
+    first = head.splitlines()[0] if head else ""
+    try:
+        rec = json.loads(first)
+    except json.JSONDecodeError:
+        return "jsonl"
+    if isinstance(rec, dict):
+        if {"problem", "unique_id", "answer"} <= rec.keys():
+            return "math"
+        if {"question", "answer"} <= rec.keys() and "####" in str(rec["answer"]):
+            return "gsm8k"
+        if {"id", "question", "answer"} <= rec.keys() and "source" in rec:
+            return "items"
+    return "jsonl"
+
+
+def _nonempty(path: Path, line: int | None, rec: Mapping[str, Any], key: str) -> str:
+    if key not in rec:
+        raise DataError(str(path), line, key, "missing field")
+    val = rec[key]
+    if val is None or (isinstance(val, str) and not val.strip()):
+        raise DataError(str(path), line, key, "empty value")
+    return str(val)
+
+
+def _gsm8k_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
+    q = _nonempty(path, line, rec, "question")
+    sol = _nonempty(path, line, rec, "answer")
+    m = GSM8K_ANSWER.search(sol.strip().splitlines()[-1])
+    if not m or not m.group(1).strip():
+        raise DataError(str(path), line, "answer", "no '#### <answer>' final line")
+    split = path.stem.split("_")[0] or "data"
+    calcs = [{"expr": a.strip(), "result": b.strip()} for a, b in CALC.findall(sol)]
+    return Item(
+        id=f"gsm8k-{split}-{line}", question=q, answer=m.group(1).replace(",", "").strip(),
+        solution=sol, source="gsm8k", metadata={"calculations": calcs},
+    )
+
+
+def _math_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
+    return Item(
+        id=_nonempty(path, line, rec, "unique_id"), question=_nonempty(path, line, rec, "problem"),
+        answer=_nonempty(path, line, rec, "answer"), solution=rec.get("solution"), source="math500",
+        metadata={"subject": rec.get("subject"), "level": rec.get("level")},
+    )
+
+
+def _items_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
+    return Item(
+        id=_nonempty(path, line, rec, "id"), question=_nonempty(path, line, rec, "question"),
+        answer=_nonempty(path, line, rec, "answer"), solution=rec.get("solution"),
+        source=str(rec.get("source") or ""), original_id=rec.get("original_id"),
+        metadata=rec.get("metadata") or {},
+    )
+
+
+def _generic_item(path: Path, line: int, rec: Mapping[str, Any], fm: FieldMap) -> Item:
+    rid = _nonempty(path, line, rec, fm.id) if fm.id else f"{path.stem}-{line}"
+    known = {fm.id, fm.question, fm.answer, fm.solution, "original_id"}
+    return Item(
+        id=rid, question=_nonempty(path, line, rec, fm.question), answer=_nonempty(path, line, rec, fm.answer),
+        solution=rec.get(fm.solution) if fm.solution else None, source=path.stem,
+        original_id=rec.get("original_id"), metadata={k: v for k, v in rec.items() if k not in known},
+    )
+
+
+def normalise_label(label: Any) -> str:
+    """Map dataset labels to ``human`` / ``llm`` where they mean that."""
+    s = str(label).strip().lower()
+    if s in {"human", "0", "human-written", "human_written"}:
+        return "human"
+    if s in {"llm", "1", "ai", "machine", "llm-generated", "generated", "gpt"}:
+        return "llm"
+    return s
+
+
+def _text_record(path: Path, line: int | None, rid: str, rec: Mapping[str, Any], fm: FieldMap) -> TextRecord:
+    text = rec.get(fm.text)
+    if not isinstance(text, str):
+        raise DataError(str(path), line, fm.text, "missing or not a string")
+    label = rec.get(fm.label)
+    known = {fm.text, fm.label, "llm_type", "data_type"}
+    return TextRecord(
+        id=rid, text=text, label=normalise_label(label) if label is not None else "",
+        llm_type=str(rec.get("llm_type") or ""), data_type=str(rec.get("data_type") or ""),
+        metadata={k: v for k, v in rec.items() if k not in known},
+    )
+
+
+def _records_from_table(path: Path, fmt: str) -> Iterator[tuple[int, Any, str | None]]:
+    if fmt == "csv" or fmt == "gsm1k":
+        reader = csv.DictReader(io.StringIO(_read_text(path)))
+        for n, row in enumerate(reader, start=2):  # line 1 is the header
+            yield n, row, None
+        return
+    import pandas as pd
+
+    if fmt == "parquet":
+        df = pd.read_parquet(path)
+    else:
+        import datasets  # type: ignore[import-untyped]
+
+        df = datasets.load_from_disk(str(path)).to_pandas()
+    for n, row in enumerate(df.to_dict("records"), start=1):
+        yield n, row, None
+
+
+def load_dataset(
+    path: str | Path,
+    fmt: Format = "auto",
+    fields: FieldMap | None = None,
+    on_error: OnError = "raise",
+    corpus: Literal["auto", "items", "texts"] = "auto",
+) -> Dataset:
+    """Load a benchmark or corpus file.
+
+    Args:
+        path: File (or ``datasets`` folder) to read.
+        fmt: Format; ``auto`` detects it from the content.
+        fields: Field names for generic files.
+        on_error: ``raise`` on the first bad row, or ``skip`` and report it.
+        corpus: For generic files, whether rows are problems or texts.
+
+    Returns:
+        A :class:`Dataset` with items or texts, and any skipped rows.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataError(str(p), None, None, "file not found")
+    fmt = detect_format(p) if fmt == "auto" else fmt
+    fm = fields or FieldMap()
+    bad: list[BadRow] = []
+    items: list[Item] = []
+    texts: list[TextRecord] = []
+
+    def fail(err: DataError) -> None:
+        if on_error == "raise":
+            raise err
+        bad.append(BadRow(err.path, err.line, err.field, err.message))
+
+    if fmt == "detectrl":
+        try:
+            arr = json.loads(_read_text(p))
+        except json.JSONDecodeError as e:
+            raise DataError(str(p), e.lineno, None, f"malformed JSON: {e.msg}") from e
+        if not isinstance(arr, list):
+            raise DataError(str(p), 1, None, "expected a JSON array of records")
+        for i, rec in enumerate(arr):
+            try:
+                if not isinstance(rec, dict):
+                    raise DataError(str(p), None, None, f"record {i} is not an object")
+                texts.append(_text_record(p, None, f"{p.stem}-{i}", rec, fm))
+            except DataError as e:
+                fail(DataError(e.path, e.line, e.field, f"record {i}: {e.message}"))
+        return Dataset(str(p), fmt, texts=tuple(texts), bad_rows=tuple(bad))
+
+    if fmt in {"gsm8k", "math", "items", "jsonl"}:
+        rows: Iterator[tuple[int, Any, str | None]] = _jsonl_rows(p, _read_text(p))
+    else:
+        rows = _records_from_table(p, fmt)
+    want_texts = corpus == "texts"
+    for n, rec, err in rows:
+        try:
+            if err:
+                raise DataError(str(p), n, None, err)
+            if not isinstance(rec, dict):
+                raise DataError(str(p), n, None, "record is not an object")
+            if fmt == "gsm8k":
+                items.append(_gsm8k_item(p, n, rec))
+            elif fmt == "math":
+                items.append(_math_item(p, n, rec))
+            elif fmt == "items":
+                items.append(_items_item(p, n, rec))
+            elif fmt == "gsm1k":
+                items.append(Item(
+                    id=f"gsm1k-{n - 1}", question=_nonempty(p, n, rec, "question"),
+                    answer=_nonempty(p, n, rec, "answer").replace(",", ""), source="gsm1k",
+                ))
+            elif want_texts or (corpus == "auto" and fm.text in rec and fm.question not in rec):
+                rid = _nonempty(p, n, rec, fm.id) if fm.id else f"{p.stem}-{n}"
+                texts.append(_text_record(p, n, rid, rec, fm))
+            else:
+                items.append(_generic_item(p, n, rec, fm))
+        except DataError as e:
+            fail(e)
+    ids = [x.id for x in items] or [t.id for t in texts]
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise DataError(str(p), None, fm.id or "id", f"duplicate id {dup!r}; ids must be unique")
+    return Dataset(str(p), fmt, items=tuple(items), texts=tuple(texts), bad_rows=tuple(bad))
+
+
+def load_items(path: str | Path, **kwargs: Any) -> list[Item]:
+    """Load a problem set and return its items (raises on a text corpus)."""
+    ds = load_dataset(path, **kwargs)
+    if ds.kind != "items":
+        raise DataError(ds.path, None, None, f"{ds.format} file holds texts, not problems")
+    return list(ds.items)
+
+
+def load_texts(paths: list[str | Path] | str | Path, **kwargs: Any) -> list[TextRecord]:
+    """Load one or more text corpora and concatenate their records."""
+    out: list[TextRecord] = []
+    for p in [paths] if isinstance(paths, (str, Path)) else paths:
+        ds = load_dataset(p, corpus="texts", **kwargs)
+        out.extend(ds.texts)
+    return out
+
+
+def write_items_jsonl(path: str | Path, items: list[Item] | tuple[Item, ...]) -> Path:
+    """Write items as JSONL in the ``items`` format (atomic)."""
+    from zcp_core.runs import atomic_write_bytes
+
+    body = "".join(json.dumps(it.to_dict(), ensure_ascii=False) + "\n" for it in items)
+    out = Path(path)
+    atomic_write_bytes(out, body.encode("utf-8"))
+    return out
+
+
+def items_frame(items: list[Item] | tuple[Item, ...]) -> Any:
+    """Items as a DataFrame: id, question, answer, solution, source, original_id."""
+    import pandas as pd
+
+    cols = ["id", "question", "answer", "solution", "source", "original_id"]
+    return pd.DataFrame([{k: getattr(it, k) for k in cols} for it in items], columns=cols)
+
+
+def texts_frame(texts: list[TextRecord] | tuple[TextRecord, ...]) -> Any:
+    """Texts as a DataFrame: id, text, label, llm_type, data_type."""
+    import pandas as pd
+
+    cols = ["id", "text", "label", "llm_type", "data_type"]
+    return pd.DataFrame([{k: getattr(t, k) for k in cols} for t in texts], columns=cols)
