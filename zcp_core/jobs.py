@@ -1,0 +1,94 @@
+"""Background jobs for the app: a ``zcp`` command in its own process.
+
+The page starts the job and returns at once, so it never freezes. The job
+writes a normal run folder; ``job.json`` and ``log.txt`` beside it let any
+page (or a reload) find it again and follow its progress from tqdm's output.
+Because model calls are cached, a job that dies can be restarted and resumes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+JobState = Literal["running", "done", "failed"]
+_PCT = re.compile(r"(\d{1,3})%\|")
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where a job stands.
+
+    Attributes:
+        folder: The run folder the job writes.
+        state: ``running``, ``done`` (manifest written) or ``failed``.
+        progress: Last tqdm percentage seen (0..1), or None.
+        log_tail: The last lines of the job's log.
+        command: The command line.
+    """
+
+    folder: Path
+    state: JobState
+    progress: float | None
+    log_tail: str
+    command: str
+
+
+def start_job(args: Sequence[str], out: Path) -> Path:
+    """Start ``zcp <args> --out <out>`` in the background; returns ``out``.
+
+    ``args`` must not contain ``--out``; it is added here so the job can only
+    write where the caller chose.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "zcp_core.cli.main", *args, "--out", str(out)]
+    log = open(out / "log.txt", "wb")  # noqa: SIM115 - the child keeps it open
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    info = {"pid": proc.pid, "command": cmd, "started": _dt.datetime.now(_dt.timezone.utc).isoformat()}
+    (out / "job.json").write_text(json.dumps(info, indent=2))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:  # a finished child that was not reaped is a zombie: not alive
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def job_status(folder: Path) -> JobStatus:
+    """Read a job's state from its folder (works after a page reload)."""
+    info = json.loads((folder / "job.json").read_text()) if (folder / "job.json").exists() else {}
+    log_path = folder / "log.txt"
+    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    pct = _PCT.findall(text)
+    progress = int(pct[-1]) / 100 if pct else None
+    tail = "\n".join(re.split(r"[\r\n]", text)[-15:])
+    if (folder / "manifest.json").exists():
+        state: JobState = "done"
+    elif info.get("pid") and _alive(int(info["pid"])):
+        state = "running"
+    else:
+        state = "failed"
+    return JobStatus(folder, state, progress, tail, " ".join(info.get("command", [])))
+
+
+def list_jobs(runs: Path) -> list[JobStatus]:
+    """Every job folder under ``runs``, newest first."""
+    if not runs.exists():
+        return []
+    folders = sorted((p.parent for p in runs.glob("*/job.json")), key=lambda p: p.stat().st_mtime, reverse=True)
+    return [job_status(f) for f in folders]
