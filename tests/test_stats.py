@@ -1,0 +1,216 @@
+"""Golden tests for zcp_core.stats: BF/C mapping, McNemar, bootstrap, pairing, AUROC."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from zcp_core.errors import DataError
+from zcp_core.schema import Item
+from zcp_core.stats import (
+    P_FLOOR,
+    ItemPair,
+    auroc,
+    bf10_from_p,
+    confidence_from_p,
+    log_binom_sf,
+    mcnemar_test,
+    pair_items,
+    paired_bootstrap_test,
+    roc_curve,
+    tpr_at_fpr,
+)
+
+
+@pytest.mark.parametrize("p, c", [
+    (0.05, 0.711), (0.01, 0.889), (0.001, 0.982), (1 / math.e, 0.5), (0.5, 0.5), (1.0, 0.5), (0.9, 0.5),
+    (1e-10, 1.0), (0.0, 1.0),
+])
+def test_confidence_golden(p: float, c: float) -> None:
+    assert confidence_from_p(p) == pytest.approx(c, abs=5e-4)
+
+
+@pytest.mark.parametrize("p, bf", [
+    (0.05, 2.456), (0.01, 7.988), (0.001, 53.256), (0.3678, 1.0), (0.5, 1.0), (float("nan"), 1.0),
+])
+def test_bf10_golden(p: float, bf: float) -> None:
+    assert bf10_from_p(p) == pytest.approx(bf, abs=1e-3)
+
+
+def test_bf10_p_zero_is_finite() -> None:
+    bf = bf10_from_p(0.0)
+    assert math.isfinite(bf) and bf == pytest.approx(bf10_from_p(P_FLOOR))
+
+
+@pytest.mark.parametrize("prior, c", [(0.5, 0.7107), (0.1, 0.2144), (0.9, 0.9567)])
+def test_confidence_prior(prior: float, c: float) -> None:
+    # C = BF*pi / (BF*pi + 1 - pi) with BF(0.05) = 2.4560
+    assert confidence_from_p(0.05, prior=prior) == pytest.approx(c, abs=5e-4)
+
+
+@pytest.mark.parametrize("k, n, p", [
+    (0, 5, 1.0), (5, 5, 1 / 32), (3, 4, 5 / 16), (1, 1, 0.5), (2, 3, 0.5), (10, 10, 2**-10),
+])
+def test_log_binom_sf_golden(k: int, n: int, p: float) -> None:
+    assert math.exp(log_binom_sf(k, n)) == pytest.approx(p, rel=1e-9)
+
+
+# (original, reference) -> b, c, p, direction, confidence
+MCNEMAR = [
+    ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], 5, 0, 1 / 32, "original>reference", 0.7726),
+    ([1, 1, 1, 0, 0], [0, 0, 0, 0, 1], 3, 1, 5 / 16, "original>reference", 0.503),
+    ([0, 0, 0, 0, 0], [1, 1, 1, 1, 1], 0, 5, 1.0, "reference>original", 0.5),
+    ([1, 0, 1, 0], [0, 1, 0, 1], 2, 2, 11 / 16, "none", 0.5),
+    ([1, 1, 0], [1, 1, 0], 0, 0, 1.0, "none", 0.5),
+]
+
+
+@pytest.mark.parametrize("orig, ref, b, c, p, direction, conf", MCNEMAR)
+def test_mcnemar_golden(orig: list[int], ref: list[int], b: int, c: int, p: float, direction: str,
+                        conf: float) -> None:
+    r = mcnemar_test([bool(x) for x in orig], [bool(x) for x in ref], metric="acc")
+    assert (r.discordant_b, r.discordant_c, r.direction, r.test, r.n) == (b, c, direction, "mcnemar", len(orig))
+    assert r.p == pytest.approx(p, rel=1e-9)
+    assert r.confidence == pytest.approx(conf, abs=5e-4)
+    assert r.effect == pytest.approx((b - c) / len(orig)) and r.effect_name == "risk_difference"
+    assert r.ci_low <= r.mean_diff <= r.ci_high
+
+
+def test_mcnemar_empty() -> None:
+    r = mcnemar_test([], [], metric="acc")
+    assert (r.n, r.p, r.confidence, r.direction) == (0, 1.0, 0.5, "none")
+    d = r.to_dict()
+    assert d["effect"] is None and json.dumps(d)
+
+
+def test_mcnemar_no_underflow() -> None:
+    # 2**-2000 underflows a float; computed in log space the result is still finite and C ~ 1
+    r = mcnemar_test([True] * 2000, [False] * 2000)
+    assert r.p == P_FLOOR and r.p > 0
+    assert math.isfinite(r.bf10) and r.bf10 > 1e300
+    assert r.confidence == 1.0 and r.direction == "original>reference"
+    assert log_binom_sf(2000, 2000) == pytest.approx(-2000 * math.log(2))
+
+
+def test_mcnemar_large_mixed_counts() -> None:
+    r = mcnemar_test([True] * 1200 + [False] * 800, [False] * 1200 + [True] * 800)
+    assert (r.discordant_b, r.discordant_c) == (1200, 800)
+    assert 0 < r.p < 1e-15 and r.confidence > 0.999
+
+
+def test_mcnemar_length_mismatch() -> None:
+    with pytest.raises(ValueError, match="differ in length"):
+        mcnemar_test([True], [True, False])
+
+
+def test_bootstrap_p_floor_and_huge_effect() -> None:
+    orig = [10.0 + 0.01 * (i % 7) for i in range(40)]
+    ref = [0.0] * 40
+    r = paired_bootstrap_test(orig, ref, metric="p_all", n_resamples=2000, seed=0)
+    assert r.p == pytest.approx(1 / 2001)
+    assert math.isfinite(r.bf10) and r.bf10 > 50
+    assert r.confidence == pytest.approx(confidence_from_p(1 / 2001)) and r.confidence > 0.98
+    assert r.direction == "original>reference"
+    assert r.effect_name == "cohens_dz" and r.effect > 100
+    # the default B = 10,000 floors p at 1/10,001: C close to 1
+    assert paired_bootstrap_test(orig, ref).confidence > 0.997
+
+
+def test_bootstrap_reversed_direction_gives_half() -> None:
+    r = paired_bootstrap_test([0.1, 0.2, 0.15, 0.3], [0.6, 0.7, 0.9, 0.8], n_resamples=1000)
+    assert r.direction == "reference>original"
+    assert r.confidence == 0.5 and r.bf10 == 1.0 and r.p > 0.5
+    assert r.mean_diff == pytest.approx(-0.5625)
+
+
+def test_bootstrap_golden_moderate() -> None:
+    orig = [0.9, 0.8, 0.7, 0.95, 0.6, 0.85, 0.75, 0.5, 0.65, 0.9]
+    ref = [0.5, 0.7, 0.75, 0.6, 0.55, 0.5, 0.8, 0.45, 0.4, 0.7]
+    r = paired_bootstrap_test(orig, ref, n_resamples=10_000, seed=0)
+    d = [a - b for a, b in zip(orig, ref, strict=True)]
+    mean = sum(d) / len(d)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1))
+    assert r.mean_diff == pytest.approx(mean) and r.effect == pytest.approx(mean / sd)
+    assert r.ci_low < mean < r.ci_high and r.ci_low > 0
+    assert r.p < 0.01 and r.confidence > 0.9
+    # seeded: the same call gives the same p
+    assert paired_bootstrap_test(orig, ref, n_resamples=10_000, seed=0).p == r.p
+
+
+def test_bootstrap_drops_nan_pairs() -> None:
+    nan = float("nan")
+    r = paired_bootstrap_test([0.9, nan, 0.8, 0.7], [0.1, 0.2, nan, 0.3], n_resamples=500)
+    assert r.n == 2 and r.mean_diff == pytest.approx(0.6)
+
+
+def test_bootstrap_all_zero_and_empty() -> None:
+    r = paired_bootstrap_test([0.5] * 5, [0.5] * 5, n_resamples=200)
+    assert (r.direction, r.confidence, r.p, r.effect) == ("none", 0.5, 1.0, 0.0)
+    e = paired_bootstrap_test([], [], n_resamples=200)
+    assert (e.n, e.confidence, e.direction) == (0, 0.5, "none")
+
+
+def _ref(i: str, orig: str | None) -> Item:
+    return Item(id=i, question="q", answer="1", original_id=orig)
+
+
+def test_pair_items_matches_and_counts_unpaired() -> None:
+    p = pair_items(["a", "b", "c"], [_ref("c-ref", "c"), _ref("a-ref", "a")])
+    assert p.pairs == (ItemPair("a", "a-ref"), ItemPair("c", "c-ref"))
+    assert p.unpaired_original == ("b",)
+
+
+@pytest.mark.parametrize("refs, message", [
+    ([_ref("x", "a"), _ref("y", "a")], "'a' is claimed by reference items 'x' and 'y'"),
+    ([_ref("x", "zzz")], "names original_id 'zzz', which is not in the original set"),
+    ([_ref("x", None)], "has no original_id"),
+])
+def test_pair_items_mismatch(refs: list[Item], message: str) -> None:
+    with pytest.raises(DataError, match=message.replace("(", r"\(")):
+        pair_items(["a", "b"], refs)
+
+
+def test_pair_items_duplicate_original() -> None:
+    with pytest.raises(DataError, match="duplicate original id 'a'"):
+        pair_items(["a", "a"], [])
+
+
+@pytest.mark.parametrize("pos, neg, auc", [
+    ([3, 4, 5], [0, 1, 2], 1.0),
+    ([0, 1, 2], [3, 4, 5], 0.0),
+    ([1, 1], [1, 1], 0.5),
+    ([1, 2, 3], [0, 1, 2], 7 / 9),
+    ([0.5], [0.1, 0.5, 0.9], 0.5),
+])
+def test_auroc_golden(pos: list[float], neg: list[float], auc: float) -> None:
+    assert auroc(pos, neg) == pytest.approx(auc)
+
+
+@pytest.mark.parametrize("pos, neg, fpr, tpr", [
+    ([3, 4, 5], [0, 1, 2], 0.05, 1.0),
+    ([1, 2, 3], [0, 1, 2], 0.05, 1 / 3),
+    ([1, 2, 3], [0, 1, 2], 0.34, 2 / 3),
+    # a tie block of negatives at the top is never split: nothing passes at 5% FPR
+    ([5, 5, 1], [5, 0, 0, 0], 0.05, 0.0),
+    ([5, 5, 1], [5] + [2] * 19, 0.05, 2 / 3),
+])
+def test_tpr_at_fpr_golden(pos: list[float], neg: list[float], fpr: float, tpr: float) -> None:
+    assert tpr_at_fpr(pos, neg, fpr) == pytest.approx(tpr)
+
+
+def test_roc_curve_and_empty_sides() -> None:
+    c = roc_curve([1, 2], [0])
+    assert c.fpr[0] == 0.0 and c.tpr[-1] == 1.0 and c.fpr[-1] == 1.0
+    assert math.isnan(auroc([], [1])) and math.isnan(tpr_at_fpr([1], []))
+
+
+def test_import_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = ("import zcp_core.stats, sys; print([m for m in ('numpy', 'scipy', 'pandas', 'torch') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,292 @@
+"""Clean artifacts out of texts, recording every edit so it can be undone.
+
+A rejection (``drop_text``) drops the text; ``strip_sentence`` removes from the
+match to the next ``.``, ``?``, ``!`` or ``:``; ``strip_match`` removes only
+the match; ``flag`` never edits. Each edit keeps its span in the original text
+and the removed characters, so :func:`undo` restores the original exactly.
+Accept/reject decisions per ``edit_id`` are respected; over-cleaning (text
+shrank a lot, or sentence/token counts far from the human median of its
+domain) and under-cleaning (a residual detector score) are flagged.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+
+from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary
+from zcp_core.artifacts.scanner import scan
+from zcp_core.artifacts.shards import Engine
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from zcp_core.schema import TextRecord
+
+Decision = Literal["accept", "reject"]
+EDIT_COLUMNS = ["edit_id", "id", "pattern_id", "family", "action", "start", "end", "original", "replacement",
+                "accepted", "applied", "stage"]
+DROPPED_COLUMNS = ["id", "pattern_id", "reason", "original_text"]
+FLAG_COLUMNS = ["id", "kind", "value", "threshold"]
+TERMINATORS = ".?!:"
+# DetectRL file stems name the domain; human data_type values are the domain's own name.
+DOMAIN_BY_STEM = {"arxiv": "abstract", "xsum": "document", "writing_prompt": "story", "yelp_review": "content"}
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class CleanConfig:
+    """Thresholds for over- and under-cleaning flags.
+
+    Attributes:
+        shrink_ratio: Flag when cleaned length / original length is below this.
+        count_low: Flag when sentence or token count / human median is below this.
+        count_high: ... or above this.
+        residual_threshold: Flag when the scorer's residual AI-likelihood is above this.
+    """
+
+    shrink_ratio: float = 0.5
+    count_low: float = 1 / 3
+    count_high: float = 3.0
+    residual_threshold: float = 0.5
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    """What :func:`clean` returns.
+
+    Attributes:
+        texts: Cleaned records, dropped ones excluded (input order).
+        edits: ``edit_id, id, pattern_id, family, action, start, end, original,
+            replacement, accepted, applied`` (offsets into the original text;
+            ``applied`` is False for rejected or overlapped edits).
+        dropped: ``id, pattern_id, reason, original_text``.
+        flags: ``id, kind, value, threshold`` (over/under-cleaning and
+            flag-only pattern hits).
+        library_sha256: Hash of the pattern library used.
+    """
+
+    texts: tuple[TextRecord, ...]
+    edits: pd.DataFrame
+    dropped: pd.DataFrame
+    flags: pd.DataFrame
+    library_sha256: str = ""
+
+
+def sentence_end(text: str, pos: int) -> int:
+    """Index just past the first ``.?!:`` at or after ``pos - 1`` (the text's end if none)."""
+    if pos > 0 and text[pos - 1] in TERMINATORS:
+        return pos
+    idx = [i for i in (text.find(c, pos) for c in TERMINATORS) if i >= 0]
+    return min(idx) + 1 if idx else len(text)
+
+
+def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
+    """The characters an action removes for a match at [start, end)."""
+    if action == "drop_text":
+        return 0, len(text)
+    if action == "strip_sentence":
+        end = sentence_end(text, end)
+    # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
+    while end < len(text) and text[end].isspace():
+        end += 1
+    if end == len(text):
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+    return start, end
+
+
+def propose_edits(texts: Sequence[TextRecord], matches: pd.DataFrame) -> list[dict[str, Any]]:
+    """One proposed edit per distinct span of non-flag matches (before decisions and overlap resolution).
+
+    ``matches`` must be in scan order (family order within a text), so a span
+    several patterns share is credited to the first of them.
+    """
+    by_id = {t.id: t.text for t in texts}
+    out = []
+    seen: set[tuple[str, int, int]] = set()
+    for m in matches.itertuples(index=False):
+        if m.action == "flag":
+            continue
+        text = by_id[m.id]
+        s, e = edit_span(text, int(m.start), int(m.end), str(m.action))
+        if (m.id, s, e) in seen:
+            continue  # several patterns, one span: one edit, credited to the first pattern in family order
+        seen.add((m.id, s, e))
+        out.append({"edit_id": f"{m.id}:{m.pattern_id}:{int(m.start)}", "id": str(m.id),
+                    "pattern_id": str(m.pattern_id), "family": str(m.family), "action": str(m.action),
+                    "start": s, "end": e, "original": text[s:e], "replacement": "", "match": str(m.match),
+                    "stage": 0})
+    return out
+
+
+def _resolve(edits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """Mark which accepted edits of one text apply; return them and whether the text is dropped."""
+    drop = next((e for e in edits if e["accepted"] and e["action"] == "drop_text"), None)
+    last_end = -1
+    rank = {f: i for i, f in enumerate(FAMILY_ORDER)}  # ties go to the first-match-wins family
+    for e in sorted(edits, key=lambda x: (x["start"], -x["end"], rank[x["family"]], x["edit_id"])):
+        if drop is not None:
+            e["applied"] = e is drop
+        elif e["accepted"] and e["start"] >= last_end:
+            e["applied"] = True
+            last_end = e["end"]
+        else:
+            e["applied"] = False
+    return edits, drop is not None
+
+
+def apply_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> str:
+    """The text with the given (non-overlapping) edits applied."""
+    out, cur = [], 0
+    for e in sorted(edits, key=lambda x: x["start"]):
+        out.append(text[cur:int(e["start"])])
+        out.append(str(e["replacement"]))
+        cur = int(e["end"])
+    out.append(text[cur:])
+    return "".join(out)
+
+
+def undo(cleaned_text: str | None, edits: Any) -> str:
+    """Restore the original text from a cleaned one and its applied edits.
+
+    Args:
+        cleaned_text: The cleaned text (None or ``""`` for a dropped text).
+        edits: The text's edits (DataFrame or list of mappings); rows with
+            ``applied`` False are ignored. Edits of a later ``stage`` (LLM
+            re-cleaning, offsets into the stage-0 result) are undone first.
+    """
+    rows = edits.to_dict("records") if hasattr(edits, "to_dict") else list(edits)
+    rows = [r for r in rows if r.get("applied", True)]
+    text = cleaned_text or ""
+    for stage in sorted({int(r.get("stage", 0)) for r in rows}, reverse=True):
+        text = _undo_stage(text, sorted((r for r in rows if int(r.get("stage", 0)) == stage),
+                                        key=lambda r: int(r["start"])))
+    return text
+
+
+def _undo_stage(cleaned: str, rows: list[Mapping[str, Any]]) -> str:
+    out, cur, prev_end = [], 0, 0
+    for r in rows:
+        keep = int(r["start"]) - prev_end
+        out.append(cleaned[cur:cur + keep])
+        out.append(str(r["original"]))
+        cur += keep + len(str(r["replacement"]))
+        prev_end = int(r["end"])
+    out.append(cleaned[cur:])
+    return "".join(out)
+
+
+def domain_of(t: TextRecord) -> str:
+    """The text's domain: metadata ``domain``, a human text's data_type, or the DetectRL file stem in its id."""
+    if t.metadata.get("domain"):
+        return str(t.metadata["domain"])
+    if t.label == "human" and t.data_type:
+        return t.data_type
+    for stem, dom in DOMAIN_BY_STEM.items():
+        if stem in t.id:
+            return dom
+    return ""
+
+
+def counts(text: str) -> tuple[int, int]:
+    """(sentences, whitespace tokens) of a text."""
+    return max(1, len(_SENTENCE_END.findall(text.strip() + " "))), len(text.split())
+
+
+def human_medians(texts: Sequence[TextRecord]) -> dict[str, tuple[float, float]]:
+    """Median (sentences, tokens) of human texts per domain; key ``""`` pools all domains."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for t in texts:
+        if t.label == "human":
+            c = counts(t.text)
+            groups.setdefault(domain_of(t), []).append(c)
+            groups.setdefault("", []).append(c)
+    return {d: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for d, v in groups.items()}
+
+
+def _flags(orig: TextRecord, cleaned: str, medians: dict[str, tuple[float, float]], cfg: CleanConfig) -> list[dict]:
+    out = []
+    ratio = len(cleaned) / max(1, len(orig.text))
+    if ratio < cfg.shrink_ratio:
+        out.append({"id": orig.id, "kind": "shrunk", "value": round(ratio, 4), "threshold": cfg.shrink_ratio})
+    med = medians.get(domain_of(orig)) or medians.get("")
+    if med:
+        for kind, n, m in zip(("sentences_far", "tokens_far"), counts(cleaned), med, strict=True):
+            r = n / m if m else 0.0
+            if r < cfg.count_low or r > cfg.count_high:
+                thr = cfg.count_low if r < cfg.count_low else cfg.count_high
+                out.append({"id": orig.id, "kind": kind, "value": round(r, 4), "threshold": round(thr, 4)})
+    return out
+
+
+def clean(
+    texts: Sequence[TextRecord],
+    library: PatternLibrary,
+    decisions: Mapping[str, Decision] | None = None,
+    scorer: Callable[[list[str]], list[float]] | None = None,
+    config: CleanConfig | None = None,
+    engine: Engine = "local",
+) -> CleanResult:
+    """Clean artifacts out of texts.
+
+    Args:
+        texts: Records to clean (ids unique).
+        library: Pattern library.
+        decisions: ``edit_id -> accept|reject``; edits not listed are accepted.
+        scorer: Optional residual AI-likelihood scorer over cleaned texts
+            (under-cleaning flags); called once with all edited texts.
+        config: Flag thresholds.
+        engine: ``local`` or ``ray`` for the scan step (identical results).
+
+    Returns:
+        A :class:`CleanResult`.
+    """
+    import pandas as pd
+
+    cfg = config or CleanConfig()
+    decisions = decisions or {}
+    unknown = sorted(set(decisions.values()) - {"accept", "reject"})
+    if unknown:
+        raise ValueError(f"decisions must be 'accept' or 'reject', got {unknown}")
+    matches = scan(texts, library, mode="all", engine=engine)
+    per_text: dict[str, list[dict[str, Any]]] = {}
+    for e in propose_edits(texts, matches):
+        e["accepted"] = decisions.get(e["edit_id"], "accept") == "accept"
+        per_text.setdefault(e["id"], []).append(e)
+    medians = human_medians(texts)
+    kept, all_edits, dropped, flags = [], [], [], []
+    edited_ids: list[str] = []
+    for t in texts:
+        edits, is_dropped = _resolve(per_text.get(t.id, []))
+        all_edits.extend(edits)
+        applied = [e for e in edits if e["applied"]]
+        if is_dropped:
+            d = applied[0]
+            reason = f"{d['family']} ({d['pattern_id']}): {d['match'][:120]!r}"
+            dropped.append({"id": t.id, "pattern_id": d["pattern_id"], "reason": reason, "original_text": t.text})
+            continue
+        new = apply_edits(t.text, applied) if applied else t.text
+        kept.append(replace(t, text=new, metadata={**dict(t.metadata), "n_edits": len(applied)}))
+        if applied:
+            edited_ids.append(t.id)
+            flags.extend(_flags(t, new, medians, cfg))
+    for m in matches[matches["action"] == "flag"].itertuples(index=False):
+        flags.append({"id": str(m.id), "kind": f"pattern:{m.pattern_id}", "value": 1.0, "threshold": float("nan")})
+    if scorer is not None and edited_ids:
+        by_id = {t.id: t.text for t in kept}
+        scores = scorer([by_id[i] for i in edited_ids])
+        for rid, s in zip(edited_ids, scores, strict=True):
+            if float(s) > cfg.residual_threshold:
+                flags.append({"id": rid, "kind": "residual_score", "value": float(s),
+                              "threshold": cfg.residual_threshold})
+    edits_df = pd.DataFrame(all_edits, columns=EDIT_COLUMNS).astype({"start": "int64", "end": "int64",
+                                                                     "accepted": "bool", "applied": "bool",
+                                                                     "stage": "int64"})
+    return CleanResult(
+        texts=tuple(kept), edits=edits_df, dropped=pd.DataFrame(dropped, columns=DROPPED_COLUMNS),
+        flags=pd.DataFrame(flags, columns=FLAG_COLUMNS).astype({"value": "float64", "threshold": "float64"}),
+        library_sha256=library.sha256,
+    )

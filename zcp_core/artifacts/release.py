@@ -1,0 +1,221 @@
+"""Scan and clean runs: run folders, curated releases, decisions and the audit card.
+
+A ``scan`` run holds ``records.parquet`` (matches), ``texts`` (one row per
+distinct text with its flags) and the count tables. A ``clean`` run holds the
+cleaned data in ``cleaned/`` (JSONL, parquet, HF ``save_to_disk``),
+``edits.parquet``, ``dropped.parquet``, ``flags.parquet``, the original texts
+(so an export can be redone), a copy of the pattern library, its hash and an
+audit card ``README.md``. Decisions made in the app are saved as
+``decisions.json`` in the run folder and respected by :func:`export_run`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from zcp_core.artifacts.cleaner import CleanResult, clean
+from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary, load_library
+from zcp_core.artifacts.scanner import dedupe_texts, family_table, scan, summarize, text_flags
+from zcp_core.artifacts.shards import Engine
+from zcp_core.runs import RunSpec, atomic_write_bytes, atomic_write_json, load_run, write_run
+
+if TYPE_CHECKING:
+    from zcp_core.schema import TextRecord
+
+DECISIONS_FILE = "decisions.json"
+LIBRARY_COPY = "patterns.yaml"
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a scan or clean run was made from (for the manifest)."""
+
+    paths: tuple[str, ...]
+    command: str = ""
+    config: Mapping[str, Any] | None = None
+
+
+def library_copy(library: PatternLibrary, folder: Path) -> None:
+    """Store the exact library file(s) in the run, so an export can be redone with them."""
+    parts = [Path(p).read_text(encoding="utf-8") for p in library.path.split(" + ")]
+    atomic_write_bytes(folder / LIBRARY_COPY, parts[0].encode("utf-8"))
+    for i, extra in enumerate(parts[1:], start=1):
+        atomic_write_bytes(folder / f"patterns.extend{i}.yaml", extra.encode("utf-8"))
+
+
+def run_library(run_path: str | Path) -> PatternLibrary:
+    """The pattern library a run stored."""
+    folder = Path(run_path)
+    extend = sorted(folder.glob("patterns.extend*.yaml"))
+    return load_library(folder / LIBRARY_COPY, extend=extend)
+
+
+def write_scan_run(out: str | Path, texts: Sequence[TextRecord], library: PatternLibrary, inputs: RunInputs,
+                   mode: str = "all", engine: Engine = "local") -> tuple[Path, dict[str, Any]]:
+    """Scan deduplicated texts and write a ``scan`` run; returns the folder and the summary."""
+    from zcp_core.data import texts_frame
+
+    uniq, dups = dedupe_texts(texts)
+    matches = scan(uniq, library, mode=mode, engine=engine)  # type: ignore[arg-type]
+    summary = summarize(uniq, matches)
+    summary["duplicates"] = len(dups)
+    summary["library"] = {"version": library.version, "sha256": library.sha256, "path": library.path}
+    tables = {
+        "texts": texts_frame(uniq).merge(text_flags(uniq, matches)[
+            ["id", "first_family", "flagged", "domain_flagged", "families"]], on="id"),
+        "by_llm_type": family_table(uniq, matches, "llm_type"),
+        "by_data_type": family_table(uniq, matches, "data_type"),
+        "by_label": family_table(uniq, matches, "label"),
+        "duplicates": dups,
+    }
+    config = {"mode": mode, "engine": engine, "library_sha256": library.sha256, **dict(inputs.config or {})}
+    folder = write_run(out, RunSpec("scan", config, inputs.command, dataset=inputs.paths), matches, summary, tables)
+    library_copy(library, folder)
+    return folder, summary
+
+
+def audit_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary) -> str:
+    """The release's README.md: counts per family and per LLM, what was dropped and why."""
+    import pandas as pd
+
+    applied = result.edits[result.edits["applied"]]
+    meta = pd.DataFrame([{"id": t.id, "llm_type": t.llm_type, "label": t.label} for t in texts])
+    per = applied.merge(meta, on="id", how="left")
+    lines = ["# Cleaned release (zcp artifact cleaner)", "",
+             f"- Input texts (distinct): {len(texts)}; kept: {len(result.texts)}; dropped: {len(result.dropped)}",
+             f"- Pattern library: {library.version}, sha256 `{library.sha256}`",
+             f"- Edits proposed: {len(result.edits)}; applied: {len(applied)}; "
+             f"rejected by decision: {int((~result.edits['accepted']).sum())}", "",
+             "## Applied edits per family", "", "| family | edits | texts |", "|---|---|---|"]
+    for fam in FAMILY_ORDER:
+        g = applied[applied["family"] == fam]
+        if len(g):
+            lines.append(f"| {fam} | {len(g)} | {g['id'].nunique()} |")
+    lines += ["", "## Texts edited or dropped per LLM (LLM-labelled texts)", "",
+              "| llm_type | texts edited or dropped |", "|---|---|"]
+    llm = per[per["label"] == "llm"]
+    for name, g in llm.groupby("llm_type", sort=True):
+        lines.append(f"| {name} | {g['id'].nunique()} |")
+    lines += ["", "## Dropped texts and why", "", "| reason (pattern) | texts |", "|---|---|"]
+    for pid, n in result.dropped["pattern_id"].value_counts().sort_index().items():
+        lines.append(f"| {pid} | {n} |")
+    kinds = result.flags["kind"].str.split(":").str[0].value_counts().sort_index()
+    lines += ["", "## Flags (review these)", "", "| kind | count |", "|---|---|",
+              *(f"| {k} | {n} |" for k, n in kinds.items()), "",
+              "Every edit is in `edits.parquet` with its span and original text, so it can be undone "
+              "(`zcp_core.artifacts.cleaner.undo`); dropped texts keep their original in `dropped.parquet`.", ""]
+    return "\n".join(lines)
+
+
+def write_release(folder: Path, result: CleanResult) -> None:
+    """Write the cleaned data as JSONL, parquet and an HF ``datasets`` folder under ``folder/cleaned``."""
+    import pandas as pd
+
+    out = folder / "cleaned"
+    rows = [{**t.to_dict(), "metadata": json.dumps(dict(t.metadata), sort_keys=True, default=str)}
+            for t in result.texts]
+    body = "".join(json.dumps({**t.to_dict()}, ensure_ascii=False, sort_keys=True, default=str) + "\n"
+                   for t in result.texts)
+    atomic_write_bytes(out / "data.jsonl", body.encode("utf-8"))
+    df = pd.DataFrame(rows, columns=["id", "text", "label", "llm_type", "data_type", "metadata"])
+    from zcp_core.runs import atomic_write_parquet
+
+    atomic_write_parquet(out / "data.parquet", df)
+    try:
+        import datasets  # type: ignore[import-untyped]
+    except ImportError:  # the JSONL and parquet copies are the release; HF is a convenience
+        return
+    datasets.Dataset.from_pandas(df, preserve_index=False).save_to_disk(str(out / "hf"))
+
+
+def write_clean_run(
+    out: str | Path,
+    texts: Sequence[TextRecord],
+    library: PatternLibrary,
+    inputs: RunInputs,
+    decisions: Mapping[str, str] | None = None,
+    scorer: Callable[[list[str]], list[float]] | None = None,
+    engine: Engine = "local",
+) -> tuple[Path, dict[str, Any]]:
+    """Clean deduplicated texts and write a ``clean`` run with the release; returns folder and summary."""
+    from zcp_core.data import texts_frame
+
+    uniq, dups = dedupe_texts(texts)
+    result = clean(uniq, library, decisions=decisions, scorer=scorer, engine=engine)  # type: ignore[arg-type]
+    applied = result.edits[result.edits["applied"]]
+    summary = {
+        "texts": len(uniq), "kept": len(result.texts), "dropped": len(result.dropped), "duplicates": len(dups),
+        "edits": len(result.edits), "applied": len(applied), "edited_texts": int(applied["id"].nunique()),
+        "rejected": int((~result.edits["accepted"]).sum()),
+        "by_family": {f: int((applied["family"] == f).sum()) for f in FAMILY_ORDER if f != "domain"},
+        "flags": {str(k): int(v) for k, v in result.flags["kind"].str.split(":").str[0].value_counts().items()},
+        "library": {"version": library.version, "sha256": library.sha256},
+        "headline": {"label": "texts edited or dropped", "value": int(applied["id"].nunique())},
+    }
+    config = {"engine": engine, "library_sha256": library.sha256, "decisions": len(decisions or {}),
+              "scorer": getattr(scorer, "__name__", None) if scorer else None, **dict(inputs.config or {})}
+    tables = {"edits": result.edits, "dropped": result.dropped, "flags": result.flags,
+              "originals": texts_frame(uniq), "duplicates": dups}
+    folder = write_run(out, RunSpec("clean", config, inputs.command, dataset=inputs.paths), result.edits, summary,
+                       tables)
+    library_copy(library, folder)
+    write_release(folder, result)
+    if decisions:
+        save_decisions(folder, decisions)
+    atomic_write_bytes(folder / "README.md", audit_card(result, uniq, library).encode("utf-8"))
+    return folder, summary
+
+
+def load_decisions(path: str | Path) -> dict[str, str]:
+    """Read a decisions file: JSON ``{edit_id: "accept"|"reject"}`` (or a list of such objects)."""
+    from zcp_core.errors import DataError
+
+    p = Path(path)
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise DataError(str(p), None, None, f"cannot read decisions: {e}") from e
+    if isinstance(obj, list):
+        obj = {str(r["edit_id"]): str(r["decision"]) for r in obj}
+    bad = {k: v for k, v in obj.items() if v not in ("accept", "reject")}
+    if bad:
+        raise DataError(str(p), None, next(iter(bad)), "decision must be 'accept' or 'reject'")
+    return {str(k): str(v) for k, v in obj.items()}
+
+
+def save_decisions(run_path: str | Path, decisions: Mapping[str, str]) -> Path:
+    """Store decisions as ``decisions.json`` in a run folder (the app's accept/reject controls)."""
+    path = Path(run_path) / DECISIONS_FILE
+    atomic_write_json(path, dict(sorted(decisions.items())))
+    return path
+
+
+def run_decisions(run_path: str | Path) -> dict[str, str]:
+    """The decisions stored in a run folder (empty when none)."""
+    path = Path(run_path) / DECISIONS_FILE
+    return load_decisions(path) if path.exists() else {}
+
+
+def export_run(run_path: str | Path, out: str | Path | None = None) -> Path:
+    """Redo a clean run's release with its stored originals, library and ``decisions.json``.
+
+    Args:
+        run_path: A ``clean`` run folder.
+        out: Where to write the new run (default: the same folder, updated in place).
+    """
+    from zcp_core.schema import TextRecord
+
+    run = load_run(run_path)
+    if run.kind != "clean":
+        raise ValueError(f"{run_path} is a {run.kind} run, not a clean run")
+    originals = run.table("originals")
+    texts = [TextRecord(id=r.id, text=r.text, label=r.label, llm_type=r.llm_type, data_type=r.data_type)
+             for r in originals.itertuples(index=False)]
+    inputs = RunInputs(tuple(d["path"] for d in run.manifest.get("datasets", [])),
+                       command=f"export of {run_path}", config={"exported_from": str(run_path)})
+    folder, _ = write_clean_run(out or run_path, texts, run_library(run_path), inputs,
+                                decisions=run_decisions(run_path) or None)
+    return folder

@@ -1,0 +1,216 @@
+"""``zcp afr``: answer-leakage screening (generate, filter, screen, profile).
+
+    zcp afr generate --model smollm2 --problems data/arith/problems.jsonl --conditions nohint,hint --out runs/arith
+    zcp afr filter runs/arith --conditions nohint,hint
+    zcp afr screen runs/arith [--excise]
+    zcp afr profile base.jsonl --adapter skythought --compare long.jsonl --adapter2 skythought
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from zcp_core.cli.common import add_common, add_model, emit, log
+
+
+def _conditions(s: str) -> list[str]:
+    from zcp_core.chains import CONDITIONS
+
+    out = [c.strip() for c in s.split(",") if c.strip()]
+    bad = [c for c in out if c not in CONDITIONS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown condition(s) {bad}; choose from {','.join(CONDITIONS)}")
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``afr generate|filter|screen|profile``."""
+    p = sub.add_parser("afr", help="answer-leakage screening: chains in conditions, keep-correct, AFR and dAFR")
+    asub = p.add_subparsers(dest="afr_command", metavar="SUBCOMMAND")
+    asub.required = True
+
+    g = asub.add_parser("generate", help="generate chains in conditions (nohint, hint, derivefirst, ignore, finalcheck)")
+    add_model(g)
+    g.add_argument("--problems", required=True, help="{uid,domain,messages} JSONL, or a GSM8K/MATH file")
+    g.add_argument("--conditions", type=_conditions, default=["nohint", "hint"])
+    g.add_argument("--n", type=int, default=1, help="samples per problem (seeds seed..seed+n-1)")
+    g.add_argument("--out", default=None, help="folder for <condition>.jsonl and the chains run (required unless --dry-run)")
+    g.add_argument("--system", default=None, help="system message (some models need one to think)")
+    g.add_argument("--dry-run", action="store_true", help="print the rendered prompts of two problems and stop")
+    g.add_argument("--max-new-tokens", type=int, default=4096)
+    g.add_argument("--temperature", type=float, default=0.6)
+    g.add_argument("--top-p", type=float, default=0.95)
+    g.add_argument("--top-k", type=int, default=20)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--thinking", choices=["auto", "on", "off"], default="on")
+    g.add_argument("--limit", type=int, default=None, help="first N problems only")
+    add_common(g)
+    g.set_defaults(func=generate)
+
+    f = asub.add_parser("filter", help="keep-correct filter (math-verify) and matched arms")
+    f.add_argument("dir")
+    f.add_argument("--conditions", type=_conditions, default=["nohint", "hint"])
+    add_common(f)
+    f.set_defaults(func=filter_cmd)
+
+    s = asub.add_parser("screen", help="AFR of the blind and leaked arms, dAFR and bootstrap CIs")
+    s.add_argument("dir", nargs="?", default=".")
+    s.add_argument("--blind", default="nohint", help="condition name or JSONL file (default nohint)")
+    s.add_argument("--leaked", default="hint", help="condition name or JSONL file (default hint)")
+    s.add_argument("--threshold", type=float, default=0.2)
+    s.add_argument("--excise", action="store_true", help="excision control: drop the answer-stating line")
+    s.add_argument("--n-boot", type=int, default=2000)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", default=None, help="run folder (default DIR/screen)")
+    add_common(s)
+    s.set_defaults(func=screen_cmd)
+
+    r = asub.add_parser("profile", help="AFR profile of a chain corpus, or two compared on common problems")
+    r.add_argument("file")
+    r.add_argument("--adapter", default="messages", help="skythought, qwen25math, gpt3-gsm8k or messages")
+    r.add_argument("--compare", default=None, help="a second corpus on the same problems")
+    r.add_argument("--adapter2", default=None, help="its adapter (default: --adapter)")
+    r.add_argument("--threshold", type=float, default=0.2)
+    r.add_argument("--n-boot", type=int, default=2000)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--limit", type=int, default=None, help="first N problems only")
+    r.add_argument("--out", default=None, help="run folder (default runs/afr-profile-<name>)")
+    add_common(r)
+    r.set_defaults(func=profile_cmd)
+
+
+def generate(args: argparse.Namespace) -> int:
+    """Generate chains and write ``<out>/<condition>.jsonl`` plus a chains run."""
+    from zcp_core.chains import ChainConfig, dry_run, generate_chains, load_problems, save_chains
+    from zcp_core.cli.common import backend_from_args
+
+    problems = load_problems(args.problems, limit=args.limit)
+    cfg = ChainConfig(n=args.n, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p,
+                      top_k=args.top_k, seed=args.seed, system=args.system, thinking=args.thinking)
+    backend = backend_from_args(args)
+    if args.dry_run:
+        print(dry_run(backend, problems, args.conditions, cfg))
+        return 0
+    if not args.out:
+        from zcp_core.errors import ZcpError
+
+        raise ZcpError("--out is required (unless --dry-run)")
+    log(f"{len(problems)} problems x {args.n} samples x {len(args.conditions)} conditions on {backend.model_id}")
+    chains = generate_chains(backend, problems, args.conditions, cfg)
+    out = save_chains(args.out, chains, cfg, model=args.model, model_revision=backend.revision, dataset=args.problems)
+    from zcp_core.runs import load_run
+
+    summary = dict(load_run(out).summary)
+    emit(args, summary, f"wrote {len(chains)} chains to {out}: " + ", ".join(f"{c}.jsonl" for c in args.conditions)
+         + f" ({summary['with_boxed']} with \\boxed, {summary['truncated']} truncated)")
+    return 0
+
+
+def filter_cmd(args: argparse.Namespace) -> int:
+    """Keep-correct filter and matched files; writes a chains run in DIR/filter."""
+    from zcp_core.afr_filter import filter_dir
+    from zcp_core.runs import RunSpec, write_run
+
+    res = filter_dir(args.dir, args.conditions)
+    summary = {"headline": {"label": "matched problems", "value": len(res.matched_uids)},
+               "conditions": args.conditions, "counts": {k: dict(v) for k, v in res.counts.items()},
+               "matched_uids": len(res.matched_uids), "files": dict(res.files)}
+    write_run(Path(args.dir) / "filter", RunSpec(kind="chains", config={"conditions": args.conditions, "step": "filter"},
+                                                 dataset=tuple(str(Path(args.dir) / f"{c}.jsonl") for c in args.conditions)),
+              res.verdicts, summary)
+    lines = [f"{c}: {v['kept']}/{v['chains']} chains correct ({v['kept_uids']} problems); "
+             f"{v['matched_chains']} chains in {c}_matched.jsonl" for c, v in res.counts.items()]
+    lines.append(f"matched problems (kept by every condition): {len(res.matched_uids)}")
+    emit(args, summary, "\n".join(lines))
+    return 0
+
+
+def screen_cmd(args: argparse.Namespace) -> int:
+    """Print the paper's AFR line and CIs; write an afr run."""
+    import pandas as pd
+
+    from zcp_core.afr_screen import excision_control, resolve_arms, screen, screen_report, screen_summary
+    from zcp_core.runs import RunSpec, write_run
+
+    arms = resolve_arms(args.dir, args.blind, args.leaked)
+    res = screen(arms, args.threshold, args.n_boot, args.seed)
+    summary = screen_summary(res)
+    text = screen_report(res)
+    frame = res.frame
+    if args.excise:
+        ex = excision_control(res, Path(args.dir) / f"{arms.leaked_name}_excised.jsonl")
+        summary["excision"] = {"file": str(ex.path), "n_excised": ex.n_excised, "afr_excised": 100 * ex.stats.afr_all,
+                               "stats": ex.stats.to_dict(), "gap_recovered": ex.gap_recovered}
+        text += f"\nexcision control: {ex.n_excised} answer-first chains edited -> {ex.path}\n"
+        text += f"  AFR excised({arms.leaked_name})={100 * ex.stats.afr_all:.1f}% (n={ex.stats.n_chains}); "
+        gap = ex.gap_recovered
+        text += f"gap recovered {100 * gap:.0f}%" if gap == gap else "dAFR is 0: no gap to recover"
+        frame = pd.concat([frame, ex.frame], ignore_index=True)
+    out = Path(args.out) if args.out else Path(args.dir) / "screen"
+    cfg = {"threshold": args.threshold, "n_boot": args.n_boot, "seed": args.seed, "blind": args.blind,
+           "leaked": args.leaked, "excise": args.excise}
+    write_run(out, RunSpec(kind="afr", config=cfg, dataset=(str(arms.blind), str(arms.leaked)), seed=args.seed),
+              frame, summary)
+    log(f"run written to {out}")
+    emit(args, summary, text)
+    return 0
+
+
+def profile_cmd(args: argparse.Namespace) -> int:
+    """One corpus's AFR profile, or two compared on their common problems; writes an afr run."""
+    from zcp_core.afr_adapters import load_chains
+    from zcp_core.afr_profile import (
+        compare,
+        comparison_text,
+        profile,
+        profile_summary,
+        profile_text,
+        write_profile_run,
+    )
+
+    a = load_chains(args.file, args.adapter, args.limit)
+    name_a = Path(args.file).stem
+    cfg = {"adapter": args.adapter, "threshold": args.threshold, "n_boot": args.n_boot, "seed": args.seed,
+           "compare": args.compare, "adapter2": args.adapter2 or args.adapter, "limit": args.limit}
+    if args.compare:
+        b = load_chains(args.compare, args.adapter2 or args.adapter, args.limit)
+        name_b = Path(args.compare).stem
+        if name_b == name_a:
+            name_a, name_b = f"{name_a}(1)", f"{name_b}(2)"
+        res = compare(a, b, (name_a, name_b), args.threshold, args.n_boot, args.seed)
+        text = comparison_text(res)
+        files: tuple[str, ...] = (args.file, args.compare)
+    else:
+        res = profile(a, name_a, args.threshold, args.n_boot, args.seed)  # type: ignore[assignment]
+        text = profile_text(res)  # type: ignore[arg-type]
+        files = (args.file,)
+    out = Path(args.out) if args.out else Path("runs") / f"afr-profile-{name_a}"
+    run = write_profile_run(out, res, files, cfg)
+    from zcp_core.runs import load_run
+
+    summary = dict(load_run(run).summary)
+    if not args.compare:
+        summary.update(profile_summary(res))  # type: ignore[arg-type]
+    log(f"run written to {run}")
+    emit(args, summary, text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``zcp afr ...`` alone (``python -m zcp_core.cli.afr screen DIR``), with zcp's error handling."""
+    from zcp_core.errors import ZcpError
+
+    parser = argparse.ArgumentParser(prog="zcp")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["afr", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return int(args.func(args) or 0)
+    except ZcpError as e:
+        print(f"zcp afr: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""``zcp guided``: the Time-Travel guided-instruction probe on one or two partitions.
+
+Example::
+
+    zcp guided --model smollm2 --dataset data/gsm8k/test.jsonl --split-name test --dataset-name GSM8K \\
+        --out runs/guided-test --limit 20 --json
+    zcp guided --model lab:smoke --dataset data/gsm8k/test.jsonl --split-name test --dataset-name GSM8K \\
+        --compare-dataset data/gsm8k/train_sample.jsonl --compare-split-name train --out runs/guided-both
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from zcp_core.cli.common import add_common, add_model, emit, log
+from zcp_core.cli.data import add_fields, fields_from_args
+
+SINGLE_KEYS = ("partition", "n", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``guided`` command."""
+    p = sub.add_parser("guided", help="Time-Travel guided-instruction probe (guided vs general completions)")
+    add_model(p)
+    p.add_argument("--dataset", required=True, help="benchmark file (partition 1)")
+    p.add_argument("--split-name", default="test", help="partition name used in the guided prompt")
+    p.add_argument("--dataset-name", required=True, help="dataset name used in the guided prompt (e.g. GSM8K)")
+    p.add_argument("--compare-dataset", default=None, help="a second partition of the same dataset")
+    p.add_argument("--compare-split-name", default="train", help="name of the second partition")
+    p.add_argument("--out", required=True, help="run folder to write")
+    p.add_argument("--limit", type=int, default=None, help="first N instances of each partition")
+    p.add_argument("--task", default="auto", choices=["auto", "classification", "nli", "summarization", "math", "open"])
+    p.add_argument("--math-mode", default="question", choices=["question", "question-solution"],
+                   help="cut the question, or use the question as first piece and the solution as second")
+    p.add_argument("--pair-field", default=None, help="NLI: metadata field holding sentence 2 (e.g. hypothesis)")
+    p.add_argument("--judge", default=None,
+                   help="judge model spec, or 'rule' for the model-free judge (default: the audited model)")
+    p.add_argument("--min-exact", type=int, default=1, help="rule: contaminated with at least this many exact")
+    p.add_argument("--min-near-exact", type=int, default=2, help="rule: ... or at least this many near-exact")
+    p.add_argument("--metric", default="rouge_l", choices=["rouge_l", "edit_sim"], help="score the bootstrap compares")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--n-resamples", type=int, default=10_000)
+    add_fields(p)
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def _judge(args: argparse.Namespace, backend: Any) -> tuple[Any, str]:
+    if args.judge == "rule":
+        return None, "rule"
+    if not args.judge or args.judge == args.model:
+        return backend, "model"
+    from zcp_core.backends.spec import load_backend
+
+    return load_backend(args.judge, cache=None if args.no_cache else "default", device=args.device,
+                        batch_size=args.batch_size), "model"
+
+
+def _text(summary: dict[str, Any]) -> str:
+    d = summary.get("details", {}).get("test", {})
+    verdict = "CONTAMINATED" if summary["contaminated"] else "not contaminated"
+    return (f"{summary['partition']}: n={summary['n']}  ROUGE-L guided {summary['rouge_l']['guided']:.3f} vs general "
+            f"{summary['rouge_l']['general']:.3f}  (diff {d.get('mean_diff') or 0:.3f}, "
+            f"95% CI [{d.get('ci_low') or 0:.3f}, {d.get('ci_high') or 0:.3f}])  p={summary['p']:.4g}  "
+            f"Confidence {summary['confidence']:.3f}  judge: {summary['exact']} exact, {summary['near_exact']} "
+            f"near-exact -> {verdict}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Probe the partition(s), write the run and print the summary."""
+    from zcp_core.backends.spec import load_backend
+    from zcp_core.guided_judge import PartitionRule
+    from zcp_core.guided_run import GuidedConfig, run_partition, split_dataset, write_guided_run
+    from zcp_core.runs import RunSpec
+
+    fields = fields_from_args(args)
+    backend = load_backend(args.model, cache=None if args.no_cache else "default", device=args.device,
+                           batch_size=args.batch_size)
+    judge, judge_mode = _judge(args, backend)
+    rule = PartitionRule(args.min_exact if args.min_exact >= 0 else None,
+                         args.min_near_exact if args.min_near_exact >= 0 else None)
+    parts = [(args.dataset, args.split_name)]
+    if args.compare_dataset:
+        parts.append((args.compare_dataset, args.compare_split_name))
+    results = []
+    for path, name in parts:
+        split = split_dataset(path, task=args.task, math_mode=args.math_mode, seed=args.seed, limit=args.limit,
+                              fields=fields, pair_field=args.pair_field)
+        task = split.instances[0].task if split.instances else "math"
+        cfg = GuidedConfig(dataset_name=args.dataset_name, split_name=name, task=task, math_mode=args.math_mode,
+                           seed=args.seed, max_new_tokens=args.max_new_tokens, metric=args.metric,
+                           n_resamples=args.n_resamples, rule=rule)
+        log(f"{name}: {len(split.instances)} instances ({len(split.skipped)} skipped) from {path}")
+        results.append(run_partition(backend, split, cfg, judge=judge, judge_mode=judge_mode))
+    config = {k: v for k, v in vars(args).items() if k != "func"}
+    spec = RunSpec(kind="guided", config=config, model=args.model, model_revision=getattr(backend, "revision", None),
+                   dataset=tuple(p for p, _ in parts), seed=args.seed)
+    folder = write_guided_run(args.out, spec, results)
+    log(f"wrote {folder}")
+    sums = [dict(r.summary) for r in results]
+    if len(sums) == 1:
+        out: dict[str, Any] = {k: sums[0][k] for k in SINGLE_KEYS}
+    else:
+        out = {"partitions": [{k: s[k] for k in SINGLE_KEYS} for s in sums],
+               "side_by_side": {s["partition"]: {k: s[k] for k in SINGLE_KEYS if k != "partition"} for s in sums}}
+    emit(args, out, "\n".join(_text(s) for s in sums) + f"\nrun: {folder}")
+    return 0

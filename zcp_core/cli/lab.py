@@ -1,0 +1,126 @@
+"""``zcp lab build | evaluate | list``: the contamination lab."""
+
+from __future__ import annotations
+
+import argparse
+
+from zcp_core.cli.common import add_common, emit, log
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``lab build``, ``lab evaluate`` and ``lab list``."""
+    p = sub.add_parser("lab", help="build a model with known contamination and measure detectors on it")
+    lsub = p.add_subparsers(dest="lab_command", metavar="SUBCOMMAND")
+    lsub.required = True
+
+    b = lsub.add_parser("build", help="fine-tune a model on a seeded split C of a benchmark (cached)")
+    b.add_argument("--dataset", default="data/gsm8k/test.jsonl", help="benchmark file (default %(default)s)")
+    b.add_argument("--mode", default="direct", choices=["direct", "evasive"],
+                   help="direct: train on C; evasive: train only on paraphrases of C")
+    b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
+                   help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
+    b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")
+    b.add_argument("--epochs", type=int, default=None)
+    b.add_argument("--lr", type=float, default=None)
+    b.add_argument("--batch-size", type=int, default=None, help="training texts per step")
+    b.add_argument("--lora-r", type=int, default=None, help="LoRA rank (alpha = 2r)")
+    b.add_argument("--paraphrase-versions", type=int, default=None, help="paraphrases per C item (evasive)")
+    b.add_argument("--train-format", default=None, choices=["natural", "solution"],
+                   help="answer text trained on (default natural: 'The answer is N.')")
+    b.add_argument("--max-steps", type=int, default=None)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--name", default=None, help="build name (default <mode>-<profile>-<key>)")
+    b.add_argument("--model", default="smollm2", help="base model: smollm2, hf:PATH or lab:NAME")
+    b.add_argument("--runs", default=None, help="runs folder to copy the build run into (default $ZCP_RUNS or runs/)")
+    b.add_argument("--no-progress", action="store_true")
+    add_common(b)
+    b.set_defaults(func=build)
+
+    e = lsub.add_parser("evaluate", help="probe C against its reference and U against its reference")
+    e.add_argument("--name", default="direct", help="lab build or alias (default %(default)s)")
+    e.add_argument("--con", action="store_true", help="also measure Con (generates full CoTs; slow on CPU)")
+    e.add_argument("--model", default=None, help="model to audit instead of lab:NAME (e.g. smollm2 for the clean base)")
+    e.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    e.add_argument("--batch-size", type=int, default=16)
+    e.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    e.add_argument("--out", default=None, help="run folder (default <runs>/lab-eval-<name>[-<model>])")
+    add_common(e)
+    e.set_defaults(func=evaluate)
+
+    ls = lsub.add_parser("list", help="lab builds and aliases on this machine")
+    add_common(ls)
+    ls.set_defaults(func=list_cmd)
+
+
+def build(args: argparse.Namespace) -> int:
+    """Build (or reuse) a lab model and print where it is."""
+    import shutil
+    from dataclasses import replace
+    from pathlib import Path
+
+    from zcp_core.appkit import runs_dir
+    from zcp_core.lab import build_lab, profile_config
+
+    cfg = profile_config(args.profile, args.mode, dataset=args.dataset, n_contaminated=args.n_contaminated,
+                         epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, seed=args.seed,
+                         paraphrase_versions=args.paraphrase_versions, train_format=args.train_format,
+                         max_steps=args.max_steps, model=args.model)
+    if args.lora_r is not None:
+        cfg = replace(cfg, lora=replace(cfg.lora, r=args.lora_r, alpha=2 * args.lora_r))
+    runs = args.runs or str(runs_dir())
+    log(f"lab build: {cfg.mode}/{cfg.profile}, |C|=|U|={cfg.n_contaminated}, {cfg.epochs} epochs, "
+        f"format {cfg.train_format}, base {cfg.model}")
+    # The run copy is named after the build, so it exists once per build.
+    res = build_lab(cfg, name=args.name, runs_out=None, progress=not args.no_progress)
+    copy = Path(runs) / f"lab-build-{res.name}"
+    shutil.copytree(res.run_path, copy, dirs_exist_ok=True)
+    s = dict(res.summary)
+    summary = {**s, "cached": res.cached, "seconds": res.seconds, "spec": res.spec, "alias_spec": f"lab:{res.alias}",
+               "run": str(copy)}
+    for k in ("contaminated_ids", "clean_ids"):
+        summary.pop(k, None)
+    text = "\n".join([
+        f"lab model {res.spec} (alias lab:{res.alias}) {'reused from cache' if res.cached else 'built'} "
+        f"in {res.seconds:.1f} s",
+        f"mode {s['mode']}  profile {s['profile']}  format {s['train_format']}"
+        + ("  [UPPER BOUND: trained in the probe format]" if s.get("upper_bound") else ""),
+        f"|C| = {s['n_contaminated']}  |U| = {s['n_clean']}  training texts {s['n_train_texts']}  steps {s['steps']}",
+        f"epoch loss: {', '.join(f'{x:.3f}' for x in s['epoch_loss'])}",
+        f"training {s['train_seconds']:.0f} s at {s['tokens_per_s']:.0f} tok/s on {s['device']} (when built)",
+        *([f"paraphrases: {s['paraphrase']['method']} x{s['paraphrase']['versions']}, "
+           f"non-numeric words changed {s['paraphrase']['change_fraction']:.0%}"] if s.get("paraphrase") else []),
+        f"run: {copy}",
+    ])
+    emit(args, summary, text)
+    return 0
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    """Probe a lab model on C and U and print confidences and detection quality."""
+    from zcp_core.appkit import runs_dir
+    from zcp_core.lab_eval import EvalOptions, evaluate_lab, format_table
+
+    model_tag = f"-{args.model.replace(':', '_').replace('/', '_')}" if args.model else ""
+    out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}")
+    opts = EvalOptions(con=args.con, model=args.model, device=args.device, batch_size=args.batch_size,
+                       cache=not args.no_cache)
+    res = evaluate_lab(args.name, opts, out=out)
+    emit(args, res.summary, format_table(res.summary))
+    return 0
+
+
+def list_cmd(args: argparse.Namespace) -> int:
+    """List lab builds and aliases."""
+    from zcp_core.lab import lab_root, list_builds
+
+    rows = list_builds()
+    lines = [f"{'name':<34} {'mode':<8} {'profile':<26} {'loss':>7} {'steps':>5}  built"]
+    for r in rows:
+        name = f"{r['name']} -> {r['alias_of']}" if r["alias_of"] else r["name"]
+        loss = f"{r['final_loss']:.3f}" if isinstance(r["final_loss"], (int, float)) else "-"
+        lines.append(f"{name:<34} {r['mode'] or '-':<8} {r['profile'] or '-':<26} {loss:>7} {r['steps'] or 0:>5}  "
+                     f"{str(r['built'])[:19]}")
+    if not rows:
+        lines = [f"no lab builds in {lab_root()}: run `zcp lab build`"]
+    emit(args, {"builds": rows, "headline": {"label": "lab builds", "value": len(rows)}}, "\n".join(lines))
+    return 0

@@ -1,0 +1,265 @@
+"""Transformer detector: a frozen local checkpoint with a trained classification head.
+
+Any local transformers checkpoint serves as the backbone (the paper used
+RoBERTa-base). Offline, the embedded SmolLM2-135M is the one always present.
+Texts are encoded once by the frozen backbone (mean-pooled last hidden state
+over the attention mask); a logistic-regression head is trained on the
+standardised features. Training a head on cached features keeps the CPU cost
+at one forward pass per text, so a few hundred short texts take minutes.
+
+Saved as ``detector.json`` (config, checkpoint path and fingerprint) plus
+``head.npz`` (feature mean/std, coefficients); the backbone is referenced, not
+copied, and its fingerprint is checked on load. Attributions use ``shap``'s
+text masker (Partition explainer) over the backbone's tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from zcp_core.detector import MANIFEST, _labels01, _sigmoid
+from zcp_core.errors import BackendUnavailable, ZcpError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from zcp_core.explain import Attributions, SpanFn
+    from zcp_core.schema import TextRecord
+
+HEAD = "head.npz"
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Settings of the transformer detector.
+
+    Attributes:
+        checkpoint: ``smollm2`` (embedded), ``hf:PATH``, ``lab:NAME``, a folder,
+            or a hub name that must already be in the local HF cache.
+        max_length: Tokens kept per text (truncation).
+        batch_size: Texts per forward pass.
+        C: Inverse L2 regularisation of the head.
+        seed: Seed of the head's solver.
+        device: ``cpu`` or ``cuda``.
+    """
+
+    checkpoint: str = "smollm2"
+    max_length: int = 128
+    batch_size: int = 16
+    C: float = 1.0
+    seed: int = 0
+    device: Literal["cpu", "cuda"] = "cpu"
+
+
+def resolve_checkpoint(spec: str) -> Path:
+    """The local folder of a checkpoint spec; never downloads.
+
+    Raises:
+        BackendUnavailable: When the checkpoint is not on this machine.
+    """
+    if spec == "smollm2":
+        from zcp_core.embedded import ensure_converted
+
+        return ensure_converted()
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "lab":
+        from zcp_core.backends.spec import lab_model_path
+
+        path = lab_model_path(rest)
+    else:
+        path = Path(rest if sep and kind == "hf" else spec)
+    if (path / "config.json").exists():
+        return path
+    if not path.exists() and kind != "lab":
+        try:  # maybe a hub name: only a copy already in the local HF cache is used
+            from huggingface_hub import snapshot_download
+
+            local = Path(snapshot_download(str(path), local_files_only=True))
+            if (local / "config.json").exists():
+                return local
+        except Exception:  # noqa: BLE001 - any failure means "not available offline"
+            pass
+    raise BackendUnavailable(
+        f"detector checkpoint {spec!r} is not available offline: no transformers folder (config.json) at {path} "
+        "and no copy in the local Hugging Face cache. Nothing is downloaded at run time; pass hf:PATH to a local "
+        "checkpoint (e.g. a RoBERTa-base folder) or use the embedded 'smollm2'."
+    )
+
+
+class TransformerDetector:
+    """Frozen backbone + logistic head; ``margin`` and ``predict_proba`` like the TF-IDF detector."""
+
+    kind = "transformer"
+
+    def __init__(self, config: TransformerConfig, path: Path, revision: str, head: dict[str, np.ndarray]):
+        self.config = config
+        self.path = path
+        self.revision = revision
+        self.head = head
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def tokenizer(self) -> Any:
+        """The backbone's tokenizer (loaded on first use)."""
+        self._load()
+        return self._tokenizer
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(self.path)
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+        model = AutoModel.from_pretrained(self.path, dtype=torch.float32).to(self.config.device)
+        model.eval()
+        self._tokenizer, self._model = tok, model
+
+    def features(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """Mean-pooled last hidden states (texts x hidden), batched, longest texts first."""
+        import numpy as np
+        import torch
+        from tqdm.auto import tqdm
+
+        self._load()
+        cfg = self.config
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float64)
+        starts = range(0, len(order), cfg.batch_size)
+        for b in tqdm(starts, desc="encode", disable=not progress, file=None):
+            idx = order[b:b + cfg.batch_size]
+            enc = self._tokenizer([texts[i] for i in idx], truncation=True, max_length=cfg.max_length,
+                                  padding=True, return_tensors="pt").to(cfg.device)
+            with torch.no_grad():
+                hidden = self._model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+            out[idx] = pooled.cpu().double().numpy()
+        return out
+
+    def margin(self, texts: Sequence[str]) -> np.ndarray:
+        """Log-odds of ``llm`` per text."""
+        import numpy as np
+
+        if len(texts) == 0:
+            return np.zeros(0)
+        h = self.head
+        z = (self.features(list(texts)) - h["mean"]) / h["std"]
+        return z @ h["coef"] + float(h["intercept"][0])
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        """Probability of ``llm`` per text."""
+        return _sigmoid(self.margin(texts))
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], labels: Sequence[str], config: TransformerConfig | None = None,
+            progress: bool = True) -> TransformerDetector:
+        """Encode the texts once with the frozen backbone and train the head."""
+        import numpy as np
+        from sklearn.linear_model import LogisticRegression
+
+        from zcp_core.backends.hf import folder_revision
+
+        cfg = config or TransformerConfig()
+        y = np.asarray(_labels01(labels))
+        path = resolve_checkpoint(cfg.checkpoint)
+        det = cls(cfg, path, folder_revision(path), {})
+        x = det.features(list(texts), progress=progress)
+        mean, std = x.mean(0), x.std(0) + 1e-6
+        lr = LogisticRegression(C=cfg.C, max_iter=2000, random_state=cfg.seed).fit((x - mean) / std, y)
+        det.head = {"mean": mean, "std": std, "coef": lr.coef_[0].astype(np.float64),
+                    "intercept": np.array([float(lr.intercept_[0])])}
+        return det
+
+    def save(self, folder: str | Path) -> Path:
+        """Write ``detector.json`` + ``head.npz``; the backbone is referenced by path and fingerprint."""
+        import numpy as np
+
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        meta = {"format": 1, "kind": self.kind, "config": asdict(self.config), "checkpoint_path": str(self.path),
+                "checkpoint_revision": self.revision}
+        (out / MANIFEST).write_text(json.dumps(meta))
+        np.savez(out / HEAD, **self.head)
+        return out
+
+    @classmethod
+    def load(cls, folder: str | Path) -> TransformerDetector:
+        """Rebuild from ``head.npz``; the backbone must still be present with the same fingerprint."""
+        import numpy as np
+
+        from zcp_core.backends.hf import folder_revision
+
+        folder = Path(folder)
+        meta = json.loads((folder / MANIFEST).read_text())
+        cfg = TransformerConfig(**meta["config"])
+        path = Path(meta["checkpoint_path"])
+        if not (path / "config.json").exists():
+            path = resolve_checkpoint(cfg.checkpoint)
+        rev = folder_revision(path)
+        if rev != meta["checkpoint_revision"]:
+            raise ZcpError(f"{folder}: backbone {path} changed (fingerprint {rev} != {meta['checkpoint_revision']})")
+        with np.load(folder / HEAD, allow_pickle=False) as h:
+            head = {k: h[k] for k in h.files}
+        return cls(cfg, path, rev, head)
+
+
+def _token_spans(text: str, pieces: Sequence[str]) -> list[tuple[int, int]]:
+    """Char spans of shap's token strings, found left to right in the text."""
+    spans, cur = [], 0
+    for piece in pieces:
+        p = piece.strip()
+        pos = text.find(p, cur) if p else -1
+        if pos < 0:
+            spans.append((cur, cur))
+            continue
+        spans.append((pos, pos + len(p)))
+        cur = pos + len(p)
+    return spans
+
+
+def text_masker_attributions(detector: TransformerDetector, records: Sequence[TextRecord],
+                             span_fn: SpanFn | None = None, max_evals: int = 200) -> Attributions:
+    """SHAP attributions via ``shap.maskers.Text`` + Partition explainer (approximate; keep n small).
+
+    Texts are cut to the detector's ``max_length`` tokens first so the masker
+    and the model see the same tokens.
+    """
+    import numpy as np
+    import pandas as pd
+    import shap
+
+    from zcp_core.explain import TEXT_COLUMNS, TOKEN_COLUMNS, Attributions, text_row, token_rows
+    from zcp_core.schema import TextRecord as TR
+
+    tok = detector.tokenizer
+    cut = []
+    for r in records:
+        ids = tok(r.text, truncation=True, max_length=detector.config.max_length, add_special_tokens=False)["input_ids"]
+        cut.append(TR(r.id, tok.decode(ids), r.label, r.llm_type, r.data_type))
+
+    def f(batch: Any) -> np.ndarray:
+        return detector.margin([str(s) for s in batch])
+
+    explainer = shap.Explainer(f, shap.maskers.Text(tok), output_names=["llm"], seed=detector.config.seed)
+    exp = explainer([r.text for r in cut], max_evals=max_evals, batch_size=detector.config.batch_size, silent=True)
+    tokens: list[dict] = []
+    texts: list[dict] = []
+    for i, rec in enumerate(cut):
+        values = [float(v) for v in np.ravel(exp.values[i])]
+        spans = _token_spans(rec.text, list(exp.data[i]))
+        keep = [k for k, (s, e) in enumerate(spans) if e > s]
+        rows = token_rows(rec, [values[k] for k in keep], [spans[k] for k in keep], span_fn)
+        base = float(np.ravel(exp.base_values[i])[0])
+        phi_sum = float(sum(values))
+        tokens += rows
+        texts.append(text_row(rec, rows, phi_sum + base, base, phi_sum, any(r["in_artifact"] for r in rows)))
+    return Attributions(pd.DataFrame(tokens, columns=TOKEN_COLUMNS), pd.DataFrame(texts, columns=TEXT_COLUMNS),
+                        "partition-text-masker")

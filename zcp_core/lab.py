@@ -1,0 +1,426 @@
+"""The contamination lab: a model with known contamination, built on this machine.
+
+``build_lab`` draws a seeded, disjoint, equal-sized split of a benchmark into
+C (contaminated: trained on) and U (held out), fine-tunes the base model with
+LoRA so it memorises C, merges the adapter and saves a full transformers
+folder at ``lab_model_path(name)`` so ``lab:NAME`` works for every command.
+
+The training text is a *natural* answer (``chat(question)`` then ``"The answer
+is N."``), never the probe's forcing suffix, so the probe's logit metrics are
+not 1 by construction; the ``probe-format-upper-bound`` profile trains in the
+probe format on purpose and is labelled as such everywhere.
+
+Builds are cached under ``$ZCP_CACHE/lab/NAME`` by a key over everything that
+changes the weights (:func:`cache_key`); a stable alias (``lab:direct``,
+``lab:evasive``, ``lab:smoke`` ...) is a symlink to the latest build of a
+mode/profile, which ``lab_model_path`` resolves like any folder.
+
+Training lives in :mod:`zcp_core.lab_train`, evaluation in :mod:`zcp_core.lab_eval`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+from zcp_core.errors import ZcpError
+
+if TYPE_CHECKING:
+    from zcp_core.schema import Item
+
+Mode = Literal["direct", "evasive"]
+Profile = Literal["default", "smoke", "probe-format-upper-bound"]
+TrainFormat = Literal["natural", "solution", "probe"]
+MODES: tuple[str, ...] = ("direct", "evasive")
+PROFILES: tuple[str, ...] = ("default", "smoke", "probe-format-upper-bound")
+#: Bumped whenever the training code changes what weights a config produces.
+TRAIN_CODE_VERSION = "lab-train-v1"
+DEFAULT_DATASET = "data/gsm8k/test.jsonl"
+LAB_RUN_KIND = "lab"
+BUILD_FILE = "lab_build.json"  # written inside the model folder; part of its revision
+
+
+class LabError(ZcpError):
+    """A lab build or evaluation that cannot go ahead (with the reason)."""
+
+
+@dataclass(frozen=True)
+class LoraSpec:
+    """LoRA settings (the paper's recipe: r=32, alpha=64 on attention and MLP projections)."""
+
+    r: int = 32
+    alpha: int = 64
+    dropout: float = 0.0
+    targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """Everything a lab build depends on.
+
+    Attributes:
+        dataset: Benchmark file C and U are drawn from.
+        mode: ``direct`` trains on C's items, ``evasive`` on paraphrases of C only.
+        profile: Preset the other fields came from (recorded; part of the name).
+        n_contaminated: |C| (= |U|).
+        epochs: Passes over the training texts.
+        lr: AdamW learning rate.
+        batch_size: Training texts per optimiser step.
+        seed: Seeds the split, the shuffling, LoRA init and the paraphrases.
+        train_format: ``natural`` ("The answer is N."), ``solution`` (the dataset's
+            worked solution, then the natural line) or ``probe`` (upper bound only).
+        lora: LoRA settings.
+        paraphrase_versions: Paraphrases per C item in ``evasive`` mode.
+        paraphrase_method: ``deterministic`` (rule-based rewording) in this version.
+        max_steps: Stop after this many optimiser steps (smoke builds).
+        model: Base model spec (``smollm2``, ``hf:PATH`` or ``lab:NAME``).
+    """
+
+    dataset: str = DEFAULT_DATASET
+    mode: Mode = "direct"
+    profile: Profile = "default"
+    n_contaminated: int = 40
+    epochs: int = 6
+    lr: float = 1e-3
+    batch_size: int = 8
+    seed: int = 0
+    train_format: TrainFormat = "natural"
+    lora: LoraSpec = field(default_factory=LoraSpec)
+    paraphrase_versions: int = 6
+    paraphrase_method: str = "deterministic"
+    max_steps: int | None = None
+    model: str = "smollm2"
+
+
+def profile_config(profile: Profile = "default", mode: Mode = "direct", **overrides: Any) -> LabConfig:
+    """The config a profile stands for, with explicit overrides applied.
+
+    ``default``: |C|=|U|=40, 6 epochs, natural format (direct). Evasive trains on
+    6 paraphrase versions of C for 1 epoch: the same number of steps as direct,
+    and each paraphrase is seen once. ``smoke``: 4 items, 2 steps, LoRA r=4.
+    ``probe-format-upper-bound``: the default trained in the probe's own format.
+
+    Args:
+        profile: Preset name.
+        mode: ``direct`` or ``evasive``.
+        **overrides: ``LabConfig`` fields to set (``None`` values are ignored).
+    """
+    if profile not in PROFILES:
+        raise LabError(f"unknown profile {profile!r}; expected one of {PROFILES}")
+    if mode not in MODES:
+        raise LabError(f"unknown mode {mode!r}; expected one of {MODES}")
+    cfg = LabConfig(mode=mode, profile=profile)
+    if mode == "evasive":
+        cfg = replace(cfg, epochs=1, paraphrase_versions=6)
+    if profile == "smoke":
+        cfg = replace(cfg, n_contaminated=4, epochs=1, batch_size=2, max_steps=2, paraphrase_versions=1,
+                      lora=LoraSpec(r=4, alpha=8))
+    elif profile == "probe-format-upper-bound":
+        cfg = replace(cfg, train_format="probe")
+    return replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+
+
+# ---- split -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Split:
+    """A seeded C/U split.
+
+    Attributes:
+        contaminated: Ids of C (trained on), in draw order.
+        clean: Ids of U (held out), in draw order.
+        seed: The seed.
+        pool_size: Items the split was drawn from.
+        excluded: ``(id, reason)`` for items left out of the pool (e.g. no traceable reference).
+    """
+
+    contaminated: tuple[str, ...]
+    clean: tuple[str, ...]
+    seed: int
+    pool_size: int
+    excluded: tuple[tuple[str, str], ...] = ()
+
+
+def draw_split(ids: Sequence[str], n: int, seed: int, excluded: Sequence[tuple[str, str]] = ()) -> Split:
+    """Draw disjoint C and U of ``n`` ids each, stably for a seed.
+
+    Ids are ordered by ``sha256(seed:id)``, so the draw does not depend on the
+    Python version or on the order of the pool, and a larger ``n`` keeps the
+    smaller split's items. Draws alternate between C and U.
+
+    Raises:
+        LabError: If the pool holds fewer than ``2n`` distinct ids.
+    """
+    pool = sorted(set(ids), key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
+    if n < 1 or 2 * n > len(pool):
+        raise LabError(f"cannot draw |C|=|U|={n} from {len(pool)} items (need {2 * n})")
+    chosen = pool[: 2 * n]
+    return Split(tuple(chosen[0::2]), tuple(chosen[1::2]), seed, len(pool), tuple(excluded))
+
+
+def traceable_pool(items: Sequence[Item]) -> tuple[list[Item], list[tuple[str, str]]]:
+    """Items with a reference twin (``perturb_gsm8k`` succeeds), and the others with reasons.
+
+    The split is drawn from traceable items only, so evaluation never loses a
+    C or U item to a failed perturbation.
+    """
+    from zcp_core.reference import perturb_gsm8k
+
+    ref = perturb_gsm8k(list(items))
+    ok = {it.original_id for it in ref.items}
+    reasons = {f.id if hasattr(f, "id") else str(f[0]): _failure_reason(f) for f in ref.failures}
+    keep = [it for it in items if it.id in ok]
+    dropped = [(it.id, reasons.get(it.id, "no reference twin")) for it in items if it.id not in ok]
+    return keep, dropped
+
+
+def _failure_reason(f: Any) -> str:
+    for attr in ("reason", "message"):
+        if hasattr(f, attr):
+            return str(getattr(f, attr))
+    return str(f)
+
+
+# ---- cache key and storage -------------------------------------------------------------------
+
+
+def cache_key(cfg: LabConfig, split: Split, base_revision: str, dataset_sha: str) -> str:
+    """sha256 over everything that changes the built weights, and nothing else.
+
+    Included: training code version, base model revision, dataset bytes, C and
+    U ids, mode, training format, epochs, lr, batch size, seed, LoRA settings,
+    step cap and (evasive only) the paraphrase method and versions. Not
+    included: the build name, the profile label, devices and output folders.
+    """
+    payload: dict[str, Any] = {
+        "code": TRAIN_CODE_VERSION, "base_revision": base_revision, "dataset_sha": dataset_sha,
+        "contaminated": list(split.contaminated), "clean": list(split.clean), "mode": cfg.mode,
+        "train_format": cfg.train_format, "epochs": cfg.epochs, "lr": cfg.lr, "batch_size": cfg.batch_size,
+        "seed": cfg.seed, "lora": asdict(cfg.lora), "max_steps": cfg.max_steps,
+    }
+    if cfg.mode == "evasive":
+        payload["paraphrase"] = {"method": cfg.paraphrase_method, "versions": cfg.paraphrase_versions}
+    blob = json.dumps(payload, sort_keys=True, default=list)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def lab_root() -> Path:
+    """``$ZCP_CACHE/lab``: one folder per build, plus alias symlinks."""
+    from zcp_core.backends.cache import cache_dir
+
+    return cache_dir() / "lab"
+
+
+def alias_for(cfg: LabConfig) -> str:
+    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``smoke``, ``smoke-evasive``..."""
+    if cfg.profile == "default":
+        return cfg.mode
+    short = "upper-bound" if cfg.profile == "probe-format-upper-bound" else cfg.profile
+    return short if cfg.mode == "direct" else f"{short}-{cfg.mode}"
+
+
+def default_name(cfg: LabConfig, key: str) -> str:
+    """``<mode>-<profile>-<key[:8]>``."""
+    return f"{cfg.mode}-{cfg.profile}-{key[:8]}"
+
+
+def _link_alias(alias: str, name: str) -> None:
+    """Point ``lab/<alias>`` at ``lab/<name>`` atomically (a relative symlink)."""
+    if alias == name:
+        return
+    root = lab_root()
+    target = root / alias
+    if target.exists() and not target.is_symlink():
+        return  # a real build owns that name; never replace it by an alias
+    tmp = root / f".{alias}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(name)
+    os.replace(tmp, target)
+
+
+@dataclass(frozen=True)
+class LabBuild:
+    """A built (or cached) lab model.
+
+    Attributes:
+        name: Folder name under ``$ZCP_CACHE/lab``; the model is ``lab:<name>``.
+        alias: Stable alias pointing at the latest build of this mode/profile.
+        key: The cache key.
+        model_path: The merged transformers folder.
+        run_path: The build run (manifest, ``records`` = split, ``loss`` table).
+        cached: Whether this call reused an earlier build.
+        seconds: Wall time of this call.
+        summary: The build run's summary.
+    """
+
+    name: str
+    alias: str
+    key: str
+    model_path: Path
+    run_path: Path
+    cached: bool
+    seconds: float
+    summary: Mapping[str, Any]
+
+    @property
+    def spec(self) -> str:
+        """Model spec usable by every command."""
+        return f"lab:{self.name}"
+
+
+def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLike[str] | None = None,
+              progress: bool = True) -> LabBuild:
+    """Build (or reuse) the lab model a config describes.
+
+    Args:
+        cfg: The build config (see :func:`profile_config`).
+        name: Build name; defaults to :func:`default_name`.
+        runs_out: Where to also copy the build run (e.g. ``runs/lab-build-NAME``).
+        progress: Show tqdm progress on stderr.
+
+    Raises:
+        LabError: Unknown or untrainable model, too large for CPU, too few items,
+            or a paraphrase that changes too little.
+    """
+    from zcp_core.backends.hf import folder_revision
+    from zcp_core.data import load_items
+    from zcp_core.lab_train import base_model_path, check_trainable
+    from zcp_core.runs import sha256_file
+
+    t0 = time.time()
+    base = base_model_path(cfg.model)
+    check_trainable(base)
+    items = load_items(cfg.dataset)
+    pool, excluded = traceable_pool(items)
+    split = draw_split([it.id for it in pool], cfg.n_contaminated, cfg.seed, excluded)
+    key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))
+    name = name or default_name(cfg, key)
+    folder = lab_root() / name
+    cached = _existing(folder, key)
+    if cached is None:
+        if folder.is_symlink():
+            folder.unlink()
+        by_id = {it.id: it for it in items}
+        _train_and_save(cfg, split, key, name, base, [by_id[i] for i in split.contaminated],
+                        [by_id[i] for i in split.clean], t0, progress)
+    _link_alias(alias_for(cfg), name)
+    run_path = folder / "build"
+    if runs_out is not None:
+        shutil.copytree(run_path, Path(runs_out), dirs_exist_ok=True)
+    from zcp_core.runs import load_run
+
+    summary = load_run(run_path).summary
+    return LabBuild(name, alias_for(cfg), key, folder / "model", run_path, cached is not None,
+                    time.time() - t0, summary)
+
+
+def _existing(folder: Path, key: str) -> Path | None:
+    """The build folder when it holds a finished build with this key."""
+    info = folder / "model" / BUILD_FILE
+    if not info.exists() or not (folder / "build" / "manifest.json").exists():
+        return None
+    try:
+        return folder if json.loads(info.read_text()).get("key") == key else None
+    except json.JSONDecodeError:
+        return None
+
+
+def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Path, c_items: list[Item],
+                    u_items: list[Item], t0: float, progress: bool) -> None:
+    import pandas as pd
+
+    from zcp_core.lab_train import TrainOptions, make_examples, save_merged, train_lora
+    from zcp_core.runs import RunSpec, write_run
+
+    folder = lab_root() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    train_items, para = _training_items(cfg, c_items)
+    examples = make_examples(base, train_items, cfg.train_format)
+    result = train_lora(base, examples, TrainOptions.from_config(cfg), folder / "partial", progress=progress)
+    save_merged(result.model, base, folder / "model", {"key": key, "name": name, "config": _config_dict(cfg)})
+    shutil.rmtree(folder / "partial", ignore_errors=True)
+    records = pd.DataFrame(
+        [{"id": it.id, "split": "C", "question": it.question, "answer": it.answer} for it in c_items]
+        + [{"id": it.id, "split": "U", "question": it.question, "answer": it.answer} for it in u_items])
+    excluded = pd.DataFrame(list(split.excluded), columns=["id", "reason"])
+    epochs = result.loss.groupby("epoch", as_index=False).agg(loss=("loss", "mean"), steps=("step", "count"))
+    final = float(epochs["loss"].iloc[-1]) if len(epochs) else float("nan")
+    seconds = time.time() - t0
+    summary = {
+        "stage": "build", "name": name, "alias": alias_for(cfg), "model": f"lab:{name}", "key": key,
+        "mode": cfg.mode, "profile": cfg.profile, "train_format": cfg.train_format,
+        "upper_bound": cfg.train_format == "probe", "n_contaminated": len(c_items), "n_clean": len(u_items),
+        "n_train_texts": len(examples), "steps": int(len(result.loss)), "train_seconds": result.seconds,
+        "train_tokens": result.tokens, "tokens_per_s": result.tokens / max(result.seconds, 1e-9),
+        "trainable_params": result.trainable_params, "build_seconds": seconds, "final_loss": final,
+        "epoch_loss": [float(x) for x in epochs["loss"]], "pool_size": split.pool_size,
+        "n_excluded": len(split.excluded), "device": result.device,
+        "paraphrase": para, "contaminated_ids": list(split.contaminated), "clean_ids": list(split.clean),
+        "headline": {"label": "final epoch loss", "value": final},
+    }
+    spec = RunSpec(kind=LAB_RUN_KIND, config=_config_dict(cfg) | {"name": name, "key": key},
+                   command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}", model=cfg.model,
+                   model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
+    write_run(folder / "build", spec, records, summary,
+              tables={"loss": result.loss, "epochs": epochs, "training_texts": examples.frame(),
+                      "excluded": excluded})
+
+
+def _training_items(cfg: LabConfig, c_items: list[Item]) -> tuple[list[Item], dict[str, Any] | None]:
+    """C itself (direct) or its paraphrases (evasive), plus a paraphrase report."""
+    if cfg.mode == "direct":
+        return c_items, None
+    from zcp_core.paraphrase import reword_deterministic
+
+    ps = reword_deterministic(c_items, versions=cfg.paraphrase_versions, seed=cfg.seed)
+    frac = float(ps.change_fraction)
+    report = {"method": str(ps.method), "versions": cfg.paraphrase_versions, "change_fraction": frac,
+              "n_items": len(ps.items), "n_failures": len(ps.failures)}
+    if frac < 0.5:
+        raise LabError(f"the paraphrases change only {frac:.0%} of non-numeric words (need >= 50%)")
+    if not ps.items:
+        raise LabError("the paraphraser produced no items for C")
+    return list(ps.items), report
+
+
+def _config_dict(cfg: LabConfig) -> dict[str, Any]:
+    d = asdict(cfg)
+    d["lora"]["targets"] = list(cfg.lora.targets)
+    return d
+
+
+def list_builds() -> list[dict[str, Any]]:
+    """One row per lab build or alias: name, target, mode, profile, key, final loss, steps, built."""
+    from zcp_core.runs import load_run
+
+    root = lab_root()
+    rows = []
+    for d in sorted(root.iterdir()) if root.exists() else []:
+        if d.name.startswith(".") or not (d / "build" / "manifest.json").exists():
+            continue
+        run = load_run(d / "build")
+        s = run.summary
+        rows.append({"name": d.name, "alias_of": os.readlink(d) if d.is_symlink() else "",
+                     "mode": s.get("mode"), "profile": s.get("profile"), "key": str(s.get("key", ""))[:12],
+                     "final_loss": s.get("final_loss"), "steps": s.get("steps"),
+                     "build_seconds": s.get("build_seconds"), "built": run.manifest.get("finished", "")})
+    return rows
+
+
+def resolve_build(name: str) -> Path:
+    """The build run folder of ``lab:<name>`` (an alias resolves to its target).
+
+    Raises:
+        LabError: If there is no such build.
+    """
+    run = lab_root() / name / "build"
+    if not (run / "manifest.json").exists():
+        raise LabError(f"no lab build named {name!r} in {lab_root()}: run `zcp lab build` first")
+    return run.resolve()

@@ -1,0 +1,357 @@
+"""Paired tests, Bayes factors and Contamination Confidence (pure numpy/scipy).
+
+Every test is one-sided with H1: the original arm scores higher than its
+reference twin (``original - reference > 0``). p-values are turned into a
+Bayes factor with the Sellke-Bayarri-Berger bound, ``BF10 = 1/(-e p ln p)``
+for ``p < 1/e`` (else 1), and into Contamination Confidence
+``C = BF10*pi / (BF10*pi + 1 - pi)``.
+
+Two defects of the published reference code are avoided on purpose:
+
+* ``p = 0`` never happens: bootstrap p-values are floored at ``1/(B+1)`` and
+  exact binomial p-values are computed in log space, so BF10 and C come out
+  finite (C is computed from ``log p`` directly, never from an underflowed 0).
+* An effect pointing the wrong way (reference > original) is evidence of *no*
+  contamination: it gives C = 0.5 (BF10 = 1) with the direction stated, not 0.
+
+Numpy and scipy are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from zcp_core.errors import DataError
+
+if TYPE_CHECKING:
+    from zcp_core.schema import Item
+
+Direction = Literal["original>reference", "reference>original", "none"]
+
+#: Smallest p-value reported; a smaller exact p (e.g. ``2**-2000``) is stored as this.
+P_FLOOR = 1e-300
+_INV_E = math.exp(-1.0)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One paired one-sided test of original against reference.
+
+    Attributes:
+        metric: Metric name (``acc``, ``con``, ``p_first``, ``p_all``...).
+        test: ``mcnemar`` (binary metrics) or ``bootstrap`` (continuous ones).
+        n: Pairs used (NaN pairs dropped for the bootstrap).
+        effect: ``risk_difference`` ``(b - c)/n`` for McNemar, Cohen's ``d_z``
+            (mean difference / SD of differences) for the bootstrap; ``inf`` when
+            every difference is the same non-zero value.
+        effect_name: ``risk_difference`` or ``cohens_dz``.
+        mean_diff: Mean paired difference ``original - reference``.
+        ci_low: Lower end of its 95% CI (Wald for McNemar, percentile bootstrap).
+        ci_high: Upper end of its 95% CI.
+        p: One-sided p-value, floored at :data:`P_FLOOR` (never 0).
+        bf10: Sellke-Bayarri-Berger upper bound on the Bayes factor.
+        confidence: Contamination Confidence C in [0.5, 1] for prior 0.5.
+        direction: Which arm scored higher (``none`` for a tie or no data).
+        discordant_b: Pairs with the original correct and the reference wrong.
+        discordant_c: Pairs with the reference correct and the original wrong.
+    """
+
+    __test__ = False  # not a pytest test class despite the name
+
+    metric: str
+    test: Literal["mcnemar", "bootstrap"]
+    n: int
+    effect: float
+    effect_name: str
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    p: float
+    bf10: float
+    confidence: float
+    direction: Direction
+    discordant_b: int | None = None
+    discordant_c: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON; non-finite floats (NaN, inf) become ``None``."""
+        out: dict[str, Any] = {}
+        for k, v in asdict(self).items():
+            out[k] = None if isinstance(v, float) and not math.isfinite(v) else v
+        return out
+
+
+def _log_bf10(log_p: float) -> float:
+    """``log BF10`` from ``log p`` (0 for ``p >= 1/e``), finite for any ``log_p > -inf``."""
+    if not log_p < -1.0:  # p >= 1/e, or NaN
+        return 0.0
+    # BF = 1 / (-e p ln p)  =>  log BF = -1 - log p - log(-log p)
+    return -1.0 - log_p - math.log(-log_p)
+
+
+def _confidence_from_log_bf(log_bf: float, prior: float) -> float:
+    if not 0.0 < prior < 1.0:
+        raise ValueError(f"prior must be in (0, 1), got {prior}")
+    # C = 1 / (1 + (1 - pi) / (pi * BF)), written to stay finite for a huge BF
+    log_odds = log_bf + math.log(prior) - math.log1p(-prior)
+    if log_odds > 700:
+        return 1.0
+    return 1.0 / (1.0 + math.exp(-log_odds))
+
+
+def _safe_log_p(p: float) -> float:
+    if math.isnan(p):
+        return 0.0
+    return math.log(max(p, P_FLOOR))
+
+
+def bf10_from_p(p: float) -> float:
+    """Sellke-Bayarri-Berger bound: ``1/(-e p ln p)`` for ``p < 1/e``, else 1.
+
+    ``p <= 0`` is treated as :data:`P_FLOOR` (1e-300) so the result is finite;
+    callers that know ``log p`` exactly (McNemar) use it instead. NaN gives 1.
+    """
+    return math.exp(_log_bf10(_safe_log_p(p)))
+
+
+def confidence_from_p(p: float, prior: float = 0.5) -> float:
+    """Contamination Confidence ``C = BF*pi/(BF*pi + 1 - pi)`` from a p-value.
+
+    Golden values (prior 0.5): p=0.05 -> 0.711, 0.01 -> 0.889, 0.001 -> 0.982,
+    any p >= 1/e -> 0.5.
+    """
+    return _confidence_from_log_bf(_log_bf10(_safe_log_p(p)), prior)
+
+
+def _direction(diff: float) -> Direction:
+    if diff > 0:
+        return "original>reference"
+    if diff < 0:
+        return "reference>original"
+    return "none"
+
+
+def _finish(metric: str, test: Literal["mcnemar", "bootstrap"], n: int, effect: float, effect_name: str,
+            stats: tuple[float, float, float], log_p: float, prior: float,
+            discordant: tuple[int | None, int | None] = (None, None)) -> TestResult:
+    """Assemble a result; a reversed or null effect gets BF 1, so C equals the prior (0.5 by default)."""
+    mean_diff, lo, hi = stats
+    direction = _direction(mean_diff)
+    log_bf = _log_bf10(log_p) if direction == "original>reference" else 0.0
+    p = max(math.exp(log_p), P_FLOOR)
+    return TestResult(
+        metric=metric, test=test, n=n, effect=effect, effect_name=effect_name, mean_diff=mean_diff,
+        ci_low=lo, ci_high=hi, p=p, bf10=math.exp(min(log_bf, 709.0)),
+        confidence=_confidence_from_log_bf(log_bf, prior),
+        direction=direction, discordant_b=discordant[0], discordant_c=discordant[1],
+    )
+
+
+def log_binom_sf(k: int, n: int) -> float:
+    """``log P(X >= k)`` for ``X ~ Binomial(n, 1/2)``, exact and underflow-free."""
+    from scipy.special import gammaln, logsumexp
+
+    if k <= 0:
+        return 0.0
+    if k > n:
+        return -math.inf
+    import numpy as np
+
+    j = np.arange(k, n + 1, dtype=float)
+    terms = gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1) - n * math.log(2.0)
+    return float(min(0.0, logsumexp(terms)))
+
+
+def mcnemar_test(original: Sequence[bool], reference: Sequence[bool], metric: str = "",
+                 prior: float = 0.5) -> TestResult:
+    """Exact one-sided McNemar test on paired binary outcomes.
+
+    p is ``P(X >= b)`` for ``X ~ Binomial(b + c, 1/2)``, where ``b`` counts pairs
+    with the original correct and the reference wrong and ``c`` the reverse.
+    It is computed in log space, so ``b = 2000, c = 0`` gives a finite C.
+    The effect is the risk difference ``(b - c)/n`` with a Wald 95% CI.
+    ``n = 0`` or no discordant pair gives p = 1, C = 0.5 and direction ``none``.
+
+    Args:
+        original: Per-pair outcome on the original item.
+        reference: Per-pair outcome on its reference twin (same order).
+        metric: Name stored in the result.
+        prior: Prior probability of contamination for C.
+    """
+    if len(original) != len(reference):
+        raise ValueError(f"paired samples differ in length: {len(original)} original vs {len(reference)} reference")
+    n = len(original)
+    b = sum(1 for o, r in zip(original, reference, strict=True) if bool(o) and not bool(r))
+    c = sum(1 for o, r in zip(original, reference, strict=True) if bool(r) and not bool(o))
+    if n == 0:
+        return _finish(metric, "mcnemar", 0, math.nan, "risk_difference", (0.0, math.nan, math.nan),
+                       0.0, prior, (0, 0))
+    diff = (b - c) / n
+    # Wald CI of a paired difference of proportions; var = ((b + c) - (b - c)^2 / n) / n^2
+    se = math.sqrt(max((b + c) - (b - c) ** 2 / n, 0.0)) / n
+    lo, hi = max(-1.0, diff - 1.959964 * se), min(1.0, diff + 1.959964 * se)
+    log_p = log_binom_sf(b, b + c) if b + c > 0 else 0.0
+    return _finish(metric, "mcnemar", n, diff, "risk_difference", (diff, lo, hi), log_p, prior, (b, c))
+
+
+def paired_bootstrap_test(original: Sequence[float], reference: Sequence[float], metric: str = "",
+                          n_resamples: int = 10_000, seed: int = 0, prior: float = 0.5) -> TestResult:
+    """One-sided paired bootstrap test of ``mean(original - reference) > 0``.
+
+    Differences are resampled with replacement ``n_resamples`` times (seeded).
+    p is ``(1 + #{mean* - mean >= mean}) / (B + 1)`` (the null-centred
+    bootstrap), so it is never below ``1/(B+1)``. Pairs with a NaN on either
+    side are dropped; ``n`` reports the pairs used. The effect is Cohen's
+    ``d_z``; the CI is the percentile 95% interval of the resampled means.
+
+    Args:
+        original: Per-pair score on the original item.
+        reference: Per-pair score on its reference twin (same order).
+        metric: Name stored in the result.
+        n_resamples: Bootstrap resamples B.
+        seed: Seed of the resampling generator.
+        prior: Prior probability of contamination for C.
+    """
+    import numpy as np
+
+    if len(original) != len(reference):
+        raise ValueError(f"paired samples differ in length: {len(original)} original vs {len(reference)} reference")
+    a = np.asarray(original, dtype=float)
+    r = np.asarray(reference, dtype=float)
+    keep = ~(np.isnan(a) | np.isnan(r))
+    d = a[keep] - r[keep]
+    n = int(d.size)
+    if n == 0:
+        return _finish(metric, "bootstrap", 0, math.nan, "cohens_dz", (0.0, math.nan, math.nan), 0.0, prior)
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1)) if n > 1 else 0.0
+    if sd > 0:
+        dz = mean / sd
+    else:
+        dz = 0.0 if mean == 0 else math.copysign(math.inf, mean)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples, dtype=float)
+    chunk = max(1, 2_000_000 // n)  # bound memory at ~16 MB of indices per chunk
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = d[idx].mean(axis=1)
+    # Tolerance so a constant difference (all resampled means equal) is not counted as >= by rounding
+    exceed = int(np.count_nonzero(means - mean >= mean - 1e-12 * max(1.0, abs(mean))))
+    p = (1 + exceed) / (n_resamples + 1)
+    lo, hi = (float(x) for x in np.percentile(means, [2.5, 97.5]))
+    return _finish(metric, "bootstrap", n, dz, "cohens_dz", (mean, lo, hi), math.log(p), prior)
+
+
+@dataclass(frozen=True)
+class ItemPair:
+    """An original item and its reference twin."""
+
+    original_id: str
+    reference_id: str
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """How originals were matched with reference twins.
+
+    Attributes:
+        pairs: Matched pairs, in the originals' order.
+        unpaired_original: Originals with no twin; left out of the test and counted.
+    """
+
+    pairs: tuple[ItemPair, ...]
+    unpaired_original: tuple[str, ...]
+
+
+def pair_items(original_ids: Sequence[str], reference: Sequence[Item]) -> Pairing:
+    """Match each original id with the reference item whose ``original_id`` names it.
+
+    Raises:
+        DataError: A duplicated original id, a reference item without an
+            ``original_id``, two reference items naming the same original, or
+            one naming an id that is not among the originals.
+    """
+    where = "reference set"
+    seen: set[str] = set()
+    for oid in original_ids:
+        if oid in seen:
+            raise DataError("original set", None, "id", f"duplicate original id {oid!r}; ids must be unique")
+        seen.add(oid)
+    twin: dict[str, str] = {}
+    for it in reference:
+        if not it.original_id:
+            raise DataError(where, None, "original_id",
+                            f"reference item {it.id!r} has no original_id, so it cannot be paired")
+        if it.original_id in twin:
+            raise DataError(where, None, "original_id",
+                            f"original_id {it.original_id!r} is claimed by reference items "
+                            f"{twin[it.original_id]!r} and {it.id!r}; each original may have one twin")
+        if it.original_id not in seen:
+            raise DataError(where, None, "original_id",
+                            f"reference item {it.id!r} names original_id {it.original_id!r}, "
+                            "which is not in the original set (wrong file, or a different --limit?)")
+        twin[it.original_id] = it.id
+    pairs = tuple(ItemPair(oid, twin[oid]) for oid in original_ids if oid in twin)
+    unpaired = tuple(oid for oid in original_ids if oid not in twin)
+    return Pairing(pairs=pairs, unpaired_original=unpaired)
+
+
+def auroc(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> float:
+    """Area under the ROC curve: P(pos > neg) + 0.5 P(pos = neg) (ties count half).
+
+    NaN scores are dropped; NaN is returned when either side is empty.
+    """
+    import numpy as np
+
+    pos = np.asarray(scores_pos, dtype=float)
+    neg = np.asarray(scores_neg, dtype=float)
+    pos, neg = pos[~np.isnan(pos)], neg[~np.isnan(neg)]
+    if pos.size == 0 or neg.size == 0:
+        return math.nan
+    neg_sorted = np.sort(neg)
+    below = np.searchsorted(neg_sorted, pos, side="left")  # negatives strictly below each positive
+    not_above = np.searchsorted(neg_sorted, pos, side="right")
+    wins = below.sum() + 0.5 * (not_above - below).sum()
+    return float(wins / (pos.size * neg.size))
+
+
+@dataclass(frozen=True)
+class RocCurve:
+    """ROC points at every distinct threshold (ties kept together), from (0, 0) to (1, 1)."""
+
+    fpr: tuple[float, ...]
+    tpr: tuple[float, ...]
+    thresholds: tuple[float, ...]
+
+
+def roc_curve(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> RocCurve:
+    """ROC curve for "score >= threshold means positive"; NaN scores are dropped."""
+    import numpy as np
+
+    pos = np.asarray(scores_pos, dtype=float)
+    neg = np.asarray(scores_neg, dtype=float)
+    pos, neg = pos[~np.isnan(pos)], neg[~np.isnan(neg)]
+    if pos.size == 0 or neg.size == 0:
+        return RocCurve((), (), ())
+    thr = np.unique(np.concatenate([pos, neg]))[::-1]
+    ps, ns = np.sort(pos), np.sort(neg)
+    tpr = (pos.size - np.searchsorted(ps, thr, side="left")) / pos.size
+    fpr = (neg.size - np.searchsorted(ns, thr, side="left")) / neg.size
+    return RocCurve(fpr=(0.0, *map(float, fpr)), tpr=(0.0, *map(float, tpr)),
+                    thresholds=(math.inf, *map(float, thr)))
+
+
+def tpr_at_fpr(scores_pos: Sequence[float], scores_neg: Sequence[float], fpr: float = 0.05) -> float:
+    """Highest true-positive rate over thresholds whose false-positive rate is at most ``fpr``.
+
+    Tie-aware: a threshold keeps tied scores together (``score >= t``), so a
+    block of ties is never split to hit the target rate. NaN when a side is empty.
+    """
+    curve = roc_curve(scores_pos, scores_neg)
+    if not curve.fpr:
+        return math.nan
+    return max(t for f, t in zip(curve.fpr, curve.tpr, strict=True) if f <= fpr + 1e-12)
