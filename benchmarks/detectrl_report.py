@@ -60,7 +60,7 @@ def main() -> int:
         print(f"[{name}] Claude-instant flagged {claude.get('rate', 0):.1%} (target >= 70%); "
               f"human flagged {s['human_false_positives']['rate']:.2%} (target <= 1%)\n")
     if args.md:
-        cmd = "python benchmarks/detectrl_report.py" + (f" --md {args.md}" if args.md else "")
+        cmd = f".venv/bin/python benchmarks/detectrl_report.py --md {args.md}"
         Path(args.md).write_text("# DetectRL artifact scan (bundled pattern library)\n\nCommand: `" + cmd + "`\n\n"
                                  + "\n".join(blocks))
     return 0

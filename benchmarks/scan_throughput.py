@@ -12,6 +12,7 @@ Usage: .venv/bin/python benchmarks/scan_throughput.py [--data ../shared/data/det
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -58,6 +59,7 @@ def main() -> int:
     if not files:
         files = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
     texts, _ = dedupe_texts(load_texts(files))
+    load = os.getloadavg()[0]
     lib = load_library()
     mb = sum(len(t.text.encode("utf-8")) for t in texts) / 1e6
     t_re, base = best_of(lambda: baseline(texts, lib), args.repeat)
@@ -68,7 +70,8 @@ def main() -> int:
     rows = [("stdlib re, one pattern at a time", t_re), ("zcp scan (RE2 + Set), 1 process", t_1),
             ("zcp scan (RE2 + Set), 2 processes", t_2)]
     lines = [f"{len(texts)} distinct DetectRL texts, {mb:.2f} MB, {len(lib.patterns)} patterns; best of "
-             f"{args.repeat} runs; machine: {__import__('os').cpu_count()} cores", "",
+             f"{args.repeat} runs; machine: {os.cpu_count()} cores, load average at start {load:.1f} "
+             "(shared with other jobs, so absolute figures are pessimistic; the ratio is measured in the same run)", "",
              "| engine | seconds | MB/s | texts/s | speed-up vs re |", "|---|---|---|---|---|"]
     for name, t in rows:
         lines.append(f"| {name} | {t:.2f} | {mb / t:.2f} | {len(texts) / t:.0f} | {t_re / t:.2f}x |")

@@ -17,6 +17,7 @@ def test_reclean_requests_are_few_shot():
     assert req.messages[-1].content == "Here is a story:Once." and req.params.greedy
 
 
+@pytest.mark.slow  # ~80 s of CPU generation on this box; run with -m slow
 @pytest.mark.model
 def test_reclean_with_smollm2(smollm2):
     lib = load_library()

@@ -156,7 +156,12 @@ def test_ray_engine_byte_identical(tmp_path, monkeypatch, sample_texts):
     import tempfile
 
     short = tempfile.mkdtemp(prefix="zr", dir="/tmp")  # Ray's socket paths must stay under 107 bytes
-    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=short, log_to_driver=False)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, _temp_dir=short, log_to_driver=False)
+    except Exception as e:  # noqa: BLE001 - Ray's raylet has a fixed 30 s start-up deadline
+        ray.shutdown()
+        shutil.rmtree(short, ignore_errors=True)
+        pytest.skip(f"Ray could not start on this machine (overloaded?): {e}")
     try:
         for eng in ("local", "ray"):
             write_scan_run(tmp_path / f"scan-{eng}", sample_texts, lib, inputs, engine=eng)

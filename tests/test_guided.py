@@ -286,7 +286,7 @@ def test_cli_json_shape(tmp_path, capsys):
 
     out = tmp_path / "run"
     rc = main(["guided", "--model", "smollm2", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"), "--split-name",
-               "test", "--dataset-name", "GSM8K", "--out", str(out), "--limit", "2", "--max-new-tokens", "4",
+               "test", "--dataset-name", "GSM8K", "--out", str(out), "--limit", "1", "--max-new-tokens", "4",
                "--judge", "rule", "--n-resamples", "500", "--device", "cpu", "--json",
                "--compare-dataset", str(ROOT / "data/gsm8k/train_sample.jsonl"), "--compare-split-name", "train"])
     assert rc == 0
@@ -297,7 +297,7 @@ def test_cli_json_shape(tmp_path, capsys):
     from zcp_core.runs import load_run
 
     rec = load_run(out).records
-    assert sorted(set(rec["partition"])) == ["test", "train"] and len(rec) == 4
+    assert sorted(set(rec["partition"])) == ["test", "train"] and len(rec) == 2
 
 
 def test_import_is_light():

@@ -230,9 +230,9 @@ def _find_string(text: str, pat: AnswerPattern) -> list[Mention]:
         s, e = pos[k], pos[k + n - 1] + 1
         before = text[:s].rstrip("$")[-1:]
         after = text[e:].lstrip("$")[:1]
-        if pat.canon[0].isalnum() and (before.isalnum() or (pat.canon[0].isdigit() and before in ".^_")):
+        if pat.canon[0].isalnum() and (before.isalnum() or (pat.canon[0].isdigit() and before != "" and before in ".^_")):
             continue
-        if pat.canon[-1].isalnum() and (after.isalnum() or (pat.canon[-1].isdigit() and after == ".")):
+        if pat.canon[-1].isalnum() and (after.isalnum() or (pat.canon[-1].isdigit() and after == "." and text[e + 1 : e + 2].isdigit())):
             continue
         out.append(Mention(s, e, text[s:e]))
     return out

@@ -248,7 +248,7 @@ def text_masker_attributions(detector: TransformerDetector, records: Sequence[Te
     def f(batch: Any) -> np.ndarray:
         return detector.margin([str(s) for s in batch])
 
-    explainer = shap.Explainer(f, shap.maskers.Text(tok), output_names=["llm"], seed=detector.config.seed)
+    explainer = shap.Explainer(f, shap.maskers.Text(tok), seed=detector.config.seed)
     exp = explainer([r.text for r in cut], max_evals=max_evals, batch_size=detector.config.batch_size, silent=True)
     tokens: list[dict] = []
     texts: list[dict] = []

@@ -53,6 +53,8 @@ class GuidedConfig:
         n_resamples: Bootstrap resamples.
         rule: Judge-count rule for the partition verdict.
         judge_max_new_tokens: Completion budget of the judge.
+        partition: Label of this partition in results ("" means ``split_name``); differs from
+            ``split_name`` when two subsets of one split are compared (e.g. a lab's C and U).
     """
 
     dataset_name: str
@@ -65,6 +67,12 @@ class GuidedConfig:
     n_resamples: int = 10_000
     rule: PartitionRule = field(default_factory=PartitionRule)
     judge_max_new_tokens: int = 8
+    partition: str = ""
+
+    @property
+    def label(self) -> str:
+        """The partition's name in records and summaries."""
+        return self.partition or self.split_name
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,7 @@ def run_partition(backend: Any, split: SplitResult, cfg: GuidedConfig, judge: An
     rows = []
     for k, i in enumerate(inst):
         rows.append({
-            "partition": cfg.split_name, "id": i.id, "task": i.task, "unit": i.unit, "n_units": i.n_units,
+            "partition": cfg.label, "id": i.id, "task": i.task, "unit": i.unit, "n_units": i.n_units,
             "cut": i.cut, "fraction": i.fraction, "label": i.label, "first_piece": i.first_piece,
             "second_piece": i.second_piece, "guided_prompt": guided_p[k], "general_prompt": general_p[k],
             "guided_raw": guided_raw[k], "general_raw": general_raw[k], "guided": guided[k], "general": general[k],
@@ -154,7 +162,7 @@ def run_partition(backend: Any, split: SplitResult, cfg: GuidedConfig, judge: An
             "match_label": judged[k].label, "match_reason": judged[k].reason,
         })
     records = pd.DataFrame(rows, columns=RECORD_COLUMNS)
-    skipped = pd.DataFrame([{"partition": cfg.split_name, "id": s.id, "reason": s.reason} for s in split.skipped],
+    skipped = pd.DataFrame([{"partition": cfg.label, "id": s.id, "reason": s.reason} for s in split.skipped],
                            columns=["partition", "id", "reason"])
     summary = summarise(records, cfg, judge_name, bstat.reason, len(split.skipped))
     return PartitionResult(records, skipped, summary)
@@ -182,7 +190,7 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
     contaminated = cfg.rule.verdict(n_exact, n_near)
     conf = test.confidence
     return {
-        "partition": cfg.split_name,
+        "partition": cfg.label,
         "n": int(len(records)),
         "rouge_l": {"guided": _mean(records["rouge_l_guided"]), "general": _mean(records["rouge_l_general"])},
         "p": test.p,
@@ -190,10 +198,11 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
         "exact": n_exact,
         "near_exact": n_near,
         "contaminated": contaminated,
-        "headline": {"label": f"Contamination Confidence ({cfg.split_name}, guided vs general {cfg.metric})",
+        "headline": {"label": f"Contamination Confidence ({cfg.label}, guided vs general {cfg.metric})",
                      "value": conf},
         "details": {
-            "dataset_name": cfg.dataset_name, "task": cfg.task, "math_mode": cfg.math_mode, "metric": cfg.metric,
+            "dataset_name": cfg.dataset_name, "split_name": cfg.split_name, "task": cfg.task,
+            "math_mode": cfg.math_mode, "metric": cfg.metric,
             "test": test.to_dict(), "overlap_significant": bool(test.p < ALPHA and test.mean_diff > 0),
             "edit_sim": {"guided": _mean(records["edit_sim_guided"]), "general": _mean(records["edit_sim_general"])},
             "exact_match": {"guided": int(records["exact_guided"].sum()),
@@ -204,6 +213,7 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
                       "corrected": int((records["match_reason"] != "").sum())},
             "rule": cfg.rule.describe(), "n_skipped": n_skipped, "max_new_tokens": cfg.max_new_tokens,
             "seed": cfg.seed, "n_resamples": cfg.n_resamples,
+            "note": "fewer than 10 instances: the bootstrap p is unreliable" if len(records) < 10 else "",
         },
     }
 

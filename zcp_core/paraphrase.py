@@ -266,3 +266,89 @@ def reword_deterministic(items: Sequence[Item], versions: int = 1, seed: int = 0
                 out.append(para)
                 fracs.append(frac)
     return ParaphraseSet(tuple(out), tuple(fracs), METHOD_DETERMINISTIC, tuple(fails))
+
+
+PARAPHRASE_PROMPT = """Rewrite the following math word problem in completely different words.
+- Keep every number exactly as written (same values, none added, none removed) and keep the same question, so the answer stays the same.
+- Change the sentence structure and the wording; you may rename people.
+- Do not solve the problem and do not state the answer.
+Reply with the rewritten problem only.
+
+Problem: {question}
+"""
+
+
+def _clean_reply(text: str) -> str:
+    text = text.strip().strip('"').strip()
+    text = re.sub(r"^\s*(?:\*\*)?(?:rewritten|paraphrased|new)?\s*(?:problem|question|version)\s*(?:\*\*)?\s*:\s*"
+                  r"(?:\*\*)?", "", text, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", text).strip().strip('"').strip()
+
+
+def _llm_problem(original: Item, text: str) -> str:
+    """Why a model paraphrase is unusable ("" when it is fine)."""
+    if not text:
+        return "empty reply"
+    if text.strip().lower() == original.question.strip().lower():
+        return "identical to the original"
+    if not numbers_kept(original.question, text):
+        return "a number of the original is missing"
+    from fractions import Fraction
+
+    try:
+        gold = Fraction(original.answer.replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        return ""
+    if number_values(text).count(gold) > number_values(original.question).count(gold):
+        return "the answer appears in the paraphrase"
+    return ""
+
+
+def paraphrase_llm(backend: Backend, items: Sequence[Item], versions: int = 1, seed: int = 0,
+                   attempts: int = 3, max_new_tokens: int = 384) -> ParaphraseSet:
+    """Model-written evasive paraphrases, verified to keep every number and not to leak the answer.
+
+    Each round sends every pending (item, version) in one batched ``generate``
+    call; a rejected one is redrawn with another seed, up to ``attempts`` times.
+
+    Args:
+        backend: Any backend (chat template applied).
+        items: Items to paraphrase.
+        versions: Versions per item (``-para0``, ``-para1``...).
+        seed: Seed of the sampling (per item, version and attempt).
+        attempts: Draws per version before it is a failure.
+        max_new_tokens: Token cap of a paraphrase.
+    """
+    from zcp_core.backends.base import GenerateRequest, SamplingParams, chat
+
+    pending = [(it, k) for it in items for k in range(versions)]
+    done: dict[tuple[str, int], tuple[Item, float]] = {}
+    why: dict[tuple[str, int], str] = {}
+    for attempt in range(attempts):
+        if not pending:
+            break
+        reqs = [GenerateRequest(messages=chat(PARAPHRASE_PROMPT.format(question=it.question)),
+                                params=SamplingParams(max_new_tokens=max_new_tokens, temperature=0.8, top_p=0.95,
+                                                      seed=_rng(seed, it.id, k * 1000 + attempt).randrange(2**31)))
+                for it, k in pending]
+        outs = backend.generate(reqs, progress=True)
+        still = []
+        for (it, k), out in zip(pending, outs, strict=True):
+            text = _clean_reply(out.text)
+            problem = _llm_problem(it, text)
+            if problem:
+                why[(it.id, k)] = problem
+                still.append((it, k))
+                continue
+            frac = nonnumeric_change_fraction(it.question, text)
+            meta = {"method": f"llm:{backend.model_id}", "version": k, "seed": seed, "attempts": attempt + 1,
+                    "change_fraction": round(frac, 4)}
+            done[(it.id, k)] = (Item(id=f"{it.id}-para{k}", question=text, answer=it.answer, solution=None,
+                                     source=f"{it.source}-para", original_id=it.id, metadata=meta), frac)
+        pending = still
+    order = [(it.id, k) for it in items for k in range(versions)]
+    kept = [done[key] for key in order if key in done]
+    fails = tuple(ReferenceFailure(f"{i}-para{k}", f"llm: {why.get((i, k), 'not produced')} "
+                                                   f"(after {attempts} attempt(s))")
+                  for i, k in order if (i, k) not in done)
+    return ParaphraseSet(tuple(p for p, _ in kept), tuple(f for _, f in kept), f"llm:{backend.model_id}", fails)

@@ -7,12 +7,14 @@ trace which numbers of the question feed the computation, draw new values of
 the same type and magnitude, recompute the chain exactly, and rewrite the
 question, the solution (new annotations, ``#### N``) and the answer.
 
-Each literal in an annotation gets one role:
-
-* ``derived``: equal to an earlier step's result (later steps use earlier results);
-* ``input``: a number written in the question (digits or a number word; a
-  percent also matches its value divided by 100);
-* ``const``: a unit constant implied by the wording (2 for "half", 60, 100...).
+Which number plays which role (input, earlier result, unit constant) is
+decided in :mod:`zcp_core.reference_trace`. New values keep each input's sign,
+digit count, decimals and roundness; a draw is rejected when any intermediate
+(every operation of every annotation) turns non-integer, negative or zero
+where the original did not, when the answer does not change, or when a
+calculation written without annotations ("7 - 3 = 4") stops adding up. The
+solution text is rewritten by position where it mirrors an annotation, else by
+value; a number that could stand for two values is a conflict, not a guess.
 
 Items that cannot be traced safely are never guessed: they go to
 ``ReferenceSet.failures`` with a reason whose prefix (``untraced:``,
@@ -26,14 +28,13 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Any
 
 from zcp_core.reference_numbers import (
     ExprError,
-    NumberToken,
     decimals_of,
     eval_steps,
     expr_literals,
@@ -42,38 +43,35 @@ from zcp_core.reference_numbers import (
     render_like,
     safe_eval,
 )
+from zcp_core.reference_trace import (
+    CALC,
+    CUES,
+    Step,
+    Trace,
+    Untraceable,
+    close_enough,
+    has_cue,
+    stated_value,
+    trace_item,
+)
 from zcp_core.schema import Item
 
-CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
-# Unit constants a solution may use without the question writing them as a number.
-CONSTANTS = frozenset(Fraction(x) for x in ("0", "1", "2", "3", "4", "7", "10", "12", "24", "30", "52", "60", "100",
-                                             "365", "1000", "0.5", "0.25", "0.75", "0.1", "0.01"))
-# Wording that implies a constant: when the question also writes that number, an annotation's
-# literal could be either, so the item is refused rather than guessed (e.g. "2 bolts ... half that much").
-# Each cue is a list of patterns that must all occur (e.g. 60 only matters when minutes meet hours).
-CUES: dict[Fraction, tuple[tuple[str, ...], ...]] = {
-    Fraction(2): ((r"\bhalf\b|\bhalves\b|\btwice\b|\bdoubl|\bpairs?\b|\btwo times\b|\bhalf-",),),
-    Fraction(3): ((r"\btripl|\bthirds\b|\ba third\b|\bthrice\b",),),
-    Fraction(4): ((r"\bquarters?\b|\bfourths?\b|\bquadrupl",),),
-    Fraction(7): ((r"\bweeks?\b", r"\bdays?\b"),),
-    Fraction(12): ((r"\bdozens?\b",), (r"\bmonths?\b", r"\byears?\b"), (r"\binch", r"\bf(?:oo|ee)t\b")),
-    Fraction(24): ((r"\bdays?\b", r"\bhours?\b"),),
-    Fraction(30): ((r"\bmonths?\b", r"\bdays?\b"),),
-    Fraction(52): ((r"\bweeks?\b", r"\byears?\b"),),
-    Fraction(60): ((r"\bhours?\b", r"\bminutes?\b"), (r"\bminutes?\b", r"\bseconds?\b")),
-    Fraction(100): ((r"%|\bpercent",), (r"\bcents?\b",)),
-    Fraction(1000): ((r"\bthousand|\bkilo|\bmilli",),),
-    Fraction(10): ((r"\btenths?\b|\bdimes?\b",),),
-}
 METHOD_NUMERIC = "numeric-perturbation-v1"
 
 
 @dataclass(frozen=True)
 class ReferenceFailure:
-    """An item that got no reference (or paraphrase) twin, and why."""
+    """An item that got no reference (or paraphrase) twin, and why.
+
+    Attributes:
+        id: The original's id (``<orig>-para<k>`` for a paraphrase version).
+        reason: ``kind: explanation``; :func:`failure_kind` gives the kind.
+        attempts: For LLM pipelines, every attempt with its parse result and verdicts.
+    """
 
     id: str
     reason: str
+    attempts: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -89,134 +87,6 @@ class ReferenceSet:
     items: tuple[Item, ...]
     failures: tuple[ReferenceFailure, ...]
     method: str
-
-
-@dataclass(frozen=True)
-class _Role:
-    kind: Literal["derived", "input", "const"]
-    ref: Fraction | int  # step index (derived) or the input's original value (input/const)
-    scale: Fraction = Fraction(1)  # input literal = value * scale + offset (a percent p also appears as
-    offset: Fraction = Fraction(0)  # p/100, 1 + p/100, 1 - p/100, 100 - p)
-
-
-@dataclass(frozen=True)
-class _Step:
-    expr: str
-    result: Fraction
-    result_text: str
-    roles: tuple[tuple[int, int, _Role], ...]  # (start, end, role) per literal
-
-
-@dataclass(frozen=True)
-class _Trace:
-    steps: tuple[_Step, ...]
-    inputs: tuple[Fraction, ...]  # distinct input values, in order of first use
-    tokens: tuple[NumberToken, ...]  # question numbers
-    answer_step: int
-
-
-class _Untraceable(Exception):
-    pass
-
-
-def _stated(s: str) -> Fraction:
-    try:
-        return Fraction(s.replace(",", "").replace("$", "").strip())
-    except (ValueError, ZeroDivisionError) as e:
-        raise _Untraceable(f"bad_annotation: result {s!r} is not a number") from e
-
-
-def _close(a: Fraction, b: Fraction) -> bool:
-    # Stated results are sometimes rounded (33.33 for 100/3); accept a 0.5% or 0.01 slack.
-    return abs(a - b) <= max(Fraction(1, 100), abs(b) / 200)
-
-
-def _has_cue(value: Fraction, question: str) -> bool:
-    return any(all(re.search(pat, question, re.IGNORECASE) for pat in group) for group in CUES.get(value, ()))
-
-
-def _input_forms(tokens: Sequence[NumberToken]) -> dict[Fraction, set[tuple[Fraction, Fraction, Fraction]]]:
-    """Literal value -> every (input value, scale, offset) it may stand for (several means ambiguous)."""
-    forms: dict[Fraction, set[tuple[Fraction, Fraction, Fraction]]] = {}
-    for t in tokens:
-        if t.kind == "fraction" or t.value in (0, 1):
-            continue  # written fractions and 0/1 keep their meaning; never perturbed
-        forms.setdefault(t.value, set()).add((t.value, Fraction(1), Fraction(0)))
-        if t.percent:
-            p = t.value
-            for lit, scale, off in ((p / 100, Fraction(1, 100), 0), (1 + p / 100, Fraction(1, 100), 1),
-                                    (1 - p / 100, Fraction(-1, 100), 1), (100 - p, Fraction(-1), 100)):
-                forms.setdefault(lit, set()).add((p, scale, Fraction(off)))
-    return forms
-
-
-def trace_item(item: Item) -> _Trace:
-    """Assign a role to every annotation literal; raises ``_Untraceable`` with a reason."""
-    calcs = list(item.metadata.get("calculations") or [])
-    if not calcs:
-        raise _Untraceable("no_annotations: the solution has no <<expr=result>> calculator annotations")
-    tokens = tuple(find_numbers(item.question))
-    forms = _input_forms(tokens)
-    allowed = {t.value for t in tokens} | CONSTANTS
-    for t in tokens:
-        if t.kind == "fraction":  # "2/5 of" lets 2 and 5 appear as constants
-            allowed |= {Fraction(t.value.numerator), Fraction(t.value.denominator)}
-    steps: list[_Step] = []
-    used: list[Fraction] = []
-    derived_values: dict[Fraction, int] = {}
-    for i, c in enumerate(calcs):
-        expr, res_text = str(c["expr"]).strip(), str(c["result"]).strip()
-        try:
-            lits = expr_literals(expr)
-            value = safe_eval(expr)
-        except ExprError as e:
-            raise _Untraceable(f"bad_annotation: step {i + 1}: {e}") from e
-        stated = _stated(res_text)
-        if not _close(value, stated):
-            raise _Untraceable(f"bad_annotation: step {i + 1} {expr}={res_text} evaluates to {render(value)}")
-        roles = []
-        for lit in lits:
-            v = lit.value
-            earlier = [j for j, s in enumerate(steps) if s.result == v or _stated(s.result_text) == v]
-            if earlier:
-                if len({steps[j].result for j in earlier}) > 1 or len(earlier) > 1:
-                    raise _Untraceable(f"ambiguous: {render(v)} in step {i + 1} is the result of steps "
-                                       f"{', '.join(str(j + 1) for j in earlier)}")
-                role = _Role("derived", earlier[-1])
-                derived_values[v] = i
-            elif v in forms:
-                if len(forms[v]) > 1:
-                    raise _Untraceable(f"ambiguous: {render(v)} in step {i + 1} matches several question numbers")
-                base, scale, off = next(iter(forms[v]))
-                if _has_cue(base, item.question):
-                    raise _Untraceable(f"ambiguous: {render(base)} is in the question, and its wording also "
-                                       f"implies the constant {render(base)}")
-                role = _Role("input", base, scale, off)
-                if base not in used:
-                    used.append(base)
-            elif v in allowed:
-                role = _Role("const", v)
-            else:
-                raise _Untraceable(f"untraced: {render(v)} in step {i + 1} ({expr}) is neither in the question "
-                                   "nor an earlier result")
-            roles.append((lit.start, lit.end, role))
-        steps.append(_Step(expr, value, res_text, tuple(roles)))
-    clash = [v for v in derived_values if any(f[0] in used for f in forms.get(v, ()))]
-    if clash:
-        raise _Untraceable(f"ambiguous: {render(clash[0])} is both a question number the chain uses and the "
-                           f"result of an earlier step (used in step {derived_values[clash[0]] + 1})")
-    gold = _stated(item.answer)
-    hits = [j for j, s in enumerate(steps) if _close(s.result, gold) or _stated(s.result_text) == gold]
-    if not hits:
-        raise _Untraceable(f"answer: the gold answer {item.answer} is not the result of any annotation")
-    results = {x for st in steps for x in (st.result, _stated(st.result_text))}
-    stale = [t for t in tokens if t.value not in used and t.value in results and t.value not in CONSTANTS]
-    if stale:
-        raise _Untraceable(f"ambiguous: the question states {stale[0].text}, which the chain also derives; "
-                           "it would go stale")
-    if not used:
-        raise _Untraceable("no_input: no question number feeds the annotations, so there is nothing to perturb")
-    return _Trace(tuple(steps), tuple(used), tokens, hits[-1])
 
 
 def _draw(v: Fraction, percent: bool, rng: random.Random) -> Fraction:
@@ -253,8 +123,8 @@ def _visible_equations(solution: str) -> list[bool]:
     for m in VISIBLE_EQ.finditer(CALC.sub(" ", solution)):
         lhs = re.sub(r"[x\u00d7]", "*", m.group(1)).replace("$", "").replace(",", "").replace("%", "")
         try:
-            out.append(_close(safe_eval(lhs), _stated(m.group(2).replace("%", ""))))
-        except (ExprError, _Untraceable):
+            out.append(close_enough(safe_eval(lhs), stated_value(m.group(2).replace("%", ""))))
+        except (ExprError, Untraceable):
             out.append(False)
     return out
 
@@ -266,7 +136,7 @@ class _NewStep:
     literals: tuple[Fraction, ...]  # new value of each literal, left to right
 
 
-def _evaluate(trace: _Trace, new_inputs: dict[Fraction, Fraction]) -> list[_NewStep] | None:
+def _evaluate(trace: Trace, new_inputs: dict[Fraction, Fraction]) -> list[_NewStep] | None:
     """Recompute the chain; None when a step breaks a constraint the original met."""
     out: list[_NewStep] = []
     for s in trace.steps:
@@ -304,20 +174,20 @@ def _seed_for(seed: int, item_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{item_id}".encode()).digest()[:8], "big")
 
 
-def _free_mapping(trace: _Trace, new_inputs: dict[Fraction, Fraction], chain: list[_NewStep],
+def _free_mapping(trace: Trace, new_inputs: dict[Fraction, Fraction], chain: list[_NewStep],
                   text: str) -> dict[Fraction, set[Fraction]]:
     """Old value -> every new value it may stand for in running text (inputs and step results)."""
     cand: dict[Fraction, set[Fraction]] = {}
     for old, new in new_inputs.items():
         cand.setdefault(old, set()).add(new)
     for s, ns in zip(trace.steps, chain, strict=True):
-        for old in {s.result, _stated(s.result_text)}:
+        for old in {s.result, stated_value(s.result_text)}:
             cand.setdefault(old, set()).add(ns.value)
     # Numbers that keep their value (unit constants, unperturbed question numbers) stay candidates for
     # themselves, so "7 days" cannot silently become a step's new result that used to be 7.
     keep = {Fraction(r.ref) for s in trace.steps for _, _, r in s.roles if r.kind == "const"}
     keep |= {t.value for t in trace.tokens if t.value not in new_inputs} | {Fraction(0), Fraction(1)}
-    keep |= {v for v in CUES if _has_cue(v, text)}  # "60 minutes in an hour" keeps its 60
+    keep |= {v for v in CUES if has_cue(v, text)}  # "60 minutes in an hour" keeps its 60
     for v in keep:
         if v in cand:
             cand[v].add(v)
@@ -346,7 +216,7 @@ def _rewrite_segment(text: str, cand: dict[Fraction, set[Fraction]], fixed: dict
     return "".join(parts) + text[last:]
 
 
-def _rewrite_solution(solution: str, trace: _Trace, chain: list[_NewStep],
+def _rewrite_solution(solution: str, trace: Trace, chain: list[_NewStep],
                       cand: dict[Fraction, set[Fraction]]) -> str:
     """New solution text. Numbers are placed by position where the text mirrors an annotation
     ("16 - 3 - 4 = <<16-3-4=9>>9"): the echo after ``>>`` is that step's result, and the numbers just
@@ -359,7 +229,7 @@ def _rewrite_solution(solution: str, trace: _Trace, chain: list[_NewStep],
         seg = solution[last:end]
         toks = find_numbers(seg, fractions=False)
         fixed: dict[int, Fraction] = {}
-        if i > 0 and toks and toks[0].start <= 2 and toks[0].value == _stated(trace.steps[i - 1].result_text):
+        if i > 0 and toks and toks[0].start <= 2 and toks[0].value == stated_value(trace.steps[i - 1].result_text):
             fixed[toks[0].start] = chain[i - 1].value  # the echo of the previous annotation
         if i < len(spans):
             old_lits = [v for _, _, v in _old_literals(trace.steps[i])]
@@ -370,7 +240,7 @@ def _rewrite_solution(solution: str, trace: _Trace, chain: list[_NewStep],
                 if j >= 0 and t.value == old_lits[j]:
                     fixed[t.start] = chain[i].literals[j]
                     j -= 1
-                elif t.value in (trace.steps[i].result, _stated(trace.steps[i].result_text)):
+                elif t.value in (trace.steps[i].result, stated_value(trace.steps[i].result_text)):
                     fixed[t.start] = chain[i].value
         out.append(_rewrite_segment(seg, cand, fixed))
         if i < len(spans):
@@ -379,7 +249,7 @@ def _rewrite_solution(solution: str, trace: _Trace, chain: list[_NewStep],
     return "".join(out)
 
 
-def _old_literals(step: _Step) -> list[tuple[int, int, Fraction]]:
+def _old_literals(step: Step) -> list[tuple[int, int, Fraction]]:
     return [(lit.start, lit.end, lit.value) for lit in expr_literals(step.expr)]
 
 
@@ -387,11 +257,11 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
     """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built."""
     try:
         trace = trace_item(item)
-    except _Untraceable as e:
+    except Untraceable as e:
         raise ValueError(str(e)) from e
     rng = random.Random(_seed_for(seed, item.id))
     pct = {t.value for t in trace.tokens if t.percent}
-    gold = _stated(item.answer)
+    gold = stated_value(item.answer)
     conflict, unannotated = "", False
     old_eqs = _visible_equations(item.solution or "")
     kept = {t.value for t in trace.tokens if t.value not in trace.inputs}
@@ -423,7 +293,7 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
                      "or left the answer unchanged")
 
 
-def _build(item: Item, trace: _Trace, chain: list[_NewStep], new_inputs: dict[Fraction, Fraction],
+def _build(item: Item, trace: Trace, chain: list[_NewStep], new_inputs: dict[Fraction, Fraction],
            solution: str, seed: int) -> Item:
     new_answer = render(chain[trace.answer_step].value)
     solution = re.sub(r"####\s*.*$", f"#### {new_answer}", solution.rstrip())

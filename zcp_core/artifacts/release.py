@@ -114,15 +114,16 @@ def write_release(folder: Path, result: CleanResult) -> None:
     """Write the cleaned data as JSONL, parquet and an HF ``datasets`` folder under ``folder/cleaned``."""
     import pandas as pd
 
-    out = folder / "cleaned"
-    rows = [{**t.to_dict(), "metadata": json.dumps(dict(t.metadata), sort_keys=True, default=str)}
-            for t in result.texts]
-    body = "".join(json.dumps({**t.to_dict()}, ensure_ascii=False, sort_keys=True, default=str) + "\n"
-                   for t in result.texts)
-    atomic_write_bytes(out / "data.jsonl", body.encode("utf-8"))
-    df = pd.DataFrame(rows, columns=["id", "text", "label", "llm_type", "data_type", "metadata"])
     from zcp_core.runs import atomic_write_parquet
 
+    out = folder / "cleaned"
+    body = "".join(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True, default=str) + "\n"
+                   for t in result.texts)
+    atomic_write_bytes(out / "data.jsonl", body.encode("utf-8"))
+    # Parquet and HF keep metadata as a JSON string: its keys differ between rows.
+    rows = [{**t.to_dict(), "metadata": json.dumps(dict(t.metadata), sort_keys=True, default=str)}
+            for t in result.texts]
+    df = pd.DataFrame(rows, columns=["id", "text", "label", "llm_type", "data_type", "metadata"])
     atomic_write_parquet(out / "data.parquet", df)
     try:
         import datasets  # type: ignore[import-untyped]

@@ -9,6 +9,7 @@ family order that matches (the paper's count "without replacement"); mode
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
@@ -109,11 +110,17 @@ def scan(
     return matches_frame(rows)
 
 
+@functools.lru_cache(maxsize=8)
+def _compiled(library: PatternLibrary) -> CompiledLibrary:
+    # A pure memo (libraries are frozen): compiling the RE2 set takes ~50 ms, too much per text in a loop.
+    return compile_library(library)
+
+
 def artifact_spans(
     text_or_record: str | TextRecord, library: PatternLibrary | CompiledLibrary
 ) -> list[Span]:
-    """All artifact spans in one text, sorted by start (pass a CompiledLibrary in loops)."""
-    compiled = library if isinstance(library, CompiledLibrary) else compile_library(library)
+    """All artifact spans in one text, sorted by start (the compiled library is memoised, so loops are cheap)."""
+    compiled = library if isinstance(library, CompiledLibrary) else _compiled(library)
     text = text_or_record if isinstance(text_or_record, str) else text_or_record.text
     spans = [Span(s, e, compiled.patterns[i].family, compiled.patterns[i].id)
              for i, s, e, _ in text_matches(compiled, text, "all")]

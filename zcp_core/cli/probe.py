@@ -1,0 +1,183 @@
+"""``zcp probe``, ``zcp confidence`` and ``zcp release``: the Zero-CoT probe from the command line.
+
+Examples::
+
+    zcp probe --model smollm2 --dataset data/gsm8k/test.jsonl --limit 50 --out runs/probe-gsm8k50 \\
+        --metrics acc,con,p_first,p_all --cot-tokens 64
+    zcp confidence runs/probe-gsm8k50 --json
+    zcp release runs/probe-gsm8k50 --out releases/gsm8k-refreshed
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from zcp_core.cli.common import add_common, add_model, emit, log
+
+
+def _floats(s: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in s.split(",") if x.strip())
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``probe``, ``confidence`` and ``release``."""
+    from zcp_core.cli.data import add_fields
+
+    p = sub.add_parser("probe", help="Zero-CoT probe of a benchmark against its reference twins")
+    p.add_argument("--dataset", required=True, help="original benchmark file")
+    add_fields(p)
+    p.add_argument("--reference", default=None,
+                   help="reference twins (items with original_id); omitted for GSM8K: built by numeric perturbation")
+    p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
+    p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
+    p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
+    p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
+    p.add_argument("--limit", type=int, default=None, help="first N originals (and their twins)")
+    p.add_argument("--cot-tokens", type=int, default=256, help="full-CoT token cap")
+    p.add_argument("--full-cot", action="store_true", help="generate the full CoT even when r=0 only")
+    p.add_argument("--mode", choices=["prefill", "prompt"], default="prefill",
+                   help="prefill (open weights) or prompt (closed APIs)")
+    p.add_argument("--suffix", default=None, help="forcing suffix (default: the final answer is \\[ \\boxed)")
+    p.add_argument("--max-new-tokens", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--prior", type=float, default=0.5, help="prior probability of contamination for C")
+    add_model(p)
+    add_common(p)
+    p.set_defaults(func=probe_cmd)
+
+    c = sub.add_parser("confidence", help="Contamination Confidence of a probe run, per metric")
+    c.add_argument("run", help="probe run folder")
+    c.add_argument("--arm", default="original", choices=["original", "paraphrased"], help="suspect arm")
+    c.add_argument("--prior", type=float, default=None, help="recompute with this prior (default: as stored)")
+    add_common(c)
+    c.set_defaults(func=confidence_cmd)
+
+    r = sub.add_parser("release", help="refreshed benchmark: flagged items replaced by verified twins")
+    r.add_argument("run", help="probe run folder")
+    r.add_argument("--out", required=True, help="release folder")
+    add_common(r)
+    r.set_defaults(func=release_cmd)
+
+
+def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any] | None, dict[str, Any]]:
+    from zcp_core.cli.data import fields_from_args
+    from zcp_core.data import load_items
+    from zcp_core.errors import DataError
+
+    original = load_items(args.dataset, fmt=args.format, fields=fields_from_args(args))
+    if args.limit:
+        original = original[: args.limit]
+    keep = {o.id for o in original}
+    notes: dict[str, Any] = {}
+    if args.reference:
+        reference = [it for it in load_items(args.reference) if it.original_id in keep]
+    elif original and all(o.source == "gsm8k" and o.metadata.get("calculations") is not None for o in original):
+        from zcp_core.reference import perturb_gsm8k
+
+        ref = perturb_gsm8k(original, seed=args.seed)
+        reference = list(ref.items)
+        notes["reference_built"] = {"method": ref.method, "twins": len(reference), "failures": len(ref.failures),
+                                    "failure_reasons": [f"{f.id}: {f.reason}" for f in ref.failures][:50]}
+        log(f"no --reference: built a numeric reference on the fly ({ref.method}): {len(reference)} twins, "
+            f"{len(ref.failures)} items could not be traced; it is saved in the run as items_reference.jsonl")
+    else:
+        raise DataError(args.dataset, None, None,
+                        "--reference is required unless the dataset is GSM8K (numeric twins are built only there)")
+    para = [it for it in load_items(args.paraphrased) if it.original_id in keep] if args.paraphrased else None
+    return original, reference, para, notes
+
+
+def probe_cmd(args: argparse.Namespace) -> int:
+    """Probe original (and paraphrased) items against reference twins and write a run."""
+    from zcp_core.cli.common import backend_from_args
+    from zcp_core.probe import DEFAULT_SUFFIX, ProbeConfig, run_probe
+    from zcp_core.runs import atomic_write_json, load_run
+
+    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
+                         max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
+                         mode=args.mode, seed=args.seed, prior=args.prior)
+    original, reference, para, notes = _load_sets(args)
+    out = args.out or f"runs/probe-{Path(args.dataset).stem}"
+    paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
+    log(f"probing {len(original)} originals, {len(reference)} twins"
+        + (f", {len(para)} paraphrases" if para else "") + f" on {args.model}; CoT generated: {config.needs_cot}")
+    backend = backend_from_args(args)
+    res = run_probe(backend, original, reference, config, paraphrased=para, out=out, model_spec=args.model,
+                    dataset_paths=paths)
+    if notes and res.run_path:
+        res.summary.update(notes)
+        run = load_run(res.run_path)
+        atomic_write_json(res.run_path / "manifest.json", {**run.manifest, "summary": res.summary})
+    emit(args, res.summary, f"run written to {res.run_path}\n" + format_summary(res.summary))
+    return 0
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The human table of ``zcp confidence`` plus the probe's counts."""
+    lines = [format_confidence(summary)]
+    pf = summary.get("parse_failures")
+    if pf:
+        lines.append("parse failures (counted as incorrect): " + ", ".join(f"{a} {n}" for a, n in pf.items()))
+    if "n_pairs" in summary:
+        lines.append(f"pairs {summary['n_pairs']}, originals without a twin {summary.get('unpaired_original', 0)}, "
+                     f"flagged items {summary.get('flagged', 0)}")
+    gt = summary.get("generated_tokens")
+    if gt:
+        lines.append("generated tokens: " + ", ".join(f"{a} answer {v['answer']} + CoT {v['cot']}"
+                                                        for a, v in gt.items()))
+    return "\n".join(lines)
+
+
+def format_confidence(conf: dict[str, Any]) -> str:
+    """A metric x (n, effect, p, BF10, C, direction) table."""
+
+    def f(x: Any, spec: str) -> str:
+        return "-" if x is None else format(x, spec)
+
+    lines = [f"{'metric':<8} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
+    for m, v in conf["metrics"].items():
+        if v.get("confidence") is None:
+            lines.append(f"{m:<8} {'-':>5} {'-':>8} {'-':>10} {'-':>10} {'-':>6}  {v.get('reason', 'not measured')}")
+        else:
+            lines.append(f"{m:<8} {v['n']:>5} {f(v['effect'], '8.3f')} {f(v['p'], '10.3g')} {f(v['bf10'], '10.3g')} "
+                         f"{v['confidence']:6.3f}  {v['direction']}")
+    h = conf["headline"]
+    lines.append(f"headline: C = {f(h['confidence'], '.3f')} ({h['metric']})")
+    return "\n".join(lines)
+
+
+def confidence_cmd(args: argparse.Namespace) -> int:
+    """Print each metric's n, effect, p, BF10 and C for a probe run."""
+    from zcp_core.errors import DataError
+    from zcp_core.probe_analysis import confidence_summary
+    from zcp_core.runs import load_run
+
+    run = load_run(args.run)
+    if run.kind != "probe":
+        raise DataError(str(run.path), None, "kind", f"not a probe run (kind {run.kind})")
+    stored = (run.summary.get("arms") or {}).get(args.arm)
+    if stored is None and args.arm == "original":
+        stored = {k: run.summary[k] for k in ("metrics", "headline") if k in run.summary}
+    if args.prior is not None or not stored:
+        cfg = run.manifest.get("config", {})
+        stored = confidence_summary(run.records, cfg.get("metrics", ()), suspect_arm=args.arm,
+                                    prior=args.prior if args.prior is not None else cfg.get("prior", 0.5),
+                                    n_resamples=cfg.get("n_resamples", 10_000), seed=cfg.get("seed", 0))
+    out = {"metrics": stored["metrics"], "headline": stored["headline"]}
+    emit(args, out, format_confidence(out))
+    return 0
+
+
+def release_cmd(args: argparse.Namespace) -> int:
+    """Write a refreshed benchmark from a probe run."""
+    from zcp_core.release import release
+
+    res = release(args.run, args.out)
+    summary = res.to_dict()
+    text = (f"release written to {res.path}: {res.n_items} items, {len(res.replaced)} replaced by verified twins, "
+            f"{len(res.kept)} flagged but kept (no verified twin)\ncanary: {res.canary}")
+    emit(args, summary, text)
+    return 0

@@ -1,0 +1,177 @@
+"""``zcp reference build`` and ``zcp reference paraphrase``: reference twins and evasive paraphrases.
+
+Both write their items as JSONL (``reference.jsonl`` / ``paraphrase.jsonl``,
+items format, ``original_id`` set) into ``--out`` and make that folder a run
+(kind ``reference``) with one record per item: what was made, or why not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from zcp_core.cli.common import add_common, emit, log
+from zcp_core.cli.data import add_fields, fields_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``reference build`` and ``reference paraphrase``."""
+    p = sub.add_parser("reference", help="build reference twins and evasive paraphrases of a benchmark")
+    rsub = p.add_subparsers(dest="reference_command", metavar="SUBCOMMAND")
+    rsub.required = True
+
+    b = rsub.add_parser("build", help="numeric (GSM8K annotations) or LLM isomorphic reference twins")
+    b.add_argument("--dataset", required=True, help="benchmark file (GSM8K jsonl for --method numeric)")
+    b.add_argument("--method", choices=["numeric", "llm"], default="numeric")
+    b.add_argument("--generator", default="smollm2", help="model spec of the LLM generator (--method llm)")
+    b.add_argument("--judge", default=None, help="model spec of judge 1 (default: the generator)")
+    b.add_argument("--judge2", default=None, help="model spec of judge 2 (default: judge 1)")
+    b.add_argument("--attempts", type=int, default=3, help="LLM attempts per item (judges' reasons fed back)")
+    b.add_argument("--max-tries", type=int, default=50, help="numeric draws per item before giving up")
+    _shared(b)
+    b.set_defaults(func=build)
+
+    q = rsub.add_parser("paraphrase", help="evasive paraphrases: same numbers and answer, new words")
+    q.add_argument("--dataset", required=True)
+    q.add_argument("--method", choices=["deterministic", "llm"], default="deterministic")
+    q.add_argument("--versions", type=int, default=1, help="paraphrases per item")
+    q.add_argument("--model", default="smollm2", help="model spec for --method llm")
+    _shared(q)
+    q.set_defaults(func=paraphrase)
+
+
+def _shared(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, help="output folder (a run folder)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    add_fields(p)
+    add_common(p)
+
+
+def _items(args: argparse.Namespace) -> list[Any]:
+    from zcp_core.data import load_items
+
+    items = load_items(args.dataset, fmt=args.format, fields=fields_from_args(args))
+    return items[: args.limit] if args.limit else items
+
+
+def _backend(spec: str, args: argparse.Namespace) -> Any:
+    from zcp_core.backends.spec import load_backend
+
+    return load_backend(spec, cache=None if args.no_cache else "default", device=args.device,
+                        batch_size=args.batch_size)
+
+
+def build(args: argparse.Namespace) -> int:
+    """Build reference twins and write them with a run."""
+    import pandas as pd
+
+    from zcp_core.data import write_items_jsonl
+    from zcp_core.reference import failure_kind, perturb_gsm8k
+    from zcp_core.runs import RunSpec, write_run
+
+    items = _items(args)
+    model = None
+    revision = None
+    config: dict[str, Any] = {"subcommand": "build", "method": args.method, "limit": args.limit}
+    if args.method == "numeric":
+        if not any(it.metadata.get("calculations") for it in items):
+            log("note: no <<expr=result>> calculator annotations found; --method numeric needs GSM8K-style data")
+        rs = perturb_gsm8k(items, seed=args.seed, max_tries=args.max_tries)
+        config["max_tries"] = args.max_tries
+    else:
+        from zcp_core.reference_llm import build_reference_llm
+
+        j1_spec = args.judge or args.generator
+        j2_spec = args.judge2 or j1_spec
+        loaded: dict[str, Any] = {}
+        for spec in (args.generator, j1_spec, j2_spec):
+            if spec not in loaded:
+                loaded[spec] = _backend(spec, args)
+        if j1_spec == j2_spec:
+            log("note: both judges are the same model, so they are not independent (pass --judge2)")
+        gen = loaded[args.generator]
+        rs = build_reference_llm(gen, [loaded[j1_spec], loaded[j2_spec]], items, attempts=args.attempts,
+                                 seed=args.seed)
+        model, revision = args.generator, gen.revision
+        config.update(generator=args.generator, judge=j1_spec, judge2=j2_spec, attempts=args.attempts)
+    out = Path(args.out)
+    jsonl = write_items_jsonl(out / "reference.jsonl", rs.items)
+    by_orig = {it.original_id: it for it in rs.items}
+    fails = {f.id: f for f in rs.failures}
+    rows = []
+    for it in items:
+        twin, fail = by_orig.get(it.id), fails.get(it.id)
+        rows.append({
+            "id": twin.id if twin else "", "original_id": it.id, "status": "ok" if twin else "failed",
+            "reason": fail.reason if fail else "", "failure_kind": failure_kind(fail.reason) if fail else "",
+            "answer": twin.answer if twin else "", "original_answer": it.answer,
+            "attempts": len(fail.attempts) if fail else len(twin.metadata.get("attempts", [])) if twin else 0,
+        })
+    n, ok = len(items), len(rs.items)
+    kinds = dict(Counter(failure_kind(f.reason) for f in rs.failures))
+    summary = {
+        "method": rs.method, "n": n, "traced": ok, "failed": n - ok, "traced_share": ok / n if n else 0.0,
+        "failures_by_kind": kinds, "reference": str(jsonl), "out": str(out),
+        "headline": {"label": "traced share", "value": round(ok / n, 4) if n else 0.0},
+    }
+    write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
+                           model_revision=revision, dataset=(args.dataset,), seed=args.seed),
+              pd.DataFrame(rows), summary)
+    text = [f"{ok}/{n} items got a reference twin ({rs.method}); wrote {jsonl}"]
+    text += [f"  failed ({k}): {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    emit(args, summary, "\n".join(text))
+    return 0
+
+
+def paraphrase(args: argparse.Namespace) -> int:
+    """Write evasive paraphrases with a run."""
+    import pandas as pd
+
+    from zcp_core.data import write_items_jsonl
+    from zcp_core.paraphrase import paraphrase_llm, reword_deterministic
+    from zcp_core.reference import failure_kind
+    from zcp_core.runs import RunSpec, write_run
+
+    items = _items(args)
+    model = revision = None
+    if args.method == "deterministic":
+        ps = reword_deterministic(items, versions=args.versions, seed=args.seed)
+    else:
+        backend = _backend(args.model, args)
+        ps = paraphrase_llm(backend, items, versions=args.versions, seed=args.seed)
+        model, revision = args.model, backend.revision
+    out = Path(args.out)
+    jsonl = write_items_jsonl(out / "paraphrase.jsonl", ps.items)
+    rows = [{"id": p.id, "original_id": p.original_id, "version": int(p.metadata.get("version", 0)),
+             "status": "ok", "reason": "", "failure_kind": "", "change_fraction": f}
+            for p, f in zip(ps.items, ps.change_fraction, strict=True)]
+    for fl in ps.failures:
+        orig, _, k = fl.id.rpartition("-para")
+        rows.append({"id": fl.id, "original_id": orig, "version": int(k or 0), "status": "failed",
+                     "reason": fl.reason, "failure_kind": failure_kind(fl.reason), "change_fraction": float("nan")})
+    fr = list(ps.change_fraction)
+    want = len(items) * args.versions
+    summary = {
+        "method": ps.method, "n_items": len(items), "versions": args.versions, "made": len(ps.items),
+        "failed": len(ps.failures), "change_fraction_mean": sum(fr) / len(fr) if fr else None,
+        "change_fraction_min": min(fr) if fr else None,
+        "failures_by_kind": dict(Counter(failure_kind(f.reason) for f in ps.failures)),
+        "paraphrase": str(jsonl), "out": str(out),
+        "headline": {"label": "paraphrases made", "value": round(len(ps.items) / want, 4) if want else 0.0},
+    }
+    config = {"subcommand": "paraphrase", "method": args.method, "versions": args.versions, "limit": args.limit}
+    write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
+                           model_revision=revision, dataset=(args.dataset,), seed=args.seed),
+              pd.DataFrame(rows).sort_values(["original_id", "version"], kind="stable"), summary)
+    mean = f"{summary['change_fraction_mean']:.3f}" if fr else "n/a"
+    lo = f"{summary['change_fraction_min']:.3f}" if fr else "n/a"
+    emit(args, summary, f"{len(ps.items)}/{want} paraphrases ({ps.method}); non-numeric change mean {mean}, "
+                        f"min {lo}; {len(ps.failures)} failed; wrote {jsonl}")
+    return 0
