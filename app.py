@@ -1,22 +1,33 @@
 """zcp Streamlit app: a router only. Pages live in app_pages/ and call zcp_core."""
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="zcp: contamination lab", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="zcp: contamination lab", page_icon=":material/search:", layout="wide")
 
-PAGES = {
+HERE = Path(__file__).resolve().parent
+SECTIONS = {
     "Runs": [
-        st.Page("app_pages/home.py", title="Run browser", icon="🗂️", default=True),
-        st.Page("app_pages/new_audit.py", title="New audit", icon="▶️"),
+        ("home.py", "Run browser", ":material/folder_open:"),
+        ("new_audit.py", "New audit", ":material/play_arrow:"),
     ],
     "Methods": [
-        st.Page("app_pages/probe.py", title="Zero-CoT probe", icon="🧪"),
-        st.Page("app_pages/lab.py", title="Contamination lab", icon="🧬"),
-        st.Page("app_pages/guided.py", title="Time-Travel", icon="⏳"),
-        st.Page("app_pages/artifacts.py", title="Artifact scan", icon="🧹"),
-        st.Page("app_pages/detector.py", title="Detector & SHAP", icon="🎯"),
-        st.Page("app_pages/afr.py", title="Answer-first rate", icon="🔁"),
+        ("probe.py", "Zero-CoT probe", ":material/science:"),
+        ("lab.py", "Contamination lab", ":material/biotech:"),
+        ("guided.py", "Time-Travel", ":material/history:"),
+        ("artifacts.py", "Artifact scan", ":material/cleaning_services:"),
+        ("detector.py", "Detector & SHAP", ":material/target:"),
+        ("afr.py", "Answer-first rate", ":material/repeat:"),
     ],
 }
 
-st.navigation(PAGES).run()
+pages = {
+    section: [
+        st.Page(f"app_pages/{file}", title=title, icon=icon, default=file == "home.py")
+        for file, title, icon in entries
+        if (HERE / "app_pages" / file).exists()
+    ]
+    for section, entries in SECTIONS.items()
+}
+st.navigation(pages).run()

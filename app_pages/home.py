@@ -22,6 +22,7 @@ if table.empty:
 kinds = sorted(table["kind"].unique())
 chosen = st.multiselect("Kinds", kinds, default=kinds)
 view = table[table["kind"].isin(chosen)].reset_index(drop=True)
+view["finished"] = view["finished"].str[:16].str.replace("T", " ")
 st.dataframe(
     view[["name", "kind", "model", "dataset", "finished", "headline_label", "headline_value"]],
     hide_index=True, width="stretch",

@@ -77,17 +77,24 @@ def test_home_and_run_page_in_chromium(app_server: str, browser_run: Path, tmp_p
     run = load_run(browser_run / "browser-scan")
     headline = run.summary["headline"]
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM),
-                                    args=[*FLAGS, f"--user-data-dir={tmp_path / 'profile'}"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        # A fresh profile folder per test (Playwright passes it as --user-data-dir).
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=FLAGS,
+            viewport={"width": 1400, "height": 1000},
+        )
+        page = browser.new_page()
         page.goto(app_server)
-        page.get_by_text("contamination audits").first.wait_for(timeout=30_000)
-        page.get_by_text("browser-scan").first.wait_for(timeout=30_000)
+        page.get_by_text("contamination audits").first.wait_for(timeout=90_000)
+        page.get_by_text("Open a run").first.wait_for(timeout=90_000)
+        page.get_by_text(str(headline["label"])).first.wait_for(timeout=90_000)
         value = page.locator('[data-testid="stMetricValue"]').first
-        value.wait_for(timeout=30_000)
+        value.wait_for(timeout=90_000)
         assert str(headline["value"]) in value.inner_text().replace(",", "")
         page.screenshot(path=str(tmp_path / "home.png"), full_page=True)
         page.get_by_role("button", name="Open on its page").click()
-        page.get_by_text(str(headline["label"])).first.wait_for(timeout=30_000)
+        page.get_by_text("Artifacts in generated-text benchmarks").first.wait_for(timeout=90_000)
+        page.get_by_text("Flagged (high-precision)").first.wait_for(timeout=90_000)
+        values = [v.inner_text().replace(",", "") for v in page.locator('[data-testid="stMetricValue"]').all()]
+        assert str(headline["value"]) in values
         page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
         browser.close()

@@ -44,7 +44,10 @@ def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
     if not runs:
         st.info(f"No {' / '.join(kinds)} runs in {runs_dir()} yet. Start one from **New audit** or the CLI.")
         return None
-    labels = [f"{r.path.name} · {r.manifest.get('model') or ''} · {r.manifest.get('finished', '')[:16]}" for r in runs]
+    labels = [
+        " · ".join(x for x in (r.path.name, r.manifest.get("model") or "", str(r.manifest.get("finished", ""))[:16]) if x)
+        for r in runs
+    ]
     wanted = st.session_state.get("selected_run")
     index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), 0)
     choice = st.selectbox("Run", range(len(runs)), index=index, format_func=lambda i: labels[i], key=key)
