@@ -29,11 +29,11 @@ if pf:
 st.subheader("Contamination Confidence per metric")
 tests = run.table("tests") if run.has_table("tests") else None
 if tests is not None and len(tests):
-    st.plotly_chart(vp.confidence_figure(tests), use_container_width=True)
+    st.plotly_chart(vp.confidence_figure(tests), width="stretch")
     st.caption("Bars near 1 mean the original beats its twin far more than chance allows; 0.5 is no evidence.")
     arms = sorted(set(tests["arm"]))
     arm = st.selectbox("Suspect arm", arms, index=arms.index("original") if "original" in arms else 0)
-    st.dataframe(vp.confidence_table(tests, arm), use_container_width=True, hide_index=True)
+    st.dataframe(vp.confidence_table(tests, arm), width="stretch", hide_index=True)
     st.caption("Evidence per metric: paired test, effect with 95% CI, discordant pairs (b: original only correct).")
 
 items = run.table("items")
@@ -42,17 +42,17 @@ f1, f2, f3 = st.columns([3, 1, 2])
 kinds = f1.multiselect("Flip kind", list(vp.FLIP_KINDS), default=["orig_only", "ref_only"])
 flagged_only = f2.checkbox("Flagged only", value=False)
 sort_by = f3.selectbox("Sort by", ["p_all_gap", "p_all_gap_rank", "pair_id"])
-st.dataframe(vp.flips_table(items, kinds, flagged_only, sort_by), use_container_width=True, hide_index=True)
+st.dataframe(vp.flips_table(items, kinds, flagged_only, sort_by), width="stretch", hide_index=True)
 st.caption("orig_only: correct at zero-CoT on the original but not on its twin (flagged as memorised-looking); "
            "a large positive P_all gap supports the flag.")
 if items["p_all_original"].notna().any():
-    st.plotly_chart(vp.gap_figure(items), use_container_width=True)
+    st.plotly_chart(vp.gap_figure(items), width="stretch")
     st.caption("Points above the diagonal: the model puts more probability on the gold answer of the original.")
 
 records = run.records
 st.subheader("Per-metric distributions, original against reference")
 for m in vp.measured_metrics(records):
-    st.plotly_chart(vp.distribution_figure(records, m), use_container_width=True)
+    st.plotly_chart(vp.distribution_figure(records, m), width="stretch")
     st.caption(f"{vp.METRIC_LABELS[m]} at zero-CoT; a contaminated model sits higher on the original arm.")
 
 if run.has_table("truncation"):
@@ -60,7 +60,7 @@ if run.has_table("truncation"):
     if trunc["ratio"].nunique() > 1:
         st.subheader("Truncation curve")
         metric = st.selectbox("Metric", sorted(set(trunc["metric"])), key="trunc_metric")
-        st.plotly_chart(vp.truncation_figure(trunc, metric), use_container_width=True)
+        st.plotly_chart(vp.truncation_figure(trunc, metric), width="stretch")
         st.caption("Memorisation shows as an original curve that is already high at r = 0 while the twin's "
                    "needs the CoT.")
 
@@ -68,5 +68,5 @@ if run.has_table("sample_size"):
     ss = run.table("sample_size")
     if len(ss):
         st.subheader("Sample-size curve")
-        st.plotly_chart(vp.sample_size_figure(ss), use_container_width=True)
+        st.plotly_chart(vp.sample_size_figure(ss), width="stretch")
         st.caption("How C grows with the number of pairs; bars span the 10th-90th percentile of subsamples.")

@@ -78,7 +78,7 @@ def main() -> int:
                    "run": str(out)}
             rows.append(row)
             print(json.dumps(row, default=float), flush=True)
-    print(pd.DataFrame(rows).drop(columns=["run"]).to_markdown(index=False, floatfmt=".3f"))
+    print(pd.DataFrame(rows).drop(columns=["run"]).to_string(index=False, float_format="%.3f"))
     return 0
 
 

@@ -21,6 +21,16 @@ FOUND = [
     ("4", "x = -4", False),
     ("4", "41", False),
     ("4", "0.4", False),
+    ("1", "Steps:\n1. **Find g(16):**", False),  # an enumeration label
+    ("2", "  2) then", False),
+    ("16", "x^4 + \\frac{16}{x^2}", False),  # a numerator, not the number
+    ("16", "\\frac{x}{16}", False),
+    ("16", "\\sqrt{16} = 4", False),
+    ("2", "x + y \\ge 2 \\sqrt{xy}", False),  # a coefficient
+    ("2", "area 2\\pi", False),
+    ("2", "so 2 \\times 3 = 6", True),
+    ("4", "\\text{4 apples}", True),
+    ("4", "$\\mathbf{4}$", True),
     # ... but is found as itself
     ("4", "the answer is 4.", True),
     ("4", "so $4$.", True),
@@ -64,6 +74,8 @@ FOUND = [
     ("C", "Consider it", False),
     ("\\left( 3, \\frac{\\pi}{2} \\right)", "is $\\left(3,\\dfrac{\\pi}{2}\\right)$", True),
     ("10^3", "10^3", True),
+    ("\\pi", "period \\frac{2\\pi}{b}", False),
+    ("\\pi", "period is $\\pi$", True),
     ("10^3", "103", False),
 ]
 

@@ -47,9 +47,9 @@ def vllm_backend():
 
 
 @pytest.fixture(params=["transformers", "openai", "vllm"])
-def backend(request, smollm2):
+def backend(request):
     if request.param == "transformers":
-        return smollm2
+        return request.getfixturevalue("smollm2")
     if request.param == "openai":
         from zcp_core.backends.openai_api import OpenAIBackend
 

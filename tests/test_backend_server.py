@@ -191,6 +191,38 @@ def test_chat_continue_final_message_is_a_prefill(server, smollm2):
     assert [c["token"] for c in ch["logprobs"]["content"]] == list(local.tokens)
 
 
+def test_top_logprobs_alternatives(server):
+    body = {"messages": [{"role": "user", "content": "What is 2+2?"}], "max_tokens": 3, "temperature": 0,
+            "logprobs": True, "top_logprobs": 3}
+    _, out = post(server, "/v1/chat/completions", body)
+    for c in out["choices"][0]["logprobs"]["content"]:
+        assert len(c["top_logprobs"]) == 3
+        best = c["top_logprobs"][0]  # greedy: the chosen token is the most likely one
+        assert best["token"] == c["token"] and best["logprob"] == pytest.approx(c["logprob"], abs=1e-4)
+    _, out = post(server, "/v1/completions", {"prompt": "One, two,", "max_tokens": 2, "temperature": 0,
+                                              "echo": True, "logprobs": 2})
+    lp = out["choices"][0]["logprobs"]
+    assert lp["top_logprobs"][0] is None and len(lp["top_logprobs"]) == len(lp["tokens"])
+    for t, v, alts in zip(lp["tokens"][1:], lp["token_logprobs"][1:], lp["top_logprobs"][1:]):
+        assert alts[t] == v and 2 <= len(alts) <= 3
+    for v, alts in zip(lp["token_logprobs"][-2:], lp["top_logprobs"][-2:]):  # generated greedily
+        assert max(alts.values()) == pytest.approx(v, abs=1e-4)
+
+
+def test_concurrent_requests_are_batched_safely(server, smollm2):
+    from concurrent.futures import ThreadPoolExecutor
+
+    prompts = [f"Item {i}: the colour of the sky is" for i in range(6)]
+    calls = [("/v1/completions", {"prompt": p, "max_tokens": 2, "temperature": 0}) for p in prompts]
+    calls += [("/tokenize", {"prompt": p}) for p in prompts]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda c: post(server, *c), calls))
+    assert all(status == 200 for status, _ in got)
+    local = smollm2.generate([GenerateRequest(prompt=p, params=SamplingParams(max_new_tokens=2)) for p in prompts])
+    assert [out["choices"][0]["text"] for _, out in got[:6]] == [c.text for c in local]
+    assert [out["count"] for _, out in got[6:]] == [len(smollm2.tokenizer(p).input_ids) for p in prompts]
+
+
 @pytest.mark.parametrize("path, body, status", [
     ("/v1/completions", {"model": "other", "prompt": "x"}, 404),
     ("/v1/completions", {"prompt": "x", "n": 2}, 400),
@@ -293,6 +325,16 @@ def test_client_reports_unavailable_scores_and_prefill(fake_api):
     assert all(not lp.available and lp.logprobs == () and "echo" in lp.reason for lp in lps)
     with pytest.raises(BackendUnavailable, match="prefill"):
         b.generate([GenerateRequest(messages=chat("x"), prefill="The answer is")])
+
+
+def test_client_unreachable_server_is_a_clear_error():
+    from zcp_core.backends.server import free_port
+
+    b = OpenAIBackend(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=1, backoff_s=0.01)
+    with pytest.raises(ZcpError, match="cannot reach .* after 1 retries"):
+        b.generate([GenerateRequest(prompt="x")])
+    with pytest.raises(ZcpError, match="cannot reach"):
+        b.supports_logprobs  # noqa: B018 - a probe must not turn "unreachable" into "unsupported"
 
 
 # ---- the CLI, as a user starts it -------------------------------------------------------------

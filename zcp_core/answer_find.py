@@ -40,6 +40,9 @@ _TOKEN = re.compile(
 )
 _WRAPPERS = re.compile(r"\\(?:boxed|fbox|text|textbf|mathrm|mbox|mathbf)\s*\{")
 _DROP = ("\\left", "\\right", "\\displaystyle", "\\!", "\\,", "\\;", "\\:", "\\quad", "\\ ")
+_FORMAT_CMDS = frozenset({"boxed", "fbox", "text", "textbf", "mathrm", "mbox", "mathbf", "textit", "emph", "left",
+                          "right", "displaystyle", "color", "underline"})
+_COEFFICIENT = re.compile(r"\s*\\(?:sqrt|pi|frac|dfrac|tfrac|sin|cos|tan|log|ln)\b")
 _GOLD_UNITS = re.compile(r"\^\s*\{?\\circ\}?|\\degree|°|\\%|%|^\\\$|^\$")
 
 
@@ -100,20 +103,19 @@ def parse_number(s: str) -> Fraction | None:
     if t.startswith("-"):
         sign, t = -1, t[1:]
     m = _TOKEN.fullmatch(t)
-    if not m:
-        return None
-    return sign * _token_value(m)
+    value = _token_value(m) if m else None
+    return None if value is None else sign * value
 
 
-def _token_value(m: re.Match[str]) -> Fraction:
-    """Value of a token: groups 1-4 are the ``\\frac`` arguments, 5-6 ``a/b``, 7 a number."""
+def _token_value(m: re.Match[str]) -> Fraction | None:
+    """Value of a token (None for a zero denominator): groups 1-4 are ``\\frac`` arguments, 5-6 ``a/b``, 7 a number."""
     if m.group(7) is not None:
         return _num_value(m.group(7))
     if m.group(5) is not None:
         num, den = int(m.group(5)), int(m.group(6))
     else:
         num, den = int(m.group(1) or m.group(2)), int(m.group(3) or m.group(4))
-    return Fraction(num, den) if den else Fraction(-(10**12))
+    return Fraction(num, den) if den else None
 
 
 def _canon(s: str) -> tuple[str, list[int]]:
@@ -152,25 +154,34 @@ def answer_pattern(answer: str) -> AnswerPattern:
     return AnswerPattern(answer, "string", None, canon)
 
 
+def _brace_context_ok(text: str, brace: int) -> bool | None:
+    """For a number right after ``{``: True inside a formatting command (``\\boxed{4}``), False as an
+    exponent, subscript, second argument or argument of ``\\frac``/``\\sqrt``-like commands, None otherwise."""
+    before = text[:brace].rstrip()
+    if before[-1:] in ("^", "_", "}"):
+        return False
+    cmd = re.search(r"\\([A-Za-z]+)$", before)
+    if cmd:
+        return cmd.group(1) in _FORMAT_CMDS
+    return None
+
+
 def _left_ok(text: str, s: int) -> tuple[bool, int]:
     """Whether the token at ``s`` is not glued to something on its left; also the index of its sign."""
     j = s
-    skipped_brace = False
     while j > 0 and text[j - 1] in "${ ":
         if text[j - 1] == "{":
-            if j >= 2 and text[j - 2] in "^_":
-                return False, s
-            skipped_brace = True
+            verdict = _brace_context_ok(text, j - 1)
+            if verdict is not None:
+                return verdict, s
         if text[j - 1] == " " and not (j >= 2 and text[j - 2] in "-−"):
             break  # a space only matters between a minus sign and its number
         j -= 1
     if j == 0:
         return True, s
     c = text[j - 1]
-    if c.isdigit() or c in "^_.":
+    if c.isdigit() or c.isalpha() or c in "^_.":
         return False, s
-    if c.isalpha():
-        return skipped_brace, s  # \boxed{4} yes; x4 no
     if c in "-−":
         k = j - 1
         while k > 0 and text[k - 1] == " ":
@@ -178,6 +189,12 @@ def _left_ok(text: str, s: int) -> tuple[bool, int]:
         operand_before = k > 0 and (text[k - 1].isalnum() or text[k - 1] in ")}]")
         return True, s if operand_before else j - 1
     return True, s
+
+
+def _list_marker(text: str, s: int, e: int) -> bool:
+    """Whether the token is an enumeration label such as ``1.`` or ``2)`` at the start of a line."""
+    line_start = text.rfind("\n", 0, s) + 1
+    return (not text[line_start:s].strip(" \t*#>-")) and bool(re.match(r"[.)](?:\s|\*|$)", text[e : e + 2]))
 
 
 def _right_ok(text: str, e: int) -> bool:
@@ -195,7 +212,8 @@ def _right_ok(text: str, e: int) -> bool:
             return bool(re.match(r"\^\s*\{?\\circ", text[j:]))
         if c.isalpha() or c in "_":
             return False
-    return True
+    # A coefficient (2\\sqrt{3}, 2\\pi) is not the number itself.
+    return not _COEFFICIENT.match(text, j)
 
 
 def _find_numbers(text: str, pat: AnswerPattern) -> list[Mention]:
@@ -207,9 +225,11 @@ def _find_numbers(text: str, pat: AnswerPattern) -> list[Mention]:
         if is_fraction and want.denominator == 1:
             continue
         ok, sign_at = _left_ok(text, m.start())
-        if not ok or not _right_ok(text, m.end()):
+        if not ok or not _right_ok(text, m.end()) or _list_marker(text, m.start(), m.end()):
             continue
         value = _token_value(m)
+        if value is None:
+            continue
         if sign_at < m.start():
             value = -value
         if value == want:
@@ -230,7 +250,7 @@ def _find_string(text: str, pat: AnswerPattern) -> list[Mention]:
         s, e = pos[k], pos[k + n - 1] + 1
         before = text[:s].rstrip("$")[-1:]
         after = text[e:].lstrip("$")[:1]
-        if pat.canon[0].isalnum() and (before.isalnum() or (pat.canon[0].isdigit() and before != "" and before in ".^_")):
+        if (pat.canon[0].isalnum() or pat.canon[0] == "\\") and (before.isalnum() or (pat.canon[0].isdigit() and before != "" and before in ".^_")):
             continue
         if pat.canon[-1].isalnum() and (after.isalnum() or (pat.canon[-1].isdigit() and after == "." and text[e + 1 : e + 2].isdigit())):
             continue

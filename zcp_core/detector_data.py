@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zcp_core.schema import TextRecord
 
@@ -137,12 +137,8 @@ def split_texts(records: Sequence[TextRecord], test_size: float = 0.3, seed: int
     return Split(tuple(train), tuple(test), seed, test_size, dd)
 
 
-def load_texts_for_detector(paths: Sequence[str]) -> list[TextRecord]:
-    """Load and concatenate labelled texts from DetectRL or generic files."""
-    from zcp_core.data import load_dataset
+def load_texts_for_detector(paths: Sequence[str], fmt: str = "auto", fields: Any = None) -> list[TextRecord]:
+    """Load and concatenate labelled texts from DetectRL or generic files (``zcp_core.data.load_texts``)."""
+    from zcp_core.data import load_texts
 
-    out: list[TextRecord] = []
-    for p in paths:
-        ds = load_dataset(p, corpus="texts")
-        out.extend(ds.texts)
-    return out
+    return load_texts(list(paths), fmt=fmt, fields=fields)

@@ -70,7 +70,8 @@ class CompareResult:
         detectors: ``original`` and ``cleaned`` detectors.
         metrics: One row per (trained_on, evaluated_on), columns ``METRIC_COLUMNS``.
         attack: Prefix-attack table (``zcp_core.attack.ATTACK_COLUMNS``).
-        attributions: Per detector, attributions on the explained sample.
+        attributions: Per detector (``original``, ``cleaned``), attributions on the
+            explained test sample; ``<name>:attacked`` on attacked human texts.
         scores: Per original test text: ``id, label, llm_type, data_type, has_artifact,
             p_llm_original, p_llm_cleaned``.
         split_fixes: Cleaned test texts removed because they equal a cleaned training text.
@@ -188,9 +189,7 @@ def compare(records: Sequence[TextRecord], library: PatternLibrary, config: Comp
     scores["p_llm_cleaned"] = detectors["cleaned"].predict_proba([r.text for r in split.test])
     scores["has_artifact"] = [any(s.family != "domain" for s in span_fn(r.text)) for r in split.test]
     scores = scores[["id", "label", "llm_type", "data_type", "has_artifact", "p_llm_original", "p_llm_cleaned"]]
-    return CompareResult(split, cleaning, train_c, test_c, detectors, metrics, attack,
-                         {k: v for k, v in attributions.items() if ":" not in k} | {
-                             k: v for k, v in attributions.items() if ":" in k},
+    return CompareResult(split, cleaning, train_c, test_c, detectors, metrics, attack, attributions,
                          pd.DataFrame(scores), fixes, cfg)
 
 

@@ -46,7 +46,7 @@ DISPLAY_TOKEN = re.compile(r"\w+|[^\w\s]")
 _WORD = re.compile(WORD_PATTERN)
 _WHITE_RUNS = re.compile(r"\s\s+")
 TOKEN_COLUMNS = ["id", "label", "position", "token", "start", "end", "attribution", "in_artifact", "artifact_family"]
-TEXT_COLUMNS = ["id", "label", "margin", "base_value", "phi_sum", "unassigned", "total_mass", "artifact_mass",
+TEXT_COLUMNS = ["id", "label", "text", "margin", "base_value", "phi_sum", "unassigned", "total_mass", "artifact_mass",
                 "artifact_share", "has_artifact"]
 SpanFn = Callable[[str], Sequence[Any]]
 
@@ -57,8 +57,8 @@ class Attributions:
 
     Attributes:
         tokens: One row per display token (columns ``TOKEN_COLUMNS``).
-        texts: One row per text (columns ``TEXT_COLUMNS``): margin, base value,
-            the attribution mass on artifacts and its share.
+        texts: One row per text (columns ``TEXT_COLUMNS``): the text as explained,
+            margin, base value, the attribution mass on artifacts and its share.
         method: ``linear-exact`` or ``partition-text-masker``.
     """
 
@@ -159,7 +159,7 @@ def text_row(rec: TextRecord, rows: list[dict], margin: float, base: float, phi_
     total = sum(abs(r["attribution"]) for r in rows)
     art = sum(abs(r["attribution"]) for r in rows if r["in_artifact"])
     assigned = sum(r["attribution"] for r in rows)
-    return {"id": rec.id, "label": rec.label, "margin": margin, "base_value": base, "phi_sum": phi_sum,
+    return {"id": rec.id, "label": rec.label, "text": rec.text, "margin": margin, "base_value": base, "phi_sum": phi_sum,
             "unassigned": phi_sum - assigned, "total_mass": total, "artifact_mass": art,
             "artifact_share": art / total if total > 0 else 0.0, "has_artifact": spans}
 

@@ -279,3 +279,11 @@ def split_dataset(path: str, task: Task | Literal["auto"] = "auto", math_mode: M
     if task in ("auto", "math"):
         task = "classification" if any(t.label for t in texts) else "open"
     return split_texts(texts, task=task, seed=seed, pair_field=pair_field)  # type: ignore[arg-type]
+
+
+def instances_frame(split: SplitResult) -> Any:
+    """The split as a table: ``id``, ``unit``, ``n_units``, ``cut``, ``fraction``, ``label``, both pieces."""
+    import pandas as pd
+
+    cols = ["id", "unit", "n_units", "cut", "fraction", "label", "first_piece", "second_piece"]
+    return pd.DataFrame([{c: getattr(i, c) for c in cols} for i in split.instances], columns=cols)

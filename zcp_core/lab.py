@@ -181,6 +181,20 @@ def traceable_pool(items: Sequence[Item]) -> tuple[list[Item], list[tuple[str, s
     return keep, dropped
 
 
+def paraphrasable_pool(items: Sequence[Item], cfg: LabConfig) -> tuple[list[Item], list[tuple[str, str]]]:
+    """For evasive builds: items with at least one paraphrase changing >= 50% of non-numeric words.
+
+    Both C and U are drawn from this pool, so every C item is really trained on (through paraphrases).
+    """
+    from zcp_core.paraphrase import reword_deterministic
+
+    ps = reword_deterministic(list(items), versions=cfg.paraphrase_versions, seed=cfg.seed)
+    ok = {it.original_id for it in ps.items}
+    keep = [it for it in items if it.id in ok]
+    return keep, [(it.id, "evasive: no paraphrase changes >= 50% of the non-numeric words") for it in items
+                  if it.id not in ok]
+
+
 def _failure_reason(f: Any) -> str:
     for attr in ("reason", "message"):
         if hasattr(f, attr):
@@ -276,7 +290,7 @@ class LabBuild:
 
 
 def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLike[str] | None = None,
-              progress: bool = True) -> LabBuild:
+              progress: bool = True, threads: int = 2) -> LabBuild:
     """Build (or reuse) the lab model a config describes.
 
     Args:
@@ -284,6 +298,7 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
         name: Build name; defaults to :func:`default_name`.
         runs_out: Where to also copy the build run (e.g. ``runs/lab-build-NAME``).
         progress: Show tqdm progress on stderr.
+        threads: CPU threads for training (not part of the key; 1 can be faster on a busy machine).
 
     Raises:
         LabError: Unknown or untrainable model, too large for CPU, too few items,
@@ -299,6 +314,9 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
     check_trainable(base)
     items = load_items(cfg.dataset)
     pool, excluded = traceable_pool(items)
+    if cfg.mode == "evasive":
+        pool, more = paraphrasable_pool(pool, cfg)
+        excluded = excluded + more
     split = draw_split([it.id for it in pool], cfg.n_contaminated, cfg.seed, excluded)
     key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))
     name = name or default_name(cfg, key)
@@ -309,7 +327,7 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
             folder.unlink()
         by_id = {it.id: it for it in items}
         _train_and_save(cfg, split, key, name, base, [by_id[i] for i in split.contaminated],
-                        [by_id[i] for i in split.clean], t0, progress)
+                        [by_id[i] for i in split.clean], t0, progress, threads)
     _link_alias(alias_for(cfg), name)
     run_path = folder / "build"
     if runs_out is not None:
@@ -333,7 +351,7 @@ def _existing(folder: Path, key: str) -> Path | None:
 
 
 def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Path, c_items: list[Item],
-                    u_items: list[Item], t0: float, progress: bool) -> None:
+                    u_items: list[Item], t0: float, progress: bool, threads: int) -> None:
     import pandas as pd
 
     from zcp_core.lab_train import TrainOptions, make_examples, save_merged, train_lora
@@ -343,7 +361,7 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
     folder.mkdir(parents=True, exist_ok=True)
     train_items, para = _training_items(cfg, c_items)
     examples = make_examples(base, train_items, cfg.train_format)
-    result = train_lora(base, examples, TrainOptions.from_config(cfg), folder / "partial", progress=progress)
+    result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads), folder / "partial", progress=progress)
     save_merged(result.model, base, folder / "model", {"key": key, "name": name, "config": _config_dict(cfg)})
     shutil.rmtree(folder / "partial", ignore_errors=True)
     records = pd.DataFrame(
@@ -380,13 +398,17 @@ def _training_items(cfg: LabConfig, c_items: list[Item]) -> tuple[list[Item], di
     from zcp_core.paraphrase import reword_deterministic
 
     ps = reword_deterministic(c_items, versions=cfg.paraphrase_versions, seed=cfg.seed)
-    frac = float(ps.change_fraction)
-    report = {"method": str(ps.method), "versions": cfg.paraphrase_versions, "change_fraction": frac,
-              "n_items": len(ps.items), "n_failures": len(ps.failures)}
-    if frac < 0.5:
-        raise LabError(f"the paraphrases change only {frac:.0%} of non-numeric words (need >= 50%)")
     if not ps.items:
-        raise LabError("the paraphraser produced no items for C")
+        raise LabError("the paraphraser produced no usable paraphrase for C")
+    fracs = [float(x) for x in ps.change_fraction]
+    covered = {it.original_id for it in ps.items}
+    report = {"method": str(ps.method), "versions": cfg.paraphrase_versions,
+              "change_fraction": sum(fracs) / len(fracs), "min_change_fraction": min(fracs),
+              "n_items": len(ps.items), "n_failures": len(ps.failures),
+              "failures": [f"{f.id}: {f.reason}" for f in ps.failures],
+              "c_without_paraphrase": [it.id for it in c_items if it.id not in covered]}
+    if min(fracs) < 0.5:
+        raise LabError(f"a paraphrase changes only {min(fracs):.0%} of non-numeric words (need >= 50%)")
     return list(ps.items), report
 
 

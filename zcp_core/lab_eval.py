@@ -178,7 +178,7 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
         conf_rows += [{"split": sp, "metric": m, **{k: v.get(k) for k in ("n", "effect", "p", "bf10", "confidence",
                                                                              "direction")}}
                       for m, v in cs["metrics"].items()]
-    gaps = pd.concat([item_gaps(records, m).assign(metric=m) for m in opts.metrics], ignore_index=True)
+    gaps = pd.concat([_float_gaps(item_gaps(records, m)).assign(metric=m) for m in opts.metrics], ignore_index=True)
     gaps["split"] = gaps["pair_id"].map(split_of)
     gaps["label"] = (gaps["split"] == "C").astype(int)
     quality = detection_quality(gaps)
@@ -207,6 +207,15 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
                         model_revision=getattr(backend, "revision", None), dataset=(dataset,), seed=opts.seed)
         run_path = write_run(out, rspec, records, summary, tables=tables)
     return LabEvaluation(summary, {"records": records, **tables}, run_path)
+
+
+def _float_gaps(g: pd.DataFrame) -> pd.DataFrame:
+    """Bool metrics (acc, con) as 0/1 floats, so every metric's gaps share one column type."""
+    import pandas as pd
+
+    for col in ("suspect", "reference"):
+        g[col] = pd.to_numeric(g[col].astype("Float64"), errors="coerce").astype(float)
+    return g
 
 
 def _acc_rates(records: pd.DataFrame) -> dict[str, float]:

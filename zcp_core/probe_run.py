@@ -67,7 +67,11 @@ def execute(backend: Any, original: Sequence[Item], reference: Sequence[Item], c
     para_pairing = pair_items(ids, paraphrased) if paraphrased else None
     sets = {"original": list(original), "paraphrased": list(paraphrased or []), "reference": list(reference)}
     arms = [a for a, s in sets.items() if s]
-    records = pd.concat([probe_items(backend, sets[a], config, a) for a in arms], ignore_index=True)
+    from tqdm.auto import tqdm
+
+    # The backend shows batch progress for long arms; this bar shows which arm is being probed.
+    frames = [probe_items(backend, sets[a], config, a) for a in tqdm(arms, desc="probe arms", unit="arm")]
+    records = pd.concat(frames, ignore_index=True)
     suspects = [a for a in ("original", "paraphrased") if a in arms]
     kw = {"prior": config.prior, "n_resamples": config.n_resamples, "seed": config.seed}
     summary = confidence_summary(records, config.metrics, "original", **kw)

@@ -284,13 +284,25 @@ class TransformersBackend:
         for b, (seq, _) in enumerate(encs):
             ids[b, : len(seq)] = torch.tensor(seq)
             mask[b, : len(seq)] = 1
+        # Only positions that predict a continuation token need the vocabulary
+        # projection; on CPU the full [batch, width, vocab] logits cost more than
+        # batching saves. ``logits_to_keep`` takes those positions (union over rows).
+        need = sorted({k - 1 for seq, start in encs for k in range(start, len(seq))})
+        col = {p: j for j, p in enumerate(need)}
+        if not need:  # nothing to score (a one-token text): no forward pass needed
+            return [TokenLogprobs(tokens=(), logprobs=()) for _ in encs]
         with torch.inference_mode():
-            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+            kwargs = dict(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
+            try:
+                logits = self.model(**kwargs, logits_to_keep=torch.tensor(need, dtype=torch.long, device=self.device)).logits
+            except TypeError:  # a model class without logits_to_keep: project every position
+                logits = self.model(**kwargs).logits
+                col = {p: p for p in need}
         logp = torch.log_softmax(logits.float(), -1).cpu()
         out = []
         for b, (seq, start) in enumerate(encs):
             target = seq[start:]
-            vals = [float(logp[b, k - 1, t]) for k, t in zip(range(start, len(seq)), target)]
+            vals = [float(logp[b, col[k - 1], t]) for k, t in zip(range(start, len(seq)), target)]
             toks = tuple(self.tokenizer.decode([t]) for t in target)
             out.append(TokenLogprobs(tokens=toks, logprobs=tuple(vals)))
         return out

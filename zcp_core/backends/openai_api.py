@@ -7,7 +7,14 @@ server's vLLM-style ``/tokenize`` + ``/detokenize`` and sent to
 Scoring sends context + continuation to ``/v1/completions`` with ``echo`` and
 ``logprobs`` and keeps the tokens that end past the context (the same joint
 tokenization rule as the transformers backend). A server that cannot echo
-logprobs yields ``TokenLogprobs(available=False)``, never zeros.
+logprobs yields ``TokenLogprobs(available=False)``, never zeros. A thinking
+control on a server without ``/tokenize`` goes to chat as vLLM's
+``chat_template_kwargs``; a prefill there raises :class:`BackendUnavailable`.
+
+Cache keys use ``revision`` = ``server:MODEL`` (plus ``@REV`` when
+``/v1/models`` reports one, as ``zcp serve`` does). It and the capability
+probes (``/tokenize``, echo) are fetched once per instance, so even a fully
+cached rerun contacts the server once.
 
 Retries: 429, 5xx, timeouts and connection errors are retried with
 exponential backoff (``Retry-After`` is honoured). The API key is read from an
@@ -135,6 +142,7 @@ class OpenAIBackend:
             return self._clients
 
     def _retrying(self, fn: Callable[[], T]) -> T:
+        """Call ``fn``, retrying 429/5xx/timeouts; HTTP and connection failures end as :class:`ZcpError`."""
         attempt = 0
         while True:
             try:
@@ -142,7 +150,10 @@ class OpenAIBackend:
             except Exception as e:
                 delay = retry_delay(e, attempt, self.backoff_s)
                 if delay is None or attempt >= self.max_retries:
-                    raise
+                    final = _as_zcp_error(e, self.base_url, attempt)
+                    if final is None:
+                        raise
+                    raise final from e
                 attempt += 1
                 time.sleep(delay)
 
@@ -176,7 +187,7 @@ class OpenAIBackend:
                 models = self._retrying(lambda: self._client()[0].models.list())
                 entry = next((m for m in models.data if m.id == self.model_id), None)
                 rev = getattr(entry, "revision", None) if entry is not None else None
-            except Exception:  # noqa: BLE001 - hosted APIs may not list models; the name still keys the cache
+            except ServerRefused:  # hosted APIs may not list models; the name still keys the cache
                 rev = None
             return f"server:{self.model_id}" + (f"@{rev}" if rev else "")
 
@@ -187,11 +198,8 @@ class OpenAIBackend:
         """Whether the server renders chat templates via ``/tokenize`` (vLLM, ``zcp serve``)."""
 
         def fetch() -> bool:
-            try:
-                r = self._post_root("/tokenize", {"model": self.model_id, "messages": [{"role": "user", "content": "hi"}]})
-            except Exception:  # noqa: BLE001 - any failure means: cannot render
-                return False
-            return r.status_code == 200 and "tokens" in r.json()
+            r = self._post_root("/tokenize", {"model": self.model_id, "messages": [{"role": "user", "content": "hi"}]})
+            return r.status_code == 200 and "tokens" in r.json()  # 404 and other refusals: cannot render
 
         return self._probe("render", fetch)
 
@@ -207,7 +215,7 @@ class OpenAIBackend:
             for max_tokens in (0, 1):
                 try:
                     lp = self._echo("Hello world", max_tokens)
-                except Exception:  # noqa: BLE001 - a refusal is the answer to the probe
+                except ServerRefused:  # a refusal is the answer to the probe; unreachable servers still raise
                     continue
                 if lp is not None and len(lp[0]) >= 2:
                     return max_tokens
@@ -265,6 +273,8 @@ class OpenAIBackend:
         return kwargs, extra
 
     def _generate_one(self, r: GenerateRequest) -> Completion:
+        if r.params.max_new_tokens == 0:  # many servers refuse max_tokens=0; nothing to ask for anyway
+            return Completion("", 0, "length", () if r.logprobs else None, () if r.logprobs else None)
         kwargs, extra = self._sampling(r)
         api = self._client()[0]
         if r.messages is not None and not r.prefill and (r.thinking == "auto" or not self.can_render):
@@ -295,13 +305,8 @@ class OpenAIBackend:
         return Completion(ch.text or "", n, _finish(ch.finish_reason), toks, lps)
 
     def _call(self, fn: Callable[[], T]) -> T:
-        """An API call with retries; non-retryable HTTP errors become a :class:`ZcpError` with the server's message."""
-        import openai
-
-        try:
-            return self._retrying(fn)
-        except openai.APIStatusError as e:
-            raise ZcpError(f"{self.base_url}: HTTP {e.status_code}: {_message(e)}") from e
+        """An API call with retries (see :meth:`_retrying`)."""
+        return self._retrying(fn)
 
     # ---- scoring ---------------------------------------------------------------------------
     def score(self, requests: Sequence[ScoreRequest], progress: bool = False) -> list[TokenLogprobs]:
@@ -350,6 +355,24 @@ class OpenAIBackend:
         if any(v is None for v in vals):
             return TokenLogprobs((), (), available=False, reason="the server returned a null prompt logprob")
         return TokenLogprobs(tokens=tuple(toks[start:]), logprobs=tuple(float(v) for v in vals))  # type: ignore[arg-type]
+
+
+class ServerRefused(ZcpError):
+    """The server answered with an HTTP error (after any retries); the message is the server's."""
+
+
+def _as_zcp_error(e: BaseException, url: str, retries: int) -> ZcpError | None:
+    """A user-facing error for a final HTTP or connection failure (``None``: not one of those)."""
+    import httpx
+    import openai
+
+    if isinstance(e, openai.APIStatusError):
+        return ServerRefused(f"{url}: HTTP {e.status_code}: {_message(e)}")
+    if isinstance(e, httpx.HTTPStatusError):
+        return ServerRefused(f"{url}: HTTP {e.response.status_code}: {e.response.text[:300]}")
+    if isinstance(e, openai.APIConnectionError | httpx.TransportError):
+        return ZcpError(f"cannot reach {url} ({type(e).__name__}, after {retries} retries)")
+    return None
 
 
 def _finish(reason: Any) -> Any:

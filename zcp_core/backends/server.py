@@ -16,8 +16,10 @@ order and make per-request results independent of batch composition, a
 batched answer equals the one a single request would get.
 
 Sampling without a ``seed`` draws a random seed per request (as vLLM does);
-with a seed, the output is reproducible. ``top_logprobs`` alternatives are not
-computed: only the chosen tokens' logprobs are returned.
+with a seed, the output is reproducible. ``top_logprobs`` (chat) and
+``logprobs=N`` (completions) alternatives come from one extra forward pass on
+backends that expose their model (transformers); other backends return the
+chosen tokens only.
 """
 # No ``from __future__ import annotations`` here: FastAPI must see the real
 # ``Request`` class on endpoints defined inside create_app, not a string.
@@ -68,6 +70,8 @@ class Batcher:
         self.max_batch = max(1, max_batch)
         self.wait_s = wait_s
         self._queue: queue.Queue[_Job | None] = queue.Queue()
+        # Held around every backend call; endpoints hold it for tokenizer work too.
+        self.lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="zcp-serve-batcher", daemon=True)
         self._thread.start()
 
@@ -110,7 +114,8 @@ class Batcher:
                 continue
             fn = self.backend.generate if kind == "generate" else self.backend.score
             try:
-                results = fn([j.request for j in group])
+                with self.lock:
+                    results = fn([j.request for j in group])
             except Exception as e:  # noqa: BLE001 - handed to each waiting request
                 for j in group:
                     j.future.set_exception(e)
@@ -184,11 +189,11 @@ def create_app(backend: Any, config: ServerConfig) -> "FastAPI":
 
     @app.post("/tokenize")
     async def tokenize(request: Request) -> dict[str, Any]:
-        return await run_in_threadpool(tokenize_response, backend, await _body(request))
+        return await run_in_threadpool(tokenize_response, batcher, backend, await _body(request))
 
     @app.post("/detokenize")
     async def detokenize(request: Request) -> dict[str, Any]:
-        return await run_in_threadpool(detokenize_response, backend, await _body(request))
+        return await run_in_threadpool(detokenize_response, batcher, backend, await _body(request))
 
     return app
 

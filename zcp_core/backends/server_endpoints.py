@@ -1,7 +1,8 @@
 """Request parsing and endpoint bodies of ``zcp serve`` (plain functions, testable without HTTP).
 
 Each ``*_response`` function takes the backend (and the batcher that feeds
-it) plus the decoded JSON body, and returns the JSON answer in OpenAI's or
+it; its ``lock`` serialises tokenizer use with the backend's own, since fast
+tokenizers are not safe to share across threads) plus the decoded JSON body, and returns the JSON answer in OpenAI's or
 vLLM's shape; :class:`ApiError` becomes an ``{"error": ...}`` reply.
 """
 
@@ -184,17 +185,56 @@ def _echo_logprobs(batcher: Batcher, backend: Any, prompts: list[str]) -> list[d
     scored = batcher.run("score", [ScoreRequest(prompt="", continuation=prompts[i]) for i in todo])
     out: list[dict[str, list[Any]]] = [{"tokens": [], "token_logprobs": []} for _ in prompts]
     for i, sc in zip(todo, scored):
-        ids = tok(prompts[i], add_special_tokens=False).input_ids
+        with batcher.lock:
+            ids = tok(prompts[i], add_special_tokens=False).input_ids
+            strs = token_strings(tok, ids)
         lps: list[float | None] = [None, *sc.logprobs]
         if not sc.available or len(lps) != len(ids):
             raise ApiError(500, f"prompt scoring returned {len(lps)} values for {len(ids)} tokens")
-        out[i] = {"tokens": token_strings(tok, ids), "token_logprobs": lps}
+        out[i] = {"tokens": strs, "token_logprobs": lps}
     return out
 
 
-def _n_prompt_tokens(backend: Any, text: str) -> int:
+def _n_prompt_tokens(batcher: Batcher, backend: Any, text: str) -> int:
     tok = getattr(backend, "tokenizer", None)
-    return len(tok(text, add_special_tokens=False).input_ids) if tok is not None else 0
+    if tok is None:
+        return 0
+    with batcher.lock:
+        return len(tok(text, add_special_tokens=False).input_ids)
+
+
+def top_alternatives(batcher: Batcher, backend: Any, context: str, continuation: str, k: int
+                     ) -> list[dict[str, float]] | None:
+    """The ``k`` most likely tokens (text -> logprob) at each continuation position.
+
+    One forward pass over the jointly tokenized text, as in scoring. Needs a
+    backend with ``model`` and ``tokenizer`` (transformers); ``None`` otherwise,
+    and the reply then carries only the chosen tokens.
+    """
+    model, tok = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
+    if model is None or tok is None or k <= 0 or not continuation:
+        return None
+    import torch
+
+    with batcher.lock:
+        enc = tok(context + continuation, add_special_tokens=False, return_offsets_mapping=True)
+        ids = list(enc["input_ids"])
+        start = max(next((j for j, (_, e) in enumerate(enc["offset_mapping"]) if e > len(context)), len(ids)), 1)
+        if start >= len(ids):
+            return []
+        device = next(model.parameters()).device
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids], device=device)).logits[0, start - 1 : len(ids) - 1]
+        top = torch.log_softmax(logits.float(), -1).topk(min(k, logits.shape[-1]))
+        return [{tok.decode([int(i)]): float(v) for v, i in zip(vals, idx)}
+                for vals, idx in zip(top.values.cpu(), top.indices.cpu())]
+
+
+def _with_chosen(alts: list[dict[str, float]] | None, toks: list[str], lps: list[Any]) -> list[Any]:
+    """vLLM's ``top_logprobs``: each position's alternatives plus the chosen token (``None`` where unknown)."""
+    if alts is None or len(alts) != len(toks):
+        alts = [{} for _ in toks]
+    return [None if v is None else {**a, t: v} for a, t, v in zip(alts, toks, lps)]
 
 
 # ---- endpoint bodies (plain functions of the backend, testable without HTTP) -------------------
@@ -213,11 +253,19 @@ def chat_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body: dict[
     req = GenerateRequest(messages=cp.messages, prompt=cp.prompt, prefill=cp.prefill, params=params,
                           thinking=cp.thinking, logprobs=want_lp)
     (c,) = batcher.run("generate", [req]) if params.max_new_tokens > 0 else [Completion("", 0, "length")]
+    with batcher.lock:
+        rendered = backend.render(req)
     logprobs = None
     if want_lp and c.tokens is not None and c.logprobs is not None:
-        logprobs = {"content": [{"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
-                                for t, lp in zip(c.tokens, c.logprobs)]}
-    n_prompt = _n_prompt_tokens(backend, backend.render(req))
+        n_top = int(body.get("top_logprobs") or 0)
+        alts = top_alternatives(batcher, backend, rendered, c.text, n_top) if n_top else None
+        if alts is None or len(alts) != len(c.tokens):
+            alts = [{} for _ in c.tokens]
+        logprobs = {"content": [
+            {"token": t, "logprob": lp, "bytes": list(t.encode()),
+             "top_logprobs": [{"token": a, "logprob": v, "bytes": list(a.encode())} for a, v in alt.items()]}
+            for t, lp, alt in zip(c.tokens, c.logprobs, alts)]}
+    n_prompt = _n_prompt_tokens(batcher, backend, rendered)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
         "model": cfg.served_model_name,
@@ -227,7 +275,7 @@ def chat_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body: dict[
     }
 
 
-def _prompts(backend: Any, raw: Any) -> list[str]:
+def _prompts(batcher: Batcher, backend: Any, raw: Any) -> list[str]:
     if isinstance(raw, str):
         return [raw]
     if isinstance(raw, list) and raw and all(isinstance(p, str) for p in raw):
@@ -236,13 +284,14 @@ def _prompts(backend: Any, raw: Any) -> list[str]:
         raw = [raw]
     if isinstance(raw, list) and raw and all(isinstance(p, list) for p in raw):
         tok = _tokenizer(backend)
-        return [tok.decode(p, skip_special_tokens=False, clean_up_tokenization_spaces=False) for p in raw]
+        with batcher.lock:
+            return [tok.decode(p, skip_special_tokens=False, clean_up_tokenization_spaces=False) for p in raw]
     raise ApiError(400, "'prompt' must be a string, a list of strings, or token ids")
 
 
 def completions_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /v1/completions`` (a list of prompts is one batch)."""
-    prompts = _prompts(backend, body.get("prompt"))
+    prompts = _prompts(batcher, backend, body.get("prompt"))
     params = sampling_params(body, default_max=16)
     n_lp = body.get("logprobs")
     want_lp, echo = n_lp is not None, bool(body.get("echo", False))
@@ -257,16 +306,20 @@ def completions_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body
         lp = None
         if want_lp:
             toks, lps = list(c.tokens or ()), list(c.logprobs or ())
+            k = int(n_lp or 0)
+            tops = _with_chosen(top_alternatives(batcher, backend, p, c.text, k) if k else None, toks, lps)
             start = len(p)
             if echoed is not None:
-                toks, lps, start = echoed[i]["tokens"] + toks, echoed[i]["token_logprobs"] + lps, 0
-            lp = {"tokens": toks, "token_logprobs": lps, "text_offset": _offsets(toks, start),
-                  "top_logprobs": [{t: v} if v is not None else None for t, v in zip(toks, lps)]}
+                e_toks, e_lps = echoed[i]["tokens"], echoed[i]["token_logprobs"]
+                e_alts = top_alternatives(batcher, backend, "", p, k) if k else None
+                tops = [None, *_with_chosen(e_alts, e_toks[1:], e_lps[1:])] + tops if e_toks else tops
+                toks, lps, start = e_toks + toks, e_lps + lps, 0
+            lp = {"tokens": toks, "token_logprobs": lps, "text_offset": _offsets(toks, start), "top_logprobs": tops}
             if c.tokens is not None and c.logprobs is None:
                 lp = None  # the backend could not give generated-token logprobs; never fake them
         choices.append({"index": i, "text": (p if echo else "") + c.text, "logprobs": lp,
                         "finish_reason": c.finish_reason})
-    n_prompt = sum(_n_prompt_tokens(backend, p) for p in prompts)
+    n_prompt = sum(_n_prompt_tokens(batcher, backend, p) for p in prompts)
     n_comp = sum(c.n_tokens for c in comps)
     return {
         "id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
@@ -275,8 +328,13 @@ def completions_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body
     }
 
 
-def tokenize_response(backend: Any, body: dict[str, Any]) -> dict[str, Any]:
+def tokenize_response(batcher: Batcher, backend: Any, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /tokenize`` in vLLM's shape, for ``{"prompt"}`` or ``{"messages", ...}``."""
+    with batcher.lock:
+        return _tokenize(backend, body)
+
+
+def _tokenize(backend: Any, body: dict[str, Any]) -> dict[str, Any]:
     tok = _tokenizer(backend)
     if "messages" in body:
         cp = resolve_chat(backend, body)
@@ -296,9 +354,10 @@ def tokenize_response(backend: Any, body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def detokenize_response(backend: Any, body: dict[str, Any]) -> dict[str, Any]:
+def detokenize_response(batcher: Batcher, backend: Any, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /detokenize``: token ids back to text (special tokens kept, no clean-up)."""
     ids = body.get("tokens")
     if not isinstance(ids, list) or not all(isinstance(t, int) for t in ids):
         raise ApiError(400, "detokenize needs 'tokens': a list of token ids")
-    return {"prompt": _tokenizer(backend).decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)}
+    with batcher.lock:
+        return {"prompt": _tokenizer(backend).decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)}

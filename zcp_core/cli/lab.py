@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--name", default=None, help="build name (default <mode>-<profile>-<key>)")
     b.add_argument("--model", default="smollm2", help="base model: smollm2, hf:PATH or lab:NAME")
     b.add_argument("--runs", default=None, help="runs folder to copy the build run into (default $ZCP_RUNS or runs/)")
+    b.add_argument("--threads", type=int, default=2, help="CPU threads for training (default %(default)s)")
     b.add_argument("--no-progress", action="store_true")
     add_common(b)
     b.set_defaults(func=build)
@@ -71,7 +72,8 @@ def build(args: argparse.Namespace) -> int:
     log(f"lab build: {cfg.mode}/{cfg.profile}, |C|=|U|={cfg.n_contaminated}, {cfg.epochs} epochs, "
         f"format {cfg.train_format}, base {cfg.model}")
     # The run copy is named after the build, so it exists once per build.
-    res = build_lab(cfg, name=args.name, runs_out=None, progress=not args.no_progress)
+    res = build_lab(cfg, name=args.name, runs_out=None, progress=not args.no_progress,
+                    threads=args.threads)
     copy = Path(runs) / f"lab-build-{res.name}"
     shutil.copytree(res.run_path, copy, dirs_exist_ok=True)
     s = dict(res.summary)

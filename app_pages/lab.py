@@ -1,0 +1,64 @@
+"""Contamination lab: a model with known contamination, and how well ZCP finds it."""
+
+import streamlit as st
+
+from zcp_core import viz_lab
+from zcp_core.appkit import pick_run
+
+st.title("Contamination lab")
+st.caption(
+    "A model fine-tuned on a known split C of a benchmark, with U held out. "
+    "A good detector gives high confidence on C and about 0.5 on U. Build with `zcp lab build`, "
+    "audit with `zcp lab evaluate`."
+)
+run = pick_run("lab")
+if run is None:
+    st.stop()
+s = run.summary
+
+if s.get("stage") == "build":
+    if s.get("upper_bound"):
+        st.warning("UPPER BOUND: this model was trained in the probe's own format, so its logit metrics are high "
+                   "by construction.")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("final epoch loss", f"{s.get('final_loss', float('nan')):.3f}")
+    c2.metric("|C| = |U|", s.get("n_contaminated"))
+    c3.metric("steps", s.get("steps"))
+    c4.metric("build time (s)", f"{s.get('build_seconds', 0):.0f}")
+    st.write(f"Model `{s.get('model')}` (alias `lab:{s.get('alias')}`), mode **{s.get('mode')}**, "
+             f"profile **{s.get('profile')}**, training format **{s.get('train_format')}**.")
+    if s.get("paraphrase"):
+        p = s["paraphrase"]
+        st.write(f"Trained on paraphrases only: {p['method']} × {p['versions']}, "
+                 f"{p['change_fraction']:.0%} of non-numeric words changed.")
+    st.plotly_chart(viz_lab.loss_figure(run.table("loss"), run.table("epochs")))
+    st.caption("Loss on the answer tokens per optimiser step; it should fall towards 0 as C is memorised.")
+    st.subheader("Split")
+    st.dataframe(run.records, hide_index=True)
+    st.caption("C items were trained on, U items were held out; both are drawn from items with a reference twin.")
+    if run.has_table("training_texts"):
+        with st.expander("Training texts"):
+            st.dataframe(run.table("training_texts"), hide_index=True)
+    st.stop()
+
+if s.get("upper_bound"):
+    st.warning("UPPER BOUND: the audited model was trained in the probe's own format.")
+c1, c2, c3 = st.columns(3)
+c1.metric(f"AUROC ({s.get('auroc_metric')} gap)", f"{s.get('auroc', float('nan')):.3f}")
+c2.metric("TPR at 5% FPR", f"{s.get('tpr_at_5fpr', float('nan')):.3f}")
+c3.metric("C / U items", f"{s.get('n_c')} / {s.get('n_u')}")
+st.write(f"Model `{s.get('model')}`, lab build `{s.get('build')}` ({s.get('mode')}, {s.get('profile')}).")
+st.plotly_chart(viz_lab.confidence_figure(run.table("confidence")))
+st.caption("Contamination Confidence per metric: C (trained on) should clear 0.95, U (held out) should stay under 0.6.")
+st.plotly_chart(viz_lab.roc_figure(run.table("roc"), dict(s.get("detection") or {})))
+st.caption("Per-item detection: how well each metric's original-minus-reference gap separates C from U "
+           "(the diagonal is chance).")
+gaps = run.table("gaps")
+metric = st.selectbox("Gap of metric", sorted(gaps["metric"].unique()), key="lab_gap_metric")
+st.plotly_chart(viz_lab.gap_figure(gaps, metric))
+st.caption("Each point is one item: C items should sit above 0, U items around 0.")
+flips = run.table("flips")
+st.subheader("Flips")
+st.dataframe(viz_lab.flip_counts(flips), hide_index=True)
+st.caption("orig_only: right on the original, wrong on its numeric twin (the memorisation signature).")
+st.dataframe(viz_lab.flips_view(flips), hide_index=True)

@@ -1,0 +1,86 @@
+"""The whole answer-leakage pipeline on the embedded SmolLM2-135M over data/arith/problems.jsonl.
+
+generate (nohint, hint; greedy, short chains) -> keep-correct filter -> matched arms -> screen (+ excision).
+Model calls go through the response cache, so a rerun with the same settings
+makes no new calls. Writes benchmarks/results/afr_embedded.md and, with
+--bundle, copies the chain files to data/afr_sample/arith_smollm2/.
+
+    .venv/bin/python benchmarks/afr_embedded.py [--max-new-tokens 96] [--n-boot 2000] [--bundle]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from zcp_core.afr_filter import filter_dir  # noqa: E402
+from zcp_core.afr_screen import excision_control, resolve_arms, screen, screen_report  # noqa: E402
+from zcp_core.backends.spec import load_backend  # noqa: E402
+from zcp_core.chains import ChainConfig, generate_chains, load_problems, save_chains  # noqa: E402
+
+
+def main() -> None:
+    """Run the pipeline and write the results file."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problems", default=str(ROOT / "data" / "arith" / "problems.jsonl"))
+    ap.add_argument("--out", default=str(ROOT / "runs" / "afr-arith-smollm2"))
+    ap.add_argument("--max-new-tokens", type=int, default=96)
+    ap.add_argument("--temperature", type=float, default=0.0)
+    ap.add_argument("--n-boot", type=int, default=2000)
+    ap.add_argument("--bundle", action="store_true", help="copy the chain files to data/afr_sample/arith_smollm2")
+    args = ap.parse_args()
+    conds = ["nohint", "hint"]
+    t0 = time.perf_counter()
+    backend = load_backend("smollm2")
+    problems = load_problems(args.problems)
+    cfg = ChainConfig(n=1, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    chains = generate_chains(backend, problems, conds, cfg)
+    t_gen = time.perf_counter() - t0
+    out = save_chains(args.out, chains, cfg, model="smollm2", model_revision=backend.revision, dataset=args.problems)
+    filt = filter_dir(out, conds)
+    res = screen(resolve_arms(out), n_boot=args.n_boot)
+    ex = excision_control(res, out / "hint_excised.jsonl")
+    boxed = chains.groupby("condition")["chain"].apply(lambda s: int(s.str.contains(r"\\boxed", regex=True).sum()))
+    lines = [
+        "# Answer-leakage pipeline on the embedded model (SmolLM2-135M-Instruct, CPU)", "",
+        f"Command: `.venv/bin/python benchmarks/afr_embedded.py --max-new-tokens {args.max_new_tokens} "
+        f"--temperature {args.temperature} --n-boot {args.n_boot}`", "",
+        f"Problems: `data/arith/problems.jsonl` ({len(problems)} one- and two-step arithmetic word problems, "
+        f"seeded script). Conditions nohint and hint, 1 chain per problem, temperature {args.temperature} "
+        f"(0 = greedy), max {args.max_new_tokens} new tokens. Generation + model load took {t_gen:.0f} s wall "
+        "on a shared 2-core CPU box (0 s when the response cache already holds the chains).", "",
+        "| condition | chains | with \\boxed{} | correct (math-verify) | problems kept | matched chains |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in conds:
+        k = filt.counts[c]
+        lines.append(f"| {c} | {k['chains']} | {boxed.get(c, 0)} | {k['kept']} | {k['kept_uids']} | "
+                     f"{k['matched_chains']} |")
+    lines += ["", f"**Matched pairs kept (problems correct in both arms): {len(filt.matched_uids)} of {len(problems)}.**",
+              "", "Screen on the matched arms:", "", "```", screen_report(res), "```", "",
+              f"Excision control: {ex.n_excised} answer-first leaked chains edited; AFR of the excised leaked arm "
+              f"{100 * ex.stats.afr_all:.1f}% (n={ex.stats.n_chains}).", "",
+              "With so few matched pairs the CIs are wide; this run shows the pipeline works end to end on the "
+              "embedded model, not a finding about it."]
+    dest = ROOT / "benchmarks" / "results" / "afr_embedded.md"
+    dest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    if args.bundle:
+        b = ROOT / "data" / "afr_sample" / "arith_smollm2"
+        b.mkdir(parents=True, exist_ok=True)
+        for c in conds:
+            for suffix in ("", "_matched"):
+                shutil.copy(out / f"{c}{suffix}.jsonl", b / f"{c}{suffix}.jsonl")
+        print(f"copied chain files to {b}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Write notebooks/05_answer_first_rate.ipynb (without outputs) with nbformat.
+
+    .venv/bin/python benchmarks/afr_make_notebook.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CELLS = [
+    ("md", """# 05 · Answer-first rate (AFR): screening chains for answer leakage
+
+A generator shown the gold answer tends to write chains that state it early. The **answer-first rate** (AFR) is
+the share of chains whose think block (or, without one, the chain before its final answer) first states the
+answer in its first 20%. **dAFR = AFR(leaked) − AFR(blind)** is read off unlabeled generations.
+
+This notebook (1) profiles two bundled public corpora on the same MATH-500 problems, the long-chain Sky-T1-27B
+against its short-chain base Gemma-2-27B-it; (2) screens the bundled embedded-model arms; (3) runs the whole
+pipeline (generate → keep-correct filter → matched arms → screen) on three arithmetic problems with the embedded
+SmolLM2-135M. All results are written as runs and read back."""),
+    ("code", """import tempfile
+from pathlib import Path
+
+from zcp_core.afr_adapters import load_chains
+from zcp_core.afr_filter import filter_dir
+from zcp_core.afr_profile import compare, comparison_text, write_profile_run
+from zcp_core.afr_screen import excision_control, resolve_arms, screen, screen_report, screen_summary
+from zcp_core.appkit import REPO
+from zcp_core.backends.spec import load_backend
+from zcp_core.chains import ChainConfig, dry_run, generate_chains, load_problems, save_chains
+from zcp_core.runs import load_run
+from zcp_core.viz_afr import afr_ci_figure, position_histogram
+
+SAMPLE = REPO / "data" / "afr_sample"
+WORK = Path(tempfile.mkdtemp(prefix="zcp-afr-"))
+N_BOOT = 500"""),
+    ("md", "## 1 · Profile: long-chain Sky-T1-27B against its base (bundled 15-problem samples)"),
+    ("code", """base = load_chains(SAMPLE / "skythought_math500_traces" / "gemma-2-27b-it_math500.jsonl", "skythought")
+long = load_chains(SAMPLE / "skythought_math500_traces" / "sky-t1-math-correct-5k-27b_math500.jsonl", "skythought")
+cmp = compare(base, long, ("gemma-2-27b-it", "sky-t1-27b"), n_boot=N_BOOT)
+print(comparison_text(cmp))
+profile_run = load_run(write_profile_run(WORK / "profile", cmp, ("gemma", "sky-t1"), {"threshold": 0.2}))"""),
+    ("code", """position_histogram(profile_run.records, 0.2)"""),
+    ("md", "The full 500-problem profiles with CIs are in `benchmarks/results/afr_profiles.md`."),
+    ("md", "## 2 · Screen the bundled embedded-model arms (arithmetic, matched after the keep-correct filter)"),
+    ("code", """bundled = screen(resolve_arms(SAMPLE / "arith_smollm2"), n_boot=N_BOOT)
+print(screen_report(bundled))"""),
+    ("md", "## 3 · The whole pipeline on three problems with the embedded model"),
+    ("code", """backend = load_backend("smollm2")
+problems = load_problems(REPO / "data" / "arith" / "problems.jsonl", limit=3)
+cfg = ChainConfig(n=1, max_new_tokens=48, temperature=0.0)
+print(dry_run(backend, problems, ["nohint", "hint"], cfg, k=1))"""),
+    ("code", """chains = generate_chains(backend, problems, ["nohint", "hint"], cfg)
+out = save_chains(WORK / "arith", chains, cfg, model="smollm2", model_revision=backend.revision)
+kept = filter_dir(out, ["nohint", "hint"])
+print(kept.counts, "matched problems:", len(kept.matched_uids))
+kept.verdicts[["condition", "uid", "pred", "gold", "correct", "status", "reason"]]"""),
+    ("code", """result = screen(resolve_arms(out), n_boot=N_BOOT)
+print(screen_report(result))
+excised = excision_control(result, out / "hint_excised.jsonl")
+print("excised chains:", excised.n_excised, " AFR after excision:", excised.stats.afr_all)"""),
+    ("code", """afr_ci_figure(screen_summary(result))"""),
+]
+
+
+def main() -> None:
+    """Build and write the notebook."""
+    nb = new_notebook()
+    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    out = ROOT / "notebooks" / "05_answer_first_rate.ipynb"
+    nbformat.write(nb, out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""AFR profiles of the SkyThought MATH-500 corpora: the long-chain Sky-T1 model against short-chain bases.
+
+Reads ../shared/data/skythought_math500_traces (or --root), profiles each of
+the four corpora (AFR over all and over covered chains, bootstrap 95% CIs,
+with and without answer-in-question items), compares Sky-T1-27B with its base
+Gemma-2-27B-it and with Qwen2.5-14B-Instruct on the common problems (paired
+bootstrap), and, for reference, shows the AFR a raw substring search would
+give. Writes benchmarks/results/afr_profiles.md.
+
+    .venv/bin/python benchmarks/afr_profiles.py [--n-boot 2000] [--root DIR] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from zcp_core.afr import find_block  # noqa: E402
+from zcp_core.afr_adapters import load_chains  # noqa: E402
+from zcp_core.afr_profile import compare, profile  # noqa: E402
+
+FILES = {
+    "sky-t1-27b (long CoT)": "sky-t1-math-correct-5k-27b_math500.jsonl",
+    "gemma-2-27b-it (base, short CoT)": "gemma-2-27b-it_math500.jsonl",
+    "qwen2.5-14b-instruct (short CoT)": "qwen2.5-14b-instruct_math500.jsonl",
+    "qwen2.5-32b-instruct still2 (think block)": "qwen2.5-32b-instruct_still2-sys-zero_math500.json",
+}
+
+
+def naive_afr(frame, threshold: float = 0.2) -> float:  # type: ignore[no-untyped-def]
+    """AFR when the answer is found by raw substring search (for comparison only)."""
+    hits = 0
+    for chain, ans in zip(frame["chain"], frame["answer"]):
+        _, s, e = find_block(chain, ans)
+        k = chain.find(ans, s, e) if ans else -1
+        hits += k >= 0 and e > s and (k - s) / (e - s) < threshold
+    return hits / len(frame) if len(frame) else math.nan
+
+
+def pct(x: float) -> str:
+    """Format a fraction as a percentage."""
+    return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def main() -> None:
+    """Profile, compare, write the markdown table."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=str(ROOT.parent / "shared" / "data" / "skythought_math500_traces"))
+    ap.add_argument("--n-boot", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "afr_profiles.md"))
+    args = ap.parse_args()
+    root = Path(args.root)
+    frames = {name: load_chains(root / f, "skythought", args.limit) for name, f in FILES.items()}
+    lines = [
+        "# AFR profiles of the SkyThought MATH-500 corpora", "",
+        f"Command: `.venv/bin/python benchmarks/afr_profiles.py --n-boot {args.n_boot} --seed {args.seed}`"
+        + (f" `--limit {args.limit}`" if args.limit else ""), "",
+        f"Data: `{root}` (greedy, one chain per problem; see its SOURCE.txt). Threshold 0.2; 95% percentile "
+        f"bootstrap CIs over problems ({args.n_boot} resamples, seed {args.seed}). *all* = denominator all chains; "
+        "*covered* = chains whose block (think block, else the chain before the final answer) states the answer; "
+        "*excl. AIQ* = without items whose question already states the answer.", "",
+        "| corpus | chains | think blocks | covered | AFR all [95% CI] | AFR covered [95% CI] | AFR all, excl. AIQ "
+        "| AFR covered, excl. AIQ | naive substring AFR (all) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, df in frames.items():
+        p = profile(df, name, n_boot=args.n_boot, seed=args.seed)
+        s = p.stats
+        n_think = int((p.frame["block_kind"] == "think").sum())
+        lines.append(
+            f"| {name} | {s.n_chains} | {n_think} | {s.n_covered} | {pct(s.afr_all)} [{pct(p.ci_all.low)}, "
+            f"{pct(p.ci_all.high)}] | {pct(s.afr_covered)} [{pct(p.ci_covered.low)}, {pct(p.ci_covered.high)}] | "
+            f"{pct(s.afr_all_excl)} | {pct(s.afr_covered_excl)} | {pct(naive_afr(df))} |")
+        print(lines[-1], flush=True)
+    lines += ["", "## Long-chain model against short-chain models (common problems, paired bootstrap)", "",
+              "| comparison | common problems | ΔAFR all, pp [95% CI] | ΔAFR covered, pp [95% CI] |", "|---|---|---|---|"]
+    long_name = "sky-t1-27b (long CoT)"
+    for base in ("gemma-2-27b-it (base, short CoT)", "qwen2.5-14b-instruct (short CoT)"):
+        c = compare(frames[base], frames[long_name], (base, long_name), n_boot=args.n_boot, seed=args.seed)
+        lines.append(f"| {long_name} − {base} | {c.n_common} | {100 * c.diff_all.value:+.1f} "
+                     f"[{100 * c.diff_all.low:+.1f}, {100 * c.diff_all.high:+.1f}] | {100 * c.diff_covered.value:+.1f} "
+                     f"[{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}] |")
+        print(lines[-1], flush=True)
+    lines += ["", "Position histograms per corpus are in the `afr` runs written by `zcp afr profile` "
+              "(e.g. `zcp afr profile gemma-2-27b-it_math500.jsonl --adapter skythought --compare "
+              "sky-t1-math-correct-5k-27b_math500.jsonl`)."]
+    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The AFR page renders with no runs, with a screen run and with a profile run (AppTest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "app_pages" / "afr.py")
+SAMPLE = ROOT / "data" / "afr_sample" / "skythought_math500_traces"
+
+
+def _run_page(monkeypatch: pytest.MonkeyPatch, runs: Path):  # type: ignore[no-untyped-def]
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ZCP_RUNS", str(runs))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_page_without_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _run_page(monkeypatch, tmp_path)
+    assert any("No afr runs" in i.value for i in at.info)
+
+
+def test_page_with_screen_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_afr import _screen_dir
+
+    from zcp_core.cli.afr import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _screen_dir(data)
+    assert main(["screen", str(data), "--n-boot", "100", "--excise", "--out", str(tmp_path / "runs" / "s1")]) == 0
+    at = _run_page(monkeypatch, tmp_path / "runs")
+    assert at.code[0].value.startswith("AFR  blind(nohint)=25.0% (n=12)")
+    html = "".join(m.value for m in at.markdown)
+    assert "<mark" in html and "\\boxed{" in html
+    at.checkbox[0].check().run()
+    assert not at.exception
+
+
+def test_page_with_profile_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zcp_core.cli.afr import main
+
+    out = tmp_path / "runs" / "p1"
+    assert main(["profile", str(SAMPLE / "gemma-2-27b-it_math500.jsonl"), "--adapter", "skythought", "--compare",
+                 str(SAMPLE / "sky-t1-math-correct-5k-27b_math500.jsonl"), "--n-boot", "100", "--out", str(out)]) == 0
+    at = _run_page(monkeypatch, tmp_path / "runs")
+    at.radio[0].set_value("covered chains").run()
+    assert not at.exception
+    assert len(at.selectbox) >= 2

@@ -1,0 +1,282 @@
+"""The Zero-CoT probe: pure helpers (golden tables) and the real SmolLM2 on a handful of items."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from zcp_core.probe import (
+    DEFAULT_SUFFIX,
+    ProbeConfig,
+    _Cot,
+    _extract,
+    confidence_summary,
+    cot_prefix,
+    item_gaps,
+    probe_items,
+    run_probe,
+)
+from zcp_core.probe_analysis import _flip, item_flags, truncation_curve
+from zcp_core.schema import Item
+
+FAST = {"max_new_tokens": 12, "n_resamples": 500}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    """Many test processes share 2 cores here; one torch thread avoids oversubscription stalls."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ---- golden tables of pure helpers -----------------------------------------------------------
+@pytest.mark.parametrize(("completion", "mode", "pred", "source"), [
+    ("{18}\n\\]", "prefill", "18", "boxed"),
+    ("{\\frac{1}{2}} and more", "prefill", "\\frac{1}{2}", "boxed"),
+    ("{\n  \\text{2 x 2 = 4}\n}\n}", "prefill", "\\text{2 x 2 = 4}", "boxed"),
+    ("{1 + 2 = 3", "prefill", "3", "last_number"),  # unbalanced: falls back to the last number
+    ("{\n  \\begin{align*}", "prefill", None, "none"),
+    ("The answer is \\boxed{7}.", "prompt", "7", "boxed"),
+    ("I think it is 12", "prompt", "12", "last_number"),
+])
+def test_extract_golden(completion, mode, pred, source):
+    cfg = ProbeConfig(mode=mode)
+    assert _extract(completion, cfg) == (pred, source)
+
+
+@pytest.mark.parametrize(("ratio", "expected"), [(0.0, ""), (0.25, "a"), (0.5, "ab"), (0.75, "abc"), (1.0, "abcd")])
+def test_cot_prefix_golden(ratio, expected):
+    cot = _Cot(text="abcd", n_tokens=4, capped=False, tokens=("a", "b", "c", "d"))
+    assert cot_prefix(cot, ratio) == expected
+
+
+@pytest.mark.parametrize(("s", "r", "flip"), [
+    (True, False, "orig_only"), (False, True, "ref_only"), (True, True, "both"), (False, False, "neither"),
+    (pd.NA, True, "ref_only"), (True, pd.NA, "orig_only"),
+])
+def test_flip_golden(s, r, flip):
+    assert _flip(s, r) == flip
+
+
+def test_config_validates_and_always_probes_zero():
+    assert ProbeConfig(ratios=(0.5, 1.0)).ratios == (0.0, 0.5, 1.0)
+    assert not ProbeConfig().needs_cot
+    assert ProbeConfig(metrics=("acc", "con")).needs_cot
+    assert ProbeConfig(ratios=(0.0, 0.25)).needs_cot and ProbeConfig(full_cot=True).needs_cot
+    with pytest.raises(ValueError, match="unknown metrics"):
+        ProbeConfig(metrics=("acc", "bleu"))
+    with pytest.raises(ValueError, match="ratios"):
+        ProbeConfig(ratios=(1.5,))
+
+
+def _synthetic(n=30, p_nan=False):
+    rows = []
+    for i in range(n):
+        for arm, acc, p in (("original", i % 3 != 0, 0.6), ("reference", i % 5 == 0, 0.2)):
+            rows.append({"arm": arm, "id": f"q{i}" + ("-ref" if arm == "reference" else ""), "pair_id": f"q{i}",
+                         "ratio": 0.0, "question": "?", "gold": "1", "pred": "1" if acc else "2", "acc": acc,
+                         "con": pd.NA, "p_first": math.nan if p_nan else p + 0.001 * i,
+                         "p_all": math.nan if p_nan else p + 0.002 * i, "cot_text": None, "cot_correct": pd.NA,
+                         "logprob_reason": "unavailable" if p_nan else "", "grade_status": "ok"})
+    df = pd.DataFrame(rows)
+    df["con"] = df["con"].astype("boolean")
+    df["cot_correct"] = df["cot_correct"].astype("boolean")
+    return df
+
+
+def test_confidence_summary_shape_and_headline_fallback():
+    recs = _synthetic()
+    out = confidence_summary(recs, ProbeConfig(metrics=("acc", "p_first", "p_all"), n_resamples=500))
+    assert set(out) == {"metrics", "headline"}
+    assert set(out["metrics"]) == {"acc", "con", "p_first", "p_all"}
+    for m in ("acc", "p_first", "p_all"):
+        assert set(out["metrics"][m]) == {"n", "effect", "p", "bf10", "confidence", "direction"}
+        assert out["metrics"][m]["n"] == 30 and out["metrics"][m]["direction"] == "original>reference"
+    assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]
+    assert out["headline"]["metric"] == "p_all" and out["headline"]["value"] == out["metrics"]["p_all"]["confidence"]
+    assert out["headline"]["label"] == "Contamination Confidence (p_all)"
+    # No logprobs (closed API): P_* are unavailable, not 0, and the headline falls back to Acc.
+    api = confidence_summary(_synthetic(p_nan=True), ProbeConfig(metrics=("acc", "p_first", "p_all")))
+    assert api["metrics"]["p_all"]["confidence"] is None and "unavailable" in api["metrics"]["p_all"]["reason"]
+    assert api["headline"]["metric"] == "acc"
+
+
+def test_item_gaps_and_flags_on_synthetic_records():
+    recs = _synthetic(n=6)
+    g = item_gaps(recs, "p_all")
+    assert list(g.columns) == ["pair_id", "suspect", "reference", "gap"]
+    assert g["gap"].round(6).tolist() == [round(0.4, 6)] * 6
+    flags = item_flags(recs)
+    # q0: orig wrong (0 % 3 == 0), ref right (0 % 5 == 0) -> ref_only; q1: orig right, ref wrong -> orig_only.
+    assert flags.set_index("pair_id").loc["q0", "flip"] == "ref_only"
+    assert flags.set_index("pair_id").loc["q1", "flip"] == "orig_only"
+    assert flags["flagged"].tolist() == (flags["flip"] == "orig_only").tolist()
+    assert sorted(flags["p_all_gap_rank"].tolist()) == [1, 1, 1, 1, 1, 1]  # equal gaps tie at rank 1
+    assert "P_all gap +0.400" in flags.set_index("pair_id").loc["q1", "evidence"]
+
+
+# ---- the real model -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pairs(gsm8k_items):
+    from zcp_core.reference import perturb_gsm8k
+
+    ref = perturb_gsm8k(gsm8k_items[:6])
+    twins = list(ref.items)[:3]
+    keep = {t.original_id for t in twins}
+    return [it for it in gsm8k_items[:6] if it.id in keep], twins
+
+
+@pytest.fixture(scope="module")
+def zero_run(smollm2, pairs, tmp_path_factory):
+    original, reference = pairs
+    cfg = ProbeConfig(**FAST)
+    return run_probe(smollm2, original, reference, cfg, out=tmp_path_factory.mktemp("runs") / "zero",
+                     model_spec="smollm2")
+
+
+def test_zero_cot_generates_no_cot_and_fills_metrics(zero_run, pairs):
+    recs = zero_run.records
+    assert list(recs.columns)[:14] == ["arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred",
+                                       "pred_source", "grade_status", "acc", "con", "p_first", "p_all"]
+    assert len(recs) == 6 and set(recs["arm"]) == {"original", "reference"}
+    assert recs["cot_text"].isna().all() and recs["cot_tokens"].isna().all()
+    assert zero_run.summary["generated_tokens"]["original"]["cot"] == 0
+    assert zero_run.summary["cot_generated"] is False
+    assert (recs["answer_tokens"] <= FAST["max_new_tokens"]).all() and (recs["answer_tokens"] > 0).all()
+    assert recs["p_all"].between(0, 1).all() and recs["p_first"].between(0, 1).all()
+    assert recs["con"].isna().all()  # Con was not asked for
+    ref = recs[recs["arm"] == "reference"]
+    assert ref["pair_id"].tolist() == [o.id for o in pairs[0]]
+
+
+def test_p_all_and_p_first_equal_backend_score(smollm2, zero_run, pairs):
+    from zcp_core.backends.base import ScoreRequest, chat
+    from zcp_core.probe import DEFAULT_INSTRUCTION
+
+    original = pairs[0]
+    scored = smollm2.score([ScoreRequest(continuation=it.answer, messages=chat(f"{it.question}\n{DEFAULT_INSTRUCTION}"),
+                                         prefill=DEFAULT_SUFFIX + "{", thinking="off") for it in original])
+    recs = zero_run.records[zero_run.records["arm"] == "original"]
+    for tl, (_, row) in zip(scored, recs.iterrows(), strict=True):
+        assert row["p_all"] == pytest.approx(math.exp(sum(tl.logprobs) / len(tl.logprobs)), rel=1e-5)
+        assert row["p_first"] == pytest.approx(math.exp(tl.logprobs[0]), rel=1e-5)
+
+
+def test_run_folder_confidence_json_and_cli(zero_run, capsys):
+    from zcp_core.cli.probe import confidence_cmd, register
+    from zcp_core.runs import load_run
+
+    run = load_run(zero_run.run_path)
+    assert run.kind == "probe" and run.summary["headline"]["label"].startswith("Contamination Confidence")
+    for t in ("items", "tests", "truncation", "sample_size"):
+        assert run.has_table(t)
+    assert (zero_run.run_path / "items_reference.jsonl").exists()
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["confidence", str(zero_run.run_path), "--json"])
+    assert confidence_cmd(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"metrics", "headline"}
+    assert set(out["metrics"]["acc"]) == {"n", "effect", "p", "bf10", "confidence", "direction"}
+    assert out["metrics"]["acc"]["n"] == 3
+    assert out["metrics"]["con"]["confidence"] is None and "reason" in out["metrics"]["con"]
+    assert {"metric", "confidence", "label", "value"} <= set(out["headline"])
+
+
+def test_parse_failures_are_counted(smollm2, pairs):
+    # One new token cannot close "\boxed{": every answer is a parse failure, counted and graded wrong.
+    original, reference = pairs
+    res = run_probe(smollm2, original[:2], [t for t in reference if t.original_id in {o.id for o in original[:2]}],
+                    ProbeConfig(metrics=("acc",), max_new_tokens=1, n_resamples=200))
+    assert res.summary["parse_failures"] == {"original": 2, "reference": 2}
+    assert not res.records["acc"].any()
+    assert set(res.records["grade_status"]) == {"no_answer"}
+
+
+def test_truncation_generates_one_capped_cot_and_con(smollm2, pairs):
+    original = pairs[0][:1]
+    cfg = ProbeConfig(metrics=("acc", "con"), ratios=(0.0, 0.5), cot_tokens=6, max_new_tokens=8)
+    recs = probe_items(smollm2, original, cfg)
+    assert recs["ratio"].tolist() == [0.0, 0.5]
+    assert recs["cot_tokens"].tolist() == [6, 6] and recs["cot_capped"].all() and recs["cot_cap"].tolist() == [6, 6]
+    assert recs["cot_text"].nunique() == 1
+    curve = truncation_curve(recs, ["acc"])
+    assert curve["ratio"].tolist() == [0.0, 0.5]
+
+
+def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path):
+    from zcp_core.release import release, undo_release
+
+    # Originals whose gold is what the model answers at zero-CoT (so they are "correct"), and twins that
+    # the model gets wrong: one deterministic twin (replaceable) and one without verification (kept).
+    qs = ["What is 2 + 3?", "What is 10 minus 4?"]
+    probe0 = probe_items(smollm2, [Item(id=f"toy-{i}", question=q, answer="0") for i, q in enumerate(qs)],
+                         ProbeConfig(metrics=("acc",), max_new_tokens=12))
+    golds = probe0["pred"].tolist()
+    assert all(golds), golds
+    original = [Item(id=f"toy-{i}", question=q, answer=g, source="toy") for i, (q, g) in enumerate(zip(qs, golds))]
+    reference = [
+        Item(id="toy-0-ref", question=qs[0], answer=golds[0] + "1", source="toy-numeric-ref", original_id="toy-0",
+             metadata={"method": "numeric-perturbation-v1"}),
+        Item(id="toy-1-ref", question=qs[1], answer=golds[1] + "1", source="toy-manual", original_id="toy-1"),
+    ]
+    res = run_probe(smollm2, original, reference, ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
+                                                              n_resamples=200), out=tmp_path / "run")
+    assert res.items["flagged"].tolist() == [True, True]
+    rel = release(res.run_path, tmp_path / "release")
+    assert [r.original_id for r in rel.replaced] == ["toy-0"] and rel.replaced[0].verification == "deterministic"
+    assert [k.original_id for k in rel.kept] == ["toy-1"]
+    bench = [json.loads(x) for x in (tmp_path / "release" / "benchmark.jsonl").read_text().splitlines()]
+    assert [b["id"] for b in bench] == ["toy-0-ref", "toy-1"]
+    assert all(b["metadata"]["canary"] == rel.canary for b in bench) and rel.canary.startswith("ZCP-CANARY ")
+    card = (tmp_path / "release" / "README.md").read_text()
+    assert rel.canary in card and "toy-0-ref" in card and "toy-1" in card
+    assert len((tmp_path / "release" / "replacements.jsonl").read_text().splitlines()) == 1
+    assert undo_release(tmp_path / "release") == original
+
+
+class _ScriptedApi:
+    """A closed-API stand-in (no logprobs) that only answers in \\boxed{} under the third, strictest prompt.
+
+    It stubs the backend, not the probe: the retry loop and the "unavailable" path are what is tested.
+    """
+
+    name, model_id, revision = "scripted", "scripted-api", "0"
+    supports_logprobs = False
+
+    def __init__(self):
+        self.calls = []
+
+    def generate(self, requests, progress=False):
+        from zcp_core.backends.base import Completion
+        from zcp_core.probe import PROMPT_INSTRUCTIONS
+
+        self.calls.append(len(requests))
+        out = []
+        for r in requests:
+            assert r.thinking == "off" and r.prefill == ""
+            strict = PROMPT_INSTRUCTIONS[2] in r.messages[-1].content
+            out.append(Completion(text="\\boxed{18}" if strict else "Let me think", n_tokens=4, finish_reason="stop"))
+        return out
+
+    def score(self, requests, progress=False):
+        raise AssertionError("score must not be called when logprobs are unsupported")
+
+
+def test_prompt_mode_retries_until_boxed_and_reports_logprobs_unavailable(pairs):
+    api = _ScriptedApi()
+    original = pairs[0][:2]
+    recs = probe_items(api, original, ProbeConfig(mode="prompt"))
+    assert api.calls == [2, 2, 2]  # two retries, each one batched call
+    assert recs["attempts"].tolist() == [3, 3] and recs["answer_tokens"].tolist() == [12, 12]
+    assert recs["pred"].tolist() == ["18", "18"] and recs["pred_source"].tolist() == ["boxed", "boxed"]
+    assert recs["p_all"].isna().all() and set(recs["logprob_reason"]) == {"unavailable"}

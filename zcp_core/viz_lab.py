@@ -1,0 +1,120 @@
+"""Plotly figures for the contamination lab (build and evaluate runs).
+
+Each function takes tables a lab run stored and returns a Figure (or a
+DataFrame view); nothing is recomputed from model outputs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import plotly.graph_objects as go
+
+SPLIT_NAMES = {"C": "C (trained on)", "U": "U (held out)"}
+SPLIT_COLORS = {"C": "#d62728", "U": "#1f77b4"}
+
+
+def loss_figure(loss: pd.DataFrame, epochs: pd.DataFrame | None = None) -> go.Figure:
+    """Training loss per step (line) and per epoch mean (markers).
+
+    Args:
+        loss: The build run's ``loss`` table (``step``, ``epoch``, ``loss``).
+        epochs: The ``epochs`` table (``epoch``, ``loss``, ``steps``), optional.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=loss["step"], y=loss["loss"], mode="lines", name="step loss"))
+    if epochs is not None and len(epochs):
+        ends = loss.groupby("epoch")["step"].max().reindex(epochs["epoch"]).to_numpy()
+        fig.add_trace(go.Scatter(x=ends, y=epochs["loss"], mode="markers+lines", name="epoch mean",
+                                 marker={"size": 9}))
+    fig.update_layout(xaxis_title="optimiser step", yaxis_title="loss (answer tokens)", height=340,
+                      margin={"t": 30, "b": 40})
+    return fig
+
+
+def confidence_figure(confidence: pd.DataFrame) -> go.Figure:
+    """Contamination Confidence per metric, C next to U, with the 0.95 and 0.6 target lines.
+
+    Args:
+        confidence: The evaluate run's ``confidence`` table (``split``, ``metric``, ``confidence``).
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for sp in ("C", "U"):
+        d = confidence[confidence["split"] == sp]
+        fig.add_trace(go.Bar(x=d["metric"], y=d["confidence"], name=SPLIT_NAMES[sp], marker_color=SPLIT_COLORS[sp],
+                             text=[f"{v:.3f}" if v == v and v is not None else "n/a" for v in d["confidence"]],
+                             textposition="outside"))
+    fig.add_hline(y=0.95, line_dash="dash", line_color="#d62728", annotation_text="target on C ≥ 0.95")
+    fig.add_hline(y=0.6, line_dash="dot", line_color="#1f77b4", annotation_text="target on U ≤ 0.6")
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1.1], "title": "Contamination Confidence"},
+                      height=380, margin={"t": 30, "b": 40})
+    return fig
+
+
+def roc_figure(roc: pd.DataFrame, detection: dict[str, Any] | None = None) -> go.Figure:
+    """ROC curve of each metric's original-minus-reference gap (C positive, U negative).
+
+    Args:
+        roc: The evaluate run's ``roc`` table (``metric``, ``fpr``, ``tpr``).
+        detection: ``summary["detection"]`` for the AUROC in the legend.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for metric, d in roc.groupby("metric", sort=False):
+        auc = (detection or {}).get(metric, {}).get("auroc")
+        label = f"{metric} (AUROC {auc:.3f})" if isinstance(auc, (int, float)) and auc == auc else str(metric)
+        fig.add_trace(go.Scatter(x=d["fpr"], y=d["tpr"], mode="lines+markers", name=label, line_shape="hv"))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"dash": "dot", "color": "grey"}))
+    fig.add_vline(x=0.05, line_dash="dash", line_color="grey", annotation_text="5% FPR")
+    fig.update_layout(xaxis_title="false-positive rate (U flagged)", yaxis_title="true-positive rate (C flagged)",
+                      xaxis={"range": [0, 1]}, yaxis={"range": [0, 1.02]}, height=400, margin={"t": 30, "b": 40})
+    return fig
+
+
+def gap_figure(gaps: pd.DataFrame, metric: str = "p_all") -> go.Figure:
+    """Per-item original-minus-reference gap of one metric, C against U (box with points).
+
+    Args:
+        gaps: The evaluate run's ``gaps`` table (``metric``, ``split``, ``gap``, ``pair_id``).
+        metric: Which metric's gap to show.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    d = gaps[gaps["metric"] == metric]
+    for sp in ("C", "U"):
+        s = d[d["split"] == sp]
+        fig.add_trace(go.Box(y=s["gap"], name=SPLIT_NAMES[sp], boxpoints="all", jitter=0.4, pointpos=0,
+                             marker_color=SPLIT_COLORS[sp], text=s["pair_id"]))
+    fig.add_hline(y=0, line_color="grey")
+    fig.update_layout(yaxis_title=f"{metric}: original − reference", height=360, showlegend=False,
+                      margin={"t": 30, "b": 40})
+    return fig
+
+
+def flips_view(flips: pd.DataFrame) -> pd.DataFrame:
+    """The flips table to show: one row per pair, C first, largest P_all gap first.
+
+    Columns (those present): ``split``, ``pair_id``, ``flip``, ``gold``, ``pred_original``,
+    ``reference_gold``, ``pred_reference``, ``p_all_original``, ``p_all_reference``, ``p_all_gap``, ``question``.
+    """
+    cols = ["split", "pair_id", "flip", "gold", "pred_original", "reference_gold", "pred_reference",
+            "p_all_original", "p_all_reference", "p_all_gap", "question"]
+    view = flips[[c for c in cols if c in flips.columns]]
+    return view.sort_values(["split", "p_all_gap"], ascending=[True, False], na_position="last").reset_index(drop=True)
+
+
+def flip_counts(flips: pd.DataFrame) -> pd.DataFrame:
+    """Count of each zero-CoT flip kind (``orig_only``, ``ref_only``, ``both``, ``neither``) per split."""
+    table = flips.groupby(["split", "flip"]).size().unstack(fill_value=0)
+    for k in ("orig_only", "ref_only", "both", "neither"):
+        if k not in table.columns:
+            table[k] = 0
+    return table[["orig_only", "ref_only", "both", "neither"]].reset_index()
