@@ -265,15 +265,17 @@ def test_llm_pipeline_end_to_end_smollm2(smollm2, gsm8k_items: list[Item]) -> No
 
 @pytest.mark.model
 def test_llm_pipeline_real_judges(smollm2, gsm8k_items: list[Item]) -> None:  # type: ignore[no-untyped-def]
-    # A well-formed candidate reaches the real model as both judges; with 8 tokens it cannot reach a
-    # "Result:" line, so the candidate is rejected and the unparsed verdicts are recorded.
+    # A well-formed candidate reaches the real model as judge 1; with 8 tokens it cannot reach a
+    # "Result:" line, so the candidate is rejected although judge 2 agrees, and both verdicts are recorded.
     gen = Scripted("gen", lambda p: GOOD)
-    rs = build_reference_llm(gen, [smollm2, smollm2], gsm8k_items[:2], attempts=1, judge_tokens=8)
+    yes = Scripted("judge-yes", lambda p: "Fine.\nResult: CORRECT")
+    rs = build_reference_llm(gen, [smollm2, yes], gsm8k_items[:2], attempts=1, judge_tokens=8)
     assert len(rs.items) + len(rs.failures) == 2
     for f in rs.failures:
         vs = f.attempts[0]["verdicts"]
         assert len(vs) == 2 and all(v["judge"].startswith(("judge1:", "judge2:")) for v in vs)
-        assert f.reason.startswith("judges: ") and any(v["verdict"] != "CORRECT" for v in vs)
+        assert vs[0]["verdict"] in {"UNPARSED", "INCORRECT"} and vs[1]["verdict"] == "CORRECT"
+        assert f.reason.startswith("judges: judge1:")
 
 
 # ---- CLI ---------------------------------------------------------------------------------------------------

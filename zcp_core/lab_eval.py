@@ -174,10 +174,11 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
     conf, conf_rows = {}, []
     for sp in ("C", "U"):
         cs = confidence_summary(records[records["split"] == sp], pcfg)
-        conf[sp] = {m: (v.get("confidence") if isinstance(v, Mapping) else None) for m, v in cs["metrics"].items()}
+        measured = {m: v for m, v in cs["metrics"].items() if m in opts.metrics}
+        conf[sp] = {m: v.get("confidence") for m, v in measured.items()}
         conf_rows += [{"split": sp, "metric": m, **{k: v.get(k) for k in ("n", "effect", "p", "bf10", "confidence",
                                                                              "direction")}}
-                      for m, v in cs["metrics"].items()]
+                      for m, v in measured.items()]
     gaps = pd.concat([_float_gaps(item_gaps(records, m)).assign(metric=m) for m in opts.metrics], ignore_index=True)
     gaps["split"] = gaps["pair_id"].map(split_of)
     gaps["label"] = (gaps["split"] == "C").astype(int)

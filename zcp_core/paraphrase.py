@@ -107,7 +107,7 @@ def _people(text: str) -> dict[str, str | None]:
     he = len(re.findall(r"\b(?:he|his|him)\b", lower))
     guess = "f" if she and not he else "m" if he and not she else None
     out: dict[str, str | None] = {}
-    for m in re.finditer(r"\b([A-Z][a-z]{2,})\b(?:'s)?(?= [a-z])", text):
+    for m in re.finditer(r"\b([A-Z][a-z]{2,})\b(?=['\u2019]s\b| [a-z]|[,.?!;:])", text):
         w = m.group(1)
         if w in FEMALE:
             out[w] = "f"

@@ -37,8 +37,9 @@ reason in ``logprob_reason`` (never 0).
     completion: Generated text after the prefill (last attempt in prompt mode).
     pred: Extracted answer (None on a parse failure). pred_source: boxed |
         answer_is | last_number | none. grade_status: ok | no_answer | parse_error.
-    acc: bool, pred equals gold. con: nullable bool, pred equals the model's
-        own full-CoT answer (NA when Con was not measured or the CoT has no answer).
+    acc: bool, pred equals gold (a parse failure is False). con: nullable bool,
+        pred equals the model's own full-CoT answer (a parse failure is False;
+        NA when Con was not measured or the CoT has no extractable answer).
     p_first, p_all: float, NaN when not measured or unavailable. logprob_reason:
         ``""`` when measured, else why not.
     answer_tokens: Tokens generated for the answer (all attempts). attempts: 1..4.
@@ -287,7 +288,8 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
         g = grade(pred, it.answer)
         ca, cc = cot_ans.get(it.id, (None, None))
         con = None
-        if "con" in config.metrics and ca is not None and pred is not None:
+        if "con" in config.metrics and ca is not None:
+            # A zero-CoT parse failure is inconsistent (False); only a CoT without an answer leaves Con NA.
             con = grade(pred, ca).correct
         rows.append({
             "arm": arm, "id": it.id, "pair_id": it.original_id or it.id, "ratio": r, "question": it.question,

@@ -1,0 +1,212 @@
+"""Contamination lab: split, cache key, profiles and pure helpers (no model)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+
+from zcp_core.lab import (
+    LabConfig,
+    LabError,
+    LoraSpec,
+    Split,
+    alias_for,
+    cache_key,
+    default_name,
+    draw_split,
+    profile_config,
+)
+from zcp_core.lab_train import answer_text, check_trainable, estimate_params
+from zcp_core.schema import Item
+
+IDS = [f"x-{i}" for i in range(10)]
+
+
+# ---- split -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("n", "seed", "c", "u"), [
+    (3, 0, ("x-9", "x-4", "x-7"), ("x-0", "x-3", "x-6")),
+    (3, 1, ("x-0", "x-3", "x-2"), ("x-6", "x-1", "x-8")),
+    (1, 0, ("x-9",), ("x-0",)),
+])
+def test_split_golden(n: int, seed: int, c: tuple[str, ...], u: tuple[str, ...]) -> None:
+    s = draw_split(IDS, n, seed)
+    assert (s.contaminated, s.clean) == (c, u)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 123])
+def test_split_disjoint_equal_and_stable(seed: int) -> None:
+    s = draw_split(IDS, 4, seed)
+    assert len(s.contaminated) == len(s.clean) == 4
+    assert not set(s.contaminated) & set(s.clean)
+    assert set(s.contaminated) | set(s.clean) <= set(IDS)
+    assert draw_split(IDS, 4, seed) == s  # seeded: same draw again
+    assert draw_split(list(reversed(IDS)), 4, seed) == s  # order of the pool does not matter
+    bigger = draw_split(IDS, 5, seed)  # a larger split keeps the smaller one's items
+    assert set(s.contaminated) <= set(bigger.contaminated) and set(s.clean) <= set(bigger.clean)
+
+
+def test_split_seed_changes_draw_and_too_few_items_fail() -> None:
+    assert draw_split(IDS, 4, 0) != draw_split(IDS, 4, 1)
+    with pytest.raises(LabError, match="need 12"):
+        draw_split(IDS, 6, 0)
+    with pytest.raises(LabError):
+        draw_split(IDS, 0, 0)
+
+
+def test_split_of_bundled_gsm8k_is_drawn_from_traceable_items(gsm8k_items) -> None:
+    from zcp_core.lab import traceable_pool
+    from zcp_core.reference import perturb_gsm8k
+
+    pool, excluded = traceable_pool(gsm8k_items[:120])
+    assert len(pool) + len(excluded) == 120 and all(reason for _, reason in excluded)
+    s = draw_split([it.id for it in pool], 5, 0, excluded)
+    chosen = [it for it in gsm8k_items[:120] if it.id in set(s.contaminated) | set(s.clean)]
+    assert len(perturb_gsm8k(chosen).items) == 10  # every C and U item has a reference twin
+
+
+# ---- cache key -------------------------------------------------------------------------------
+
+SPLIT = Split(("a", "b"), ("c", "d"), 0, 4)
+BASE = LabConfig()
+
+
+def _key(cfg: LabConfig = BASE, split: Split = SPLIT, rev: str = "rev", sha: str = "sha") -> str:
+    return cache_key(cfg, split, rev, sha)
+
+
+@pytest.mark.parametrize("change", [
+    {"cfg": replace(BASE, epochs=7)},
+    {"cfg": replace(BASE, lr=5e-4)},
+    {"cfg": replace(BASE, batch_size=4)},
+    {"cfg": replace(BASE, seed=1)},
+    {"cfg": replace(BASE, mode="evasive")},
+    {"cfg": replace(BASE, train_format="solution")},
+    {"cfg": replace(BASE, train_format="probe")},
+    {"cfg": replace(BASE, max_steps=3)},
+    {"cfg": replace(BASE, lora=LoraSpec(r=16, alpha=32))},
+    {"cfg": replace(BASE, lora=LoraSpec(targets=("q_proj", "v_proj")))},
+    {"cfg": replace(BASE, lora=LoraSpec(dropout=0.1))},
+    {"split": Split(("a", "x"), ("c", "d"), 0, 4)},
+    {"split": Split(("a", "b"), ("c", "x"), 0, 4)},
+    {"split": Split(("b", "a"), ("c", "d"), 0, 4)},
+    {"rev": "other-base-model"},
+    {"sha": "other-dataset-bytes"},
+])
+def test_cache_key_changes_with_each_weight_relevant_field(change: dict) -> None:
+    assert _key(**change) != _key()
+
+
+@pytest.mark.parametrize("cfg", [
+    replace(BASE, profile="smoke"),  # a label; the fields it sets are in the key on their own
+    replace(BASE, dataset="elsewhere/test.jsonl"),  # the bytes count (sha), not the path
+    replace(BASE, model="hf:/some/path"),  # the weights count (revision), not the spec string
+    replace(BASE, paraphrase_versions=3),  # direct mode trains on no paraphrase
+    replace(BASE, paraphrase_method="llm"),
+])
+def test_cache_key_ignores_irrelevant_fields(cfg: LabConfig) -> None:
+    assert _key(cfg) == _key()
+
+
+def test_cache_key_paraphrase_settings_matter_in_evasive_mode() -> None:
+    ev = replace(BASE, mode="evasive")
+    assert _key(replace(ev, paraphrase_versions=3)) != _key(ev)
+    assert _key(replace(ev, paraphrase_method="llm")) != _key(ev)
+    assert len(_key()) == 64 and default_name(BASE, _key()) == f"direct-default-{_key()[:8]}"
+
+
+# ---- profiles and names ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("profile", "mode", "expected"), [
+    ("default", "direct", {"n_contaminated": 40, "epochs": 6, "batch_size": 8, "train_format": "natural",
+                           "max_steps": None, "lora": LoraSpec()}),
+    ("default", "evasive", {"n_contaminated": 40, "epochs": 1, "paraphrase_versions": 6, "train_format": "natural"}),
+    ("smoke", "direct", {"n_contaminated": 4, "epochs": 1, "max_steps": 2, "lora": LoraSpec(r=4, alpha=8)}),
+    ("probe-format-upper-bound", "direct", {"n_contaminated": 40, "epochs": 6, "train_format": "probe"}),
+])
+def test_profile_config_golden(profile: str, mode: str, expected: dict) -> None:
+    cfg = profile_config(profile, mode)  # type: ignore[arg-type]
+    assert {k: getattr(cfg, k) for k in expected} == expected
+    assert cfg.lora.r == 32 or profile == "smoke"
+
+
+def test_profile_overrides_and_bad_names() -> None:
+    cfg = profile_config("default", "direct", n_contaminated=12, epochs=None)
+    assert (cfg.n_contaminated, cfg.epochs) == (12, 6)
+    with pytest.raises(LabError):
+        profile_config("huge")  # type: ignore[arg-type]
+    with pytest.raises(LabError):
+        profile_config("default", "sneaky")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("profile", "mode", "alias"), [
+    ("default", "direct", "direct"), ("default", "evasive", "evasive"), ("smoke", "direct", "smoke"),
+    ("smoke", "evasive", "smoke-evasive"), ("probe-format-upper-bound", "direct", "upper-bound"),
+])
+def test_alias_golden(profile: str, mode: str, alias: str) -> None:
+    assert alias_for(profile_config(profile, mode)) == alias  # type: ignore[arg-type]
+
+
+# ---- training text ---------------------------------------------------------------------------
+
+ITEM = Item("i", "Q?", "18", solution="9 * 2 = <<9*2=18>>18\n#### 18")
+
+
+@pytest.mark.parametrize(("fmt", "text"), [
+    ("natural", "The answer is 18."),
+    ("solution", "9 * 2 = 18\n#### 18\nThe answer is 18."),
+    ("probe", "18}"),
+])
+def test_answer_text_golden(fmt: str, text: str) -> None:
+    assert answer_text(ITEM, fmt) == text  # type: ignore[arg-type]
+
+
+def test_natural_training_text_never_contains_the_probe_suffix() -> None:
+    from zcp_core.probe import DEFAULT_SUFFIX
+
+    for fmt in ("natural", "solution"):
+        assert "boxed" not in answer_text(ITEM, fmt) and DEFAULT_SUFFIX not in answer_text(ITEM, fmt)  # type: ignore[arg-type]
+
+
+# ---- model size guard --------------------------------------------------------------------------
+
+SMOLLM2 = {"hidden_size": 576, "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3,
+           "intermediate_size": 1536, "vocab_size": 49152, "tie_word_embeddings": True}
+LLAMA8B = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "intermediate_size": 14336, "vocab_size": 128256, "tie_word_embeddings": False}
+
+
+@pytest.mark.parametrize(("config", "expected"), [(SMOLLM2, 134_479_872), (LLAMA8B, 8_029_995_008)])  # real 8.03B incl. norms
+def test_estimate_params_golden(config: dict, expected: int) -> None:
+    assert estimate_params(config) == expected
+
+
+def test_large_model_is_refused_on_cpu_before_loading(tmp_path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA8B))  # no weights: refusal must not load any
+    with pytest.raises(LabError, match="too large to fine-tune on a CPU"):
+        check_trainable(tmp_path, device="cpu")
+    (tmp_path / "config.json").write_text(json.dumps(SMOLLM2))
+    assert check_trainable(tmp_path, device="cpu") == 134_479_872
+
+
+# ---- evaluation helpers ----------------------------------------------------------------------
+
+def test_detection_quality_and_targets() -> None:
+    import pandas as pd
+
+    from zcp_core.lab_eval import detection_quality, roc_table, targets_report
+
+    gaps = pd.DataFrame({"metric": ["p_all"] * 6, "split": ["C", "C", "C", "U", "U", "U"],
+                         "gap": [0.5, 0.4, 0.1, 0.0, 0.2, float("nan")]})
+    q = detection_quality(gaps)["p_all"]
+    assert q["auroc"] == pytest.approx(5 / 6) and q["n_pos"] == 3 and q["n_neg"] == 2
+    assert q["tpr_at_5fpr"] == pytest.approx(2 / 3)
+    roc = roc_table(gaps)
+    assert list(roc.columns) == ["metric", "fpr", "tpr", "threshold"] and roc["tpr"].iloc[-1] == 1.0
+    assert targets_report({"p_first": 0.97, "p_all": 0.99, "acc": 0.5}, {"acc": 0.5, "p_all": 0.61}) == {
+        "c_on_c_logit_ge_0.95": True, "c_on_u_all_le_0.6": False}
+    assert targets_report({"p_all": 0.99}, {"acc": 0.5})["c_on_c_logit_ge_0.95"] is None
+    assert math.isnan(detection_quality(gaps.assign(split="C"))["p_all"]["auroc"])

@@ -1,0 +1,135 @@
+"""A real (tiny) lab build on the embedded model: loadable as ``lab:``, cached, evaluable, shown by the app page.
+
+The build trains one step on two items with a rank-2 LoRA, so the test checks
+the mechanics (split, training, merge, save, alias, cache, run folders), not
+the strength of memorisation; benchmarks/lab_measure.py measures that.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from zcp_core.lab import LoraSpec, profile_config
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def lab_env(tmp_path_factory):
+    """A private ZCP_CACHE holding one smoke build (base: the already converted embedded model)."""
+    from zcp_core.embedded import ensure_converted
+
+    base = ensure_converted()  # converted once in the shared cache; the lab cache is private below
+    cache = tmp_path_factory.mktemp("zcp_cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ZCP_CACHE", str(cache))
+    from zcp_core.lab import build_lab
+
+    cfg = profile_config("smoke", "direct", model=f"hf:{base}", n_contaminated=2, batch_size=2, max_steps=1,
+                         lora=LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj")))
+    first = build_lab(cfg, progress=False)
+    yield {"cfg": cfg, "build": first, "base": base, "cache": cache}
+    mp.undo()
+
+
+def test_smoke_build_writes_a_loadable_lab_model_and_a_run(lab_env) -> None:
+    from zcp_core.backends.hf import folder_revision
+    from zcp_core.backends.spec import lab_model_path, load_backend
+    from zcp_core.runs import load_run
+
+    b = lab_env["build"]
+    assert not b.cached and b.alias == "smoke" and b.name.startswith("direct-smoke-")
+    run = load_run(b.run_path)
+    assert run.kind == "lab" and run.summary["stage"] == "build"
+    s = run.summary
+    assert len(s["contaminated_ids"]) == len(s["clean_ids"]) == 2
+    assert not set(s["contaminated_ids"]) & set(s["clean_ids"])
+    assert set(run.records["split"]) == {"C", "U"} and len(run.records) == 4
+    loss = run.table("loss")
+    assert list(loss.columns) == ["step", "epoch", "loss", "tokens", "elapsed_s"] and len(loss) == 1
+    assert loss["loss"].iloc[0] > 0 and s["steps"] == 1
+    texts = run.table("training_texts")
+    assert set(texts["original_id"]) == set(s["contaminated_ids"])  # trained on C only, never on U
+    assert all(t.startswith("The answer is ") for t in texts["target"])
+    assert not texts["prompt"].str.contains("boxed").any()  # natural format: no probe suffix anywhere
+    # Both the build name and the alias resolve to a full transformers folder.
+    for spec in (b.spec, "lab:smoke"):
+        path = lab_model_path(spec.split(":", 1)[1])
+        assert (path / "config.json").exists() and (path / "model.safetensors").exists()
+    assert folder_revision(b.model_path) != folder_revision(lab_env["base"])
+    from zcp_core.backends.base import ScoreRequest, chat
+
+    backend = load_backend("lab:smoke", cache=None, device="cpu")
+    [lp] = backend.score([ScoreRequest(continuation="18", messages=chat("What is 9 * 2?"), prefill="The answer is ")])
+    assert lp.available and len(lp.logprobs) >= 1 and all(v <= 0 for v in lp.logprobs)
+
+
+def test_second_build_with_same_config_is_cached(lab_env) -> None:
+    from zcp_core.lab import build_lab
+
+    b = lab_env["build"]
+    weights = b.model_path / "model.safetensors"
+    before = weights.stat().st_mtime_ns
+    again = build_lab(lab_env["cfg"], progress=False)
+    assert again.cached and again.key == b.key and again.name == b.name
+    assert weights.stat().st_mtime_ns == before  # nothing retrained or rewritten
+
+
+def test_list_builds_shows_build_and_alias(lab_env) -> None:
+    from zcp_core.lab import list_builds
+
+    rows = {r["name"]: r for r in list_builds()}
+    name = lab_env["build"].name
+    assert rows[name]["mode"] == "direct" and rows["smoke"]["alias_of"] == name
+
+
+def test_evaluate_writes_confidences_gaps_and_roc(lab_env, tmp_path) -> None:
+    from zcp_core.lab_eval import EvalOptions, evaluate_lab
+    from zcp_core.runs import load_run
+
+    res = evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False), out=tmp_path / "eval")
+    s = res.summary
+    assert set(s["contaminated"]) == set(s["clean"]) == {"acc", "p_first", "p_all"}
+    for v in (*s["contaminated"].values(), *s["clean"].values()):
+        assert 0.0 <= v <= 1.0
+    assert s["mode"] == "direct" and 0.0 <= s["auroc"] <= 1.0 and 0.0 <= s["tpr_at_5fpr"] <= 1.0
+    run = load_run(res.run_path)
+    assert run.summary["stage"] == "evaluate"
+    gaps = run.table("gaps")
+    assert set(gaps["split"]) == {"C", "U"} and set(gaps["metric"]) == {"acc", "p_first", "p_all"}
+    assert len(gaps) == 3 * (s["n_c"] + s["n_u"])
+    assert gaps["suspect"].dtype == float
+    assert {"fpr", "tpr"} <= set(run.table("roc").columns)
+    assert set(run.table("flips")["split"]) == {"C", "U"}
+
+
+def _run_page(runs: Path) -> object:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["ZCP_RUNS"] = str(runs)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app_pages" / "lab.py"), default_timeout=60)
+    at.run()
+    return at
+
+
+def test_app_page_renders_without_runs_and_with_build_and_eval_runs(lab_env, tmp_path, monkeypatch) -> None:
+    import shutil
+
+    from zcp_core.lab_eval import EvalOptions, evaluate_lab
+
+    monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "empty"))
+    at = _run_page(tmp_path / "empty")
+    assert not at.exception
+    runs = tmp_path / "runs"
+    shutil.copytree(lab_env["build"].run_path, runs / "lab-build")
+    monkeypatch.setenv("ZCP_RUNS", str(runs))
+    at = _run_page(runs)
+    assert not at.exception and any("final epoch loss" in m.label for m in at.metric)
+    evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu"), out=runs / "lab-eval")
+    at = _run_page(runs)
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    assert any(label.startswith("AUROC") for label in labels) or any("final epoch loss" in x for x in labels)
