@@ -64,8 +64,8 @@ def main() -> int:
         "",
         f"Command: `.venv/bin/python benchmarks/detector_shortcut.py --explain-n {args.explain_n}` "
         f"(run folder `{Path(folder).relative_to(ROOT) if Path(folder).is_relative_to(ROOT) else folder}`).",
-        f"Data: `{Path(claude[0]).relative_to(root.parent.parent) if root.is_relative_to(root.parent.parent) else claude[0]}`"
-        f" and `Multi_Domain/*_test.json` from ../shared/data/detectrl; pattern library {lib.version} "
+        f"Data: `Multi_LLM/{Path(claude[0]).name}` and `Multi_Domain/*_test.json` from {args.data_root}; "
+        f"pattern library {lib.version} "
         f"(sha256 {lib.sha256[:12]}). Seed 0, 30% of each label held out.",
         f"Wall time on the shared 2-core box (other jobs running): closed loop {t_compare:.0f} s, "
         f"with cross-domain {t_all:.0f} s.",
@@ -80,11 +80,15 @@ def main() -> int:
         "",
         "## Prefix attack (paper Table 4 shape)",
         "```", attack, "```",
-        f"Paper (RoBERTa, 560 texts): original 68 human / 492 LLM; cleaned 544 / 16.",
+        "Paper (RoBERTa, 560 texts): original 68 human / 492 LLM; cleaned 544 / 16.",
         "",
         f"**Qualitative result holds here: {verdict['paper_result_holds']}** "
         f"(criterion: {verdict['criterion']}). Attacked human texts called LLM: original-trained "
         f"{verdict['original_llm_rate']:.1%}, cleaned-trained {verdict['cleaned_llm_rate']:.1%}.",
+        "Before the attack the cleaned-trained detector already calls "
+        f"{int(res.attack.set_index('trained_on').loc['cleaned', 'before_llm'])} of these human texts LLM "
+        f"(original-trained: {int(res.attack.set_index('trained_on').loc['original', 'before_llm'])}); "
+        "the attack's effect is the change from those counts.",
         "",
         "## Share of |SHAP| attribution on artifact spans",
         "Exact linear SHAP (zero baseline), over explained test texts that contain a high-precision artifact span "

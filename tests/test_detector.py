@@ -257,3 +257,17 @@ def test_modules_import_light() -> None:
             "'shap','sklearn','streamlit','ray','pandas','scipy','plotly') if m in sys.modules])")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.stdout.strip() == "[]", r.stderr
+
+
+def test_cli_compare_prints_attack_table_and_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from zcp_core.cli.main import main
+    from zcp_core.runs import load_run
+
+    out = tmp_path / "cmp"
+    assert main(["detector", "compare", "--data", *CLAUDE, "--explain-n", "10", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "classified human" in text and "share of |SHAP attribution| on artifact spans" in text
+    run = load_run(out)
+    assert run.summary["n_records"] == 150 and run.manifest["config"]["command"] == "compare"
+    assert (out / "detectors" / "original" / "weights.npz").exists()
+    assert (out / "detectors" / "cleaned" / "weights.npz").exists()

@@ -65,7 +65,7 @@ def test_janet_rewording(gsm8k_items: list[Item]) -> None:
 
 
 def test_short_item_fails_with_reason() -> None:
-    item = Item(id="x", question="What is 5 plus 7?", answer="12")
+    item = Item(id="x", question="Tom has 5 cats and 7 dogs.", answer="12")
     ps = reword_deterministic([item])
     assert not ps.items and ps.failures[0].id == "x-para0"
     assert ps.failures[0].reason.startswith("low_change:")
@@ -75,7 +75,7 @@ def test_full_test_set_change(gsm8k_items: list[Item]) -> None:
     ps = reword_deterministic(gsm8k_items, versions=1, seed=0)
     assert len(ps.items) + len(ps.failures) == len(gsm8k_items)
     assert min(ps.change_fraction) >= MIN_CHANGE  # guaranteed per item: lower ones are failures
-    # measured at seed 0: 856/1319 made (0.649), mean change 0.62 over them; see benchmarks/results
+    # measured at seed 0: 866/1319 made (0.657), mean change 0.627 over them; see benchmarks/results/reference_coverage.md
     assert len(ps.items) / len(gsm8k_items) >= 0.6
     assert statistics.mean(ps.change_fraction) >= 0.55
     by_id = {it.id: it for it in gsm8k_items}
@@ -128,7 +128,7 @@ def test_llm_paraphrase_failure_recorded() -> None:
 
 @pytest.mark.model
 def test_llm_paraphrase_smollm2(smollm2) -> None:  # type: ignore[no-untyped-def]
-    ps = paraphrase_llm(smollm2, [ITEM], versions=1, attempts=1, max_new_tokens=16)
+    ps = paraphrase_llm(smollm2, [ITEM], versions=1, attempts=1, max_new_tokens=8)
     assert len(ps.items) + len(ps.failures) == 1
     for p in ps.items:
         assert numbers_kept(ITEM.question, p.question) and p.answer == "12"

@@ -280,3 +280,29 @@ def test_prompt_mode_retries_until_boxed_and_reports_logprobs_unavailable(pairs)
     assert recs["attempts"].tolist() == [3, 3] and recs["answer_tokens"].tolist() == [12, 12]
     assert recs["pred"].tolist() == ["18", "18"] and recs["pred_source"].tolist() == ["boxed", "boxed"]
     assert recs["p_all"].isna().all() and set(recs["logprob_reason"]) == {"unavailable"}
+
+
+def test_paraphrased_arm_is_tested_against_the_reference():
+    recs = _synthetic(n=20)
+    para = recs[recs["arm"] == "original"].copy()
+    para["arm"], para["id"] = "paraphrased", para["pair_id"] + "-para"
+    para["acc"] = False  # the paraphrase lost the memorised answer
+    recs = pd.concat([recs, para], ignore_index=True)
+    cfg = ProbeConfig(metrics=("acc", "p_all"), n_resamples=500)
+    orig = confidence_summary(recs, cfg, suspect_arm="original")
+    par = confidence_summary(recs, cfg, suspect_arm="paraphrased")
+    assert orig["metrics"]["acc"]["direction"] == "original>reference"
+    assert par["metrics"]["acc"]["direction"] == "reference>original" and par["metrics"]["acc"]["confidence"] == 0.5
+    flags = item_flags(recs)
+    assert {"acc_paraphrased", "p_all_paraphrased", "pred_paraphrased"} <= set(flags.columns)
+    assert not flags["acc_paraphrased"].any()
+
+
+def test_probe_grades_outside_the_main_thread(pairs):
+    # The app runs probes in worker threads, where math-verify's signal timeouts cannot be used.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as ex:
+        recs = ex.submit(probe_items, _ScriptedApi(), pairs[0][:1], ProbeConfig(mode="prompt")).result()
+    assert recs["grade_status"].tolist() == ["ok"] and recs["pred"].tolist() == ["18"]
+    assert recs["acc"].tolist() == [pairs[0][0].answer == "18"]

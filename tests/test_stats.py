@@ -150,6 +150,8 @@ def test_bootstrap_all_zero_and_empty() -> None:
     assert (r.direction, r.confidence, r.p, r.effect) == ("none", 0.5, 1.0, 0.0)
     e = paired_bootstrap_test([], [], n_resamples=200)
     assert (e.n, e.confidence, e.direction) == (0, 0.5, "none")
+    one = paired_bootstrap_test([0.9], [0.1], n_resamples=200)  # one pair is no evidence
+    assert (one.n, one.p, one.confidence, one.direction) == (1, 1.0, 0.5, "original>reference")
 
 
 def _ref(i: str, orig: str | None) -> Item:

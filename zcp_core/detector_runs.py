@@ -208,11 +208,12 @@ def format_cross_domain(df: pd.DataFrame, metric: str = "roc_auc") -> str:
 
 
 def cross_domain_run(paths: Sequence[str], library: PatternLibrary, out: str | Path, kind: DetectorKind = "tfidf",
-                     detector_config: Any = None, seed: int = 0) -> tuple[Path, pd.DataFrame, dict]:
+                     detector_config: Any = None, test_size: float = 0.3, seed: int = 0
+                     ) -> tuple[Path, pd.DataFrame, dict]:
     """Run :func:`cross_domain` and write it as a ``detector`` run (records = the table)."""
     from zcp_core.runs import RunSpec, write_run
 
-    df = cross_domain(paths, library, kind, detector_config, seed=seed)
+    df = cross_domain(paths, library, kind, detector_config, test_size, seed)
     off = df[~df["in_domain"]]
     gap = {f"{t}->{e}": float(off[(off.train_form == t) & (off.eval_form == e)]["roc_auc"].mean())
            for t in ("original", "cleaned") for e in ("original", "cleaned")}

@@ -102,6 +102,9 @@ class TransformerDetector:
         self.head = head
         self._model: Any = None
         self._tokenizer: Any = None
+        # Per-instance memo of pooled features by text: the closed loop scores the same
+        # test texts several times (metrics, attack baseline, records); the backbone is frozen.
+        self._memo: dict[str, Any] = {}
 
     @property
     def tokenizer(self) -> Any:
@@ -118,6 +121,9 @@ class TransformerDetector:
         tok = AutoTokenizer.from_pretrained(self.path)
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
+        # Right padding keeps a causal model's real-token states (and so the pooled
+        # features) independent of which other texts share the batch.
+        tok.padding_side = "right"
         model = AutoModel.from_pretrained(self.path, dtype=torch.float32).to(self.config.device)
         model.eval()
         self._tokenizer, self._model = tok, model
@@ -130,19 +136,20 @@ class TransformerDetector:
 
         self._load()
         cfg = self.config
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float64)
-        starts = range(0, len(order), cfg.batch_size)
-        for b in tqdm(starts, desc="encode", disable=not progress, file=None):
-            idx = order[b:b + cfg.batch_size]
-            enc = self._tokenizer([texts[i] for i in idx], truncation=True, max_length=cfg.max_length,
+        todo = sorted({t for t in texts if t not in self._memo}, key=lambda t: -len(t))
+        starts = range(0, len(todo), cfg.batch_size)
+        for b in tqdm(starts, desc="encode", disable=not progress or not todo):
+            batch = todo[b:b + cfg.batch_size]
+            enc = self._tokenizer(batch, truncation=True, max_length=cfg.max_length,
                                   padding=True, return_tensors="pt").to(cfg.device)
             with torch.no_grad():
                 hidden = self._model(**enc).last_hidden_state
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-            out[idx] = pooled.cpu().double().numpy()
-        return out
+            pooled = ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).cpu().double().numpy()
+            self._memo.update(zip(batch, pooled, strict=True))
+        if not texts:
+            return np.zeros((0, self._model.config.hidden_size))
+        return np.stack([self._memo[t] for t in texts])
 
     def margin(self, texts: Sequence[str]) -> np.ndarray:
         """Log-odds of ``llm`` per text."""

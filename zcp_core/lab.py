@@ -181,18 +181,28 @@ def traceable_pool(items: Sequence[Item]) -> tuple[list[Item], list[tuple[str, s
     return keep, dropped
 
 
-def paraphrasable_pool(items: Sequence[Item], cfg: LabConfig) -> tuple[list[Item], list[tuple[str, str]]]:
+def paraphrasable_pool(items: Sequence[Item], cfg: LabConfig, need: int | None = None
+                       ) -> tuple[list[Item], list[tuple[str, str]]]:
     """For evasive builds: items with at least one paraphrase changing >= 50% of non-numeric words.
 
-    Both C and U are drawn from this pool, so every C item is really trained on (through paraphrases).
+    Items are checked in the split's draw order (``sha256(seed:id)``) and the
+    check stops once ``need`` items passed, so the draw equals filtering the
+    whole pool first, at a fraction of the cost. Both C and U come from this
+    pool, so every C item is really trained on (through its paraphrases).
     """
     from zcp_core.paraphrase import reword_deterministic
 
-    ps = reword_deterministic(list(items), versions=cfg.paraphrase_versions, seed=cfg.seed)
-    ok = {it.original_id for it in ps.items}
-    keep = [it for it in items if it.id in ok]
-    return keep, [(it.id, "evasive: no paraphrase changes >= 50% of the non-numeric words") for it in items
-                  if it.id not in ok]
+    ordered = sorted(items, key=lambda it: hashlib.sha256(f"{cfg.seed}:{it.id}".encode()).hexdigest())
+    keep: list[Item] = []
+    dropped: list[tuple[str, str]] = []
+    for it in ordered:
+        if need is not None and len(keep) >= need:
+            break
+        if reword_deterministic([it], versions=cfg.paraphrase_versions, seed=cfg.seed).items:
+            keep.append(it)
+        else:
+            dropped.append((it.id, "evasive: no paraphrase changes >= 50% of the non-numeric words"))
+    return keep, dropped
 
 
 def _failure_reason(f: Any) -> str:
@@ -315,7 +325,7 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
     items = load_items(cfg.dataset)
     pool, excluded = traceable_pool(items)
     if cfg.mode == "evasive":
-        pool, more = paraphrasable_pool(pool, cfg)
+        pool, more = paraphrasable_pool(pool, cfg, need=2 * cfg.n_contaminated)
         excluded = excluded + more
     split = draw_split([it.id for it in pool], cfg.n_contaminated, cfg.seed, excluded)
     key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))

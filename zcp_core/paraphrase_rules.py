@@ -43,7 +43,7 @@ PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bhow far\b", ("what distance",)),
     (r"\bhow fast\b", ("at what speed",)),
     (r"\bhow tall\b", ("what height",)),
-    (r"\bwhat is\b", ("what's", "tell me")),
+    (r"\bwhat is\b", ("what's",)),
     (r"\bwhat's\b", ("what is",)),
     (r"\bcalculate\b", ("work out", "compute", "figure out")),
     (r"\bfind\b", ("determine", "work out")),
@@ -188,10 +188,10 @@ MALE = (
 )
 
 # Relatives that make "he"/"she" ambiguous: with one of these in the text, pronouns are left alone.
-OTHER_MALE = r"\b(?:brother|father|son|husband|boyfriend|uncle|man|men|boy|boys|dad|grandfather|grandpa|nephew|" \
-    r"king|mr|sir|gentleman|guy|cousin|friend|friends|teacher|coach|boss)\b"
-OTHER_FEMALE = r"\b(?:sister|mother|daughter|wife|girlfriend|aunt|woman|women|girl|girls|mom|mum|grandmother|" \
-    r"grandma|niece|queen|mrs|ms|lady|cousin|friend|friends|teacher|coach|boss)\b"
+OTHER_MALE = r"\b(?:brother|father|son|husband|boyfriend|uncle|man|boy|dad|grandfather|grandpa|nephew|" \
+    r"king|mr|sir|gentleman|guy|cousin|friend|teacher|coach|boss|neighbor|neighbour)\b"
+OTHER_FEMALE = r"\b(?:sister|mother|daughter|wife|girlfriend|aunt|woman|girl|mom|mum|grandmother|" \
+    r"grandma|niece|queen|mrs|ms|lady|cousin|friend|teacher|coach|boss|neighbor|neighbour)\b"
 
 # A fact sentence opening like this leans on the one before it, so the setup sentence is not moved.
 DEPENDENT_START = r"^(?:he|she|they|it|his|her|their|its|this|that|these|those|then|after|later|next|finally|" \

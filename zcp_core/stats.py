@@ -204,8 +204,9 @@ def paired_bootstrap_test(original: Sequence[float], reference: Sequence[float],
     Differences are resampled with replacement ``n_resamples`` times (seeded).
     p is ``(1 + #{mean* - mean >= mean}) / (B + 1)`` (the null-centred
     bootstrap), so it is never below ``1/(B+1)``. Pairs with a NaN on either
-    side are dropped; ``n`` reports the pairs used. The effect is Cohen's
-    ``d_z``; the CI is the percentile 95% interval of the resampled means.
+    side are dropped; ``n`` reports the pairs used (fewer than 2 pairs: p = 1,
+    C = 0.5). The effect is Cohen's ``d_z``; the CI is the percentile 95%
+    interval of the resampled means.
 
     Args:
         original: Per-pair score on the original item.
@@ -227,6 +228,8 @@ def paired_bootstrap_test(original: Sequence[float], reference: Sequence[float],
     if n == 0:
         return _finish(metric, "bootstrap", 0, math.nan, "cohens_dz", (0.0, math.nan, math.nan), 0.0, prior)
     mean = float(d.mean())
+    if n == 1:  # one pair cannot be resampled into a distribution: no evidence either way (p = 1)
+        return _finish(metric, "bootstrap", 1, math.nan, "cohens_dz", (mean, math.nan, math.nan), 0.0, prior)
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
     if sd > 0:
         dz = mean / sd

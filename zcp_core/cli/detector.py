@@ -138,6 +138,7 @@ def run_crossdomain(args: argparse.Namespace) -> int:
     """The cross-domain table as its own run."""
     from zcp_core.detector_runs import cross_domain_run, format_cross_domain
 
-    folder, df, summary = cross_domain_run(args.data, _library(args), args.out, args.kind, _config(args), args.seed)
+    folder, df, summary = cross_domain_run(args.data, _library(args), args.out, args.kind, _config(args),
+                                           args.test_size, args.seed)
     emit(args, {**summary, "run": str(folder)}, format_cross_domain(df) + f"\nrun: {folder}")
     return 0

@@ -138,7 +138,8 @@ def format_confidence(conf: dict[str, Any]) -> str:
         return "-" if x is None else format(x, spec)
 
     lines = [f"{'metric':<8} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
-    for m, v in conf["metrics"].items():
+    order = ("acc", "con", "p_first", "p_all")
+    for m, v in sorted(conf["metrics"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
         if v.get("confidence") is None:
             lines.append(f"{m:<8} {'-':>5} {'-':>8} {'-':>10} {'-':>10} {'-':>6}  {v.get('reason', 'not measured')}")
         else:

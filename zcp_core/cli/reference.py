@@ -119,7 +119,8 @@ def build(args: argparse.Namespace) -> int:
     summary = {
         "method": rs.method, "n": n, "traced": ok, "failed": n - ok, "traced_share": ok / n if n else 0.0,
         "failures_by_kind": kinds, "reference": str(jsonl), "out": str(out),
-        "headline": {"label": "traced share", "value": round(ok / n, 4) if n else 0.0},
+        "headline": {"label": "traced share" if args.method == "numeric" else "accepted share",
+                     "value": round(ok / n, 4) if n else 0.0},
     }
     write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
                            model_revision=revision, dataset=(args.dataset,), seed=args.seed),
