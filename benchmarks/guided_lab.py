@@ -43,6 +43,7 @@ def main() -> int:
     ap.add_argument("--out", default="runs/guided-lab")
     ap.add_argument("--max-new-tokens", type=int, default=48)
     ap.add_argument("--modes", default="question,question-solution")
+    ap.add_argument("--control-modes", default=None, help="modes for the control model (default: --modes; '' skips)")
     ap.add_argument("--judge", default="rule", choices=["rule", "model"])
     ap.add_argument("--limit", type=int, default=None, help="at most N items of C and of U")
     args = ap.parse_args()
@@ -53,9 +54,12 @@ def main() -> int:
     items = {it.id: it for it in load_items(dataset)}
     subsets = {s: [items[i] for i in split.loc[split["split"] == s, "id"]][: args.limit] for s in ("C", "U")}
     rows = []
-    for spec in (f"lab:{args.lab}", args.base):
+    control_modes = args.modes if args.control_modes is None else args.control_modes
+    for spec, modes in ((f"lab:{args.lab}", args.modes), (args.base, control_modes)):
+        if not modes:
+            continue
         backend = load_backend(spec, device="cpu")
-        for mode in args.modes.split(","):
+        for mode in modes.split(","):
             results = []
             for name, its in subsets.items():
                 cfg = GuidedConfig("GSM8K", "test", math_mode=mode, max_new_tokens=args.max_new_tokens,

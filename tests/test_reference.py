@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from zcp_core.backends.base import Completion
-from zcp_core.reference import CALC, failure_kind, perturb_gsm8k, perturb_item
+from zcp_core.reference import CALC, failure_kind, fix_articles, perturb_gsm8k, perturb_item
 from zcp_core.reference_llm import build_reference_llm, parse_generation, parse_verdict
 from zcp_core.reference_numbers import ExprError, eval_steps, find_numbers, render_like, safe_eval
 from zcp_core.reference_trace import trace_item
@@ -59,6 +59,15 @@ def test_safe_eval_golden(expr: str, value: object) -> None:
 def test_safe_eval_refuses(expr: str) -> None:
     with pytest.raises(ExprError):
         safe_eval(expr)
+
+
+@pytest.mark.parametrize("text, fixed", [
+    ("an 5 hour day", "a 5 hour day"), ("a 8 hour day", "an 8 hour day"), ("a 11 year old", "an 11 year old"),
+    ("A 18,000 mile trip", "An 18,000 mile trip"), ("a 110 mile trip", "a 110 mile trip"),
+    ("an apple and a eight", "an apple and an eight"), ("a 800 page book", "an 800 page book"),
+])
+def test_fix_articles_golden(text: str, fixed: str) -> None:
+    assert fix_articles(text) == fixed
 
 
 def test_eval_steps_lists_every_operation() -> None:

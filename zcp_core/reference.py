@@ -297,7 +297,9 @@ def _build(item: Item, trace: Trace, chain: list[_NewStep], new_inputs: dict[Fra
            solution: str, seed: int) -> Item:
     new_answer = render(chain[trace.answer_step].value)
     solution = re.sub(r"####\s*.*$", f"#### {new_answer}", solution.rstrip())
-    question = _rewrite_segment(item.question, {k: {v} for k, v in new_inputs.items()}, {}, solution=False)
+    question = fix_articles(_rewrite_segment(item.question, {k: {v} for k, v in new_inputs.items()}, {},
+                                             solution=False))
+    solution = fix_articles(solution)
     meta = {
         "substitutions": {render(k): render(v) for k, v in new_inputs.items() if k != v},
         "seed": seed,
@@ -307,6 +309,27 @@ def _build(item: Item, trace: Trace, chain: list[_NewStep], new_inputs: dict[Fra
     }
     return Item(id=f"{item.id}-ref", question=question, answer=new_answer, solution=solution,
                 source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
+
+
+_ARTICLE = re.compile(r"\b([Aa])(n?) (?=(\d[\d,]*|eight|eleven|eighteen|eighty|[a-z]+)\b)")
+
+
+def fix_articles(text: str) -> str:
+    """Make "a"/"an" agree with a following number ("an 8 hour day", "a 5 hour day") after substitution."""
+
+    def repl(m: re.Match[str]) -> str:
+        nxt = m.group(3)
+        if nxt[0].isdigit():
+            digits = nxt.replace(",", "")
+            group = len(digits) % 3 or 3  # "11,000" is read "eleven thousand"
+            vowel = digits[0] == "8" or digits[:group] in ("11", "18")
+        elif nxt in ("eight", "eleven", "eighteen", "eighty"):
+            vowel = True
+        else:
+            return m.group(0)  # a word: leave the original article alone
+        return f"{m.group(1)}{'n' if vowel else ''} "
+
+    return _ARTICLE.sub(repl, text)
 
 
 def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50) -> ReferenceSet:
