@@ -35,29 +35,33 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=96)
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--n-boot", type=int, default=2000)
+    ap.add_argument("--finish", default="box_prefill", choices=["as_is", "box_prefill"])
     ap.add_argument("--bundle", action="store_true", help="copy the chain files to data/afr_sample/arith_smollm2")
     args = ap.parse_args()
     conds = ["nohint", "hint"]
     t0 = time.perf_counter()
     backend = load_backend("smollm2")
     problems = load_problems(args.problems)
-    cfg = ChainConfig(n=1, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    cfg = ChainConfig(n=1, max_new_tokens=args.max_new_tokens, temperature=args.temperature, finish=args.finish)
     chains = generate_chains(backend, problems, conds, cfg)
     t_gen = time.perf_counter() - t0
     out = save_chains(args.out, chains, cfg, model="smollm2", model_revision=backend.revision, dataset=args.problems)
     filt = filter_dir(out, conds)
     res = screen(resolve_arms(out), n_boot=args.n_boot)
     ex = excision_control(res, out / "hint_excised.jsonl")
-    boxed = chains.groupby("condition")["chain"].apply(lambda s: int(s.str.contains(r"\\boxed", regex=True).sum()))
+    raw = screen(resolve_arms(out, str(out / "nohint.jsonl"), str(out / "hint.jsonl")), n_boot=args.n_boot)
+    boxed = chains.assign(own=chains["boxed_tail"] == "").groupby("condition")["own"].sum()
     lines = [
         "# Answer-leakage pipeline on the embedded model (SmolLM2-135M-Instruct, CPU)", "",
         f"Command: `.venv/bin/python benchmarks/afr_embedded.py --max-new-tokens {args.max_new_tokens} "
-        f"--temperature {args.temperature} --n-boot {args.n_boot}`", "",
+        f"--temperature {args.temperature} --n-boot {args.n_boot} --finish {args.finish}`", "",
         f"Problems: `data/arith/problems.jsonl` ({len(problems)} one- and two-step arithmetic word problems, "
         f"seeded script). Conditions nohint and hint, 1 chain per problem, temperature {args.temperature} "
-        f"(0 = greedy), max {args.max_new_tokens} new tokens. Generation + model load took {t_gen:.0f} s wall "
+        f"(0 = greedy), max {args.max_new_tokens} new tokens, finish `{args.finish}` (chains without a \\boxed{{}} "
+        "answer get one from a short greedy continuation of `The final answer is $\\boxed{`; the tail is recorded). "
+        f"Generation + model load took {t_gen:.0f} s wall "
         "on a shared 2-core CPU box (0 s when the response cache already holds the chains).", "",
-        "| condition | chains | with \\boxed{} | correct (math-verify) | problems kept | matched chains |",
+        "| condition | chains | boxed by the model | correct (math-verify) | problems kept | matched chains |",
         "|---|---|---|---|---|---|",
     ]
     for c in conds:
@@ -68,8 +72,10 @@ def main() -> None:
               "", "Screen on the matched arms:", "", "```", screen_report(res), "```", "",
               f"Excision control: {ex.n_excised} answer-first leaked chains edited; AFR of the excised leaked arm "
               f"{100 * ex.stats.afr_all:.1f}% (n={ex.stats.n_chains}).", "",
-              "With so few matched pairs the CIs are wide; this run shows the pipeline works end to end on the "
-              "embedded model, not a finding about it."]
+              "For reference, the screen on the unfiltered arms (all 40 chains each, before keep-correct):", "",
+              "```", screen_report(raw), "```", "",
+              "With this few matched pairs the run shows that the pipeline works end to end on the embedded model; "
+              "it is not a finding about the model."]
     dest = ROOT / "benchmarks" / "results" / "afr_embedded.md"
     dest.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

@@ -53,7 +53,7 @@ print(screen_report(bundled))"""),
     ("md", "## 3 · The whole pipeline on three problems with the embedded model"),
     ("code", """backend = load_backend("smollm2")
 problems = load_problems(REPO / "data" / "arith" / "problems.jsonl", limit=3)
-cfg = ChainConfig(n=1, max_new_tokens=48, temperature=0.0)
+cfg = ChainConfig(n=1, max_new_tokens=48, temperature=0.0, finish=\"box_prefill\")
 print(dry_run(backend, problems, ["nohint", "hint"], cfg, k=1))"""),
     ("code", """chains = generate_chains(backend, problems, ["nohint", "hint"], cfg)
 out = save_chains(WORK / "arith", chains, cfg, model="smollm2", model_revision=backend.revision)

@@ -88,6 +88,11 @@ def main() -> None:
                      f"[{100 * c.diff_all.low:+.1f}, {100 * c.diff_all.high:+.1f}] | {100 * c.diff_covered.value:+.1f} "
                      f"[{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}] |")
         print(lines[-1], flush=True)
+    lines += ["", "Reading: these corpora are not a blind/leaked pair (no model here saw the gold answer), so the "
+              "differences compare generators, not leakage. The long-chain Sky-T1 model states its final answer "
+              "early (in the first 20% of its block) far more often than its short-chain base; part of that is "
+              "re-checking a value it reached early, which the AFR cannot tell apart from answer-first writing. "
+              "The naive column shows how much raw substring search inflates the rate (e.g. '4' inside '14')."]
     lines += ["", "Position histograms per corpus are in the `afr` runs written by `zcp afr profile` "
               "(e.g. `zcp afr profile gemma-2-27b-it_math500.jsonl --adapter skythought --compare "
               "sky-t1-math-correct-5k-27b_math500.jsonl`)."]

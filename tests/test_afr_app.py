@@ -53,3 +53,13 @@ def test_page_with_profile_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     at.radio[0].set_value("covered chains").run()
     assert not at.exception
     assert len(at.selectbox) >= 2
+
+
+def test_chain_html_escapes_and_highlights() -> None:
+    from zcp_core.viz_afr import chain_html
+
+    chain = "<script>x</script> so 4 then \\boxed{4}"
+    out = chain_html(chain, chain.index("4"), chain.index("4") + 1)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert out.count("<mark") == 2 and ">4</mark>" in out and ">\\boxed{4}</mark>" in out
+    assert chain_html("no mention", -1, -1).count("<mark") == 0

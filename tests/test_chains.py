@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from zcp_core.chains import (
+    BOX_PREFILL,
     CONDITIONS,
     ChainConfig,
     Problem,
@@ -73,15 +74,17 @@ def test_generate_on_smollm2(smollm2, tmp_path: Path) -> None:  # type: ignore[n
 
     probs = load_problems(ARITH, limit=2)
     be = CountingBackend(smollm2)
-    cfg = ChainConfig(n=1, max_new_tokens=6, temperature=0.0)
+    cfg = ChainConfig(n=1, max_new_tokens=6, temperature=0.0, finish="box_prefill")
     chains = generate_chains(be, probs, ["nohint", "hint"], cfg)
-    assert be.calls == [2, 2]  # one batched call per condition
+    assert be.calls == [2, 2, 4]  # one batched call per condition, then one for every chain needing a box
+    assert chains["boxed_tail"].str.startswith(BOX_PREFILL).all() and chains["chain"].str.contains("boxed").all()
     assert list(zip(chains["condition"], chains["uid"])) == [
         ("nohint", "arith-001"), ("nohint", "arith-002"), ("hint", "arith-001"), ("hint", "arith-002")]
     assert (chains["n_tokens"] <= 6).all() and chains["chain"].str.len().gt(0).all()
     recs = sft_records(chains, "hint")
     assert [r["messages"][0]["content"] for r in recs] == [p.question for p in probs]  # bare question
     assert "correct answer" not in recs[0]["messages"][0]["content"]
+    assert recs[0]["boxed_tail"]["reason"].startswith("box_prefill")
     out = save_chains(tmp_path / "g", chains, cfg, model="smollm2", dataset=str(ARITH))
     assert read_records(out / "hint.jsonl")[1]["messages"][1]["content"] == chains["chain"].iloc[3]
     run = load_run(out)

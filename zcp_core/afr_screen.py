@@ -151,10 +151,14 @@ def screen_line(r: ScreenResult) -> str:
             f"leaked({r.arms.leaked_name})={_pct(r.leaked.afr_all)} (n={r.leaked.n_chains})  signature dAFR={d}")
 
 
+def _pp(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+
+
 def _ci_text(name: str, iv: Sequence[Interval]) -> str:
     b, lk, d = iv
     return (f"  {name}: blind {_pct(b.value)} [{_pct(b.low)}, {_pct(b.high)}]  leaked {_pct(lk.value)} "
-            f"[{_pct(lk.low)}, {_pct(lk.high)}]  dAFR {100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]")
+            f"[{_pct(lk.low)}, {_pct(lk.high)}]  dAFR {_pp(d.value)} [{_pp(d.low)}, {_pp(d.high)}]")
 
 
 def screen_report(r: ScreenResult) -> str:
@@ -168,6 +172,8 @@ def screen_report(r: ScreenResult) -> str:
              f"leaked {r.leaked.n_covered}/{r.leaked.n_chains}; answer-in-question chains excluded: "
              f"blind {r.blind.n_chains - r.blind.n_chains_excl}, leaked {r.leaked.n_chains - r.leaked.n_chains_excl}",
              f"inputs: {r.arms.blind} | {r.arms.leaked} ({'matched' if r.arms.matched else 'unmatched'} arms)"]
+    if not r.blind.n_chains or not r.leaked.n_chains:
+        lines.append("warning: an arm is empty (no matched pairs?); there is nothing to compare")
     return "\n".join(lines)
 
 

@@ -20,7 +20,8 @@ Problems come from a ``{uid, domain, messages}`` JSONL (gold = last
 
 Chains frame columns (:func:`generate_chains`): ``uid``, ``domain``,
 ``condition``, ``sample``, ``seed``, ``question``, ``answer``, ``chain``,
-``n_tokens``, ``finish_reason``.
+``n_tokens``, ``finish_reason``, ``boxed_tail`` (text appended by the
+``box_prefill`` finish, else ``""``; one more batched call covers all of them).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 Condition = Literal["nohint", "hint", "derivefirst", "ignore", "finalcheck"]
 CONDITIONS: tuple[str, ...] = ("nohint", "hint", "derivefirst", "ignore", "finalcheck")
 Thinking = Literal["auto", "on", "off"]
+Finish = Literal["as_is", "box_prefill"]
+BOX_PREFILL = "\n\nThe final answer is $\\boxed{"
 _BOX = "Put your final answer within \\boxed{}."
 _TEMPLATES = {
     "nohint": "{q}\n\nPlease reason step by step. " + _BOX,
@@ -82,6 +85,9 @@ class ChainConfig:
         seed: First seed.
         system: Optional system message.
         thinking: ``on`` for thinking models (templates that do not know it ignore it).
+        finish: ``as_is`` keeps chains as generated; ``box_prefill`` gives every chain without a
+            ``\\boxed{}`` a final answer by continuing it from ``BOX_PREFILL`` (greedy, a few
+            tokens), for weak models that rarely box. The appended tail is recorded.
     """
 
     n: int = 1
@@ -92,6 +98,7 @@ class ChainConfig:
     seed: int = 0
     system: str | None = None
     thinking: Thinking = "on"
+    finish: Finish = "as_is"
 
 
 def prompt_for(problem: Problem, condition: str) -> str:
@@ -174,17 +181,43 @@ def generate_chains(backend: Any, problems: Sequence[Problem], conditions: Seque
             rows.append({"uid": pr.uid, "domain": pr.domain, "condition": cond, "sample": j % cfg.n,
                          "seed": req.params.seed, "question": pr.question, "answer": pr.answer,
                          "chain": _with_think_open(rendered_end, c.text), "n_tokens": c.n_tokens,
-                         "finish_reason": c.finish_reason})
-    cols = ["uid", "domain", "condition", "sample", "seed", "question", "answer", "chain", "n_tokens", "finish_reason"]
+                         "finish_reason": c.finish_reason, "boxed_tail": "", "_req": req, "_raw": c.text})
+    if cfg.finish == "box_prefill":
+        _box_prefill(backend, [r for r in rows if "\\boxed" not in r["chain"]])
+    cols = ["uid", "domain", "condition", "sample", "seed", "question", "answer", "chain", "n_tokens", "finish_reason",
+            "boxed_tail"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _box_prefill(backend: Any, rows: list[dict[str, Any]]) -> None:
+    """Append a boxed final answer to each row's chain by continuing it from ``BOX_PREFILL`` (one batched call).
+
+    The appended text is kept in ``boxed_tail`` so it can be told apart from (and cut off) the model's chain.
+    """
+    from dataclasses import replace as dc_replace
+
+    from zcp_core.backends.base import SamplingParams
+
+    # The prefill continues the raw completion (a template may already have opened the think block).
+    reqs = [dc_replace(r["_req"], prefill=r["_raw"] + BOX_PREFILL,
+                       params=SamplingParams(max_new_tokens=12, temperature=0.0, stop=("}",)))
+            for r in rows]
+    for r, c in zip(rows, backend.generate(reqs, progress=True)):
+        tail = BOX_PREFILL + c.text.strip() + "}$"
+        r["chain"], r["boxed_tail"] = r["chain"] + tail, tail
 
 
 def sft_records(chains: pd.DataFrame, condition: str) -> list[dict[str, Any]]:
     """Chain records of one condition: the bare question as the user turn, the chain as the assistant turn."""
     sub = chains[chains["condition"] == condition]
-    return [{"uid": r.uid, "answer": r.answer, "condition": condition, "sample": int(r.sample), "domain": r.domain,
-             "messages": [{"role": "user", "content": r.question}, {"role": "assistant", "content": r.chain}]}
-            for r in sub.itertuples()]
+    out = []
+    for r in sub.itertuples():
+        rec = {"uid": r.uid, "answer": r.answer, "condition": condition, "sample": int(r.sample), "domain": r.domain,
+               "messages": [{"role": "user", "content": r.question}, {"role": "assistant", "content": r.chain}]}
+        if getattr(r, "boxed_tail", ""):
+            rec["boxed_tail"] = {"text": r.boxed_tail, "reason": "box_prefill: the model gave no \\boxed{} answer"}
+        out.append(rec)
+    return out
 
 
 def dry_run(backend: Any, problems: Sequence[Problem], conditions: Sequence[str], cfg: ChainConfig,

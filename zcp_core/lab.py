@@ -371,7 +371,8 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
     folder.mkdir(parents=True, exist_ok=True)
     train_items, para = _training_items(cfg, c_items)
     examples = make_examples(base, train_items, cfg.train_format)
-    result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads), folder / "partial", progress=progress)
+    result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads),
+                        folder / "partial" / key[:16], progress=progress)  # resume only the same config
     save_merged(result.model, base, folder / "model", {"key": key, "name": name, "config": _config_dict(cfg)})
     shutil.rmtree(folder / "partial", ignore_errors=True)
     records = pd.DataFrame(

@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("--top-k", type=int, default=20)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--thinking", choices=["auto", "on", "off"], default="on")
+    g.add_argument("--finish", choices=["as_is", "box_prefill"], default="as_is",
+                   help="box_prefill: give chains without \\boxed{} a boxed final answer by a short greedy "
+                        "continuation (for weak models; the appended tail is recorded)")
     g.add_argument("--limit", type=int, default=None, help="first N problems only")
     add_common(g)
     g.set_defaults(func=generate)
@@ -88,7 +91,8 @@ def generate(args: argparse.Namespace) -> int:
 
     problems = load_problems(args.problems, limit=args.limit)
     cfg = ChainConfig(n=args.n, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p,
-                      top_k=args.top_k, seed=args.seed, system=args.system, thinking=args.thinking)
+                      top_k=args.top_k, seed=args.seed, system=args.system, thinking=args.thinking,
+                      finish=args.finish)
     backend = backend_from_args(args)
     if args.dry_run:
         print(dry_run(backend, problems, args.conditions, cfg))
