@@ -24,11 +24,16 @@ def lab_env(tmp_path_factory):
 
     base = ensure_converted()  # converted once in the shared cache; the lab cache is private below
     cache = tmp_path_factory.mktemp("zcp_cache")
+    # The first 60 GSM8K test items: enough traceable items for |C| = |U| = 2, and quick to perturb.
+    lines = (Path(__file__).resolve().parent.parent / "data/gsm8k/test.jsonl").read_text().splitlines()[:60]
+    dataset = cache / "gsm8k-60.jsonl"
+    dataset.write_text("\n".join(lines) + "\n")
     mp = pytest.MonkeyPatch()
     mp.setenv("ZCP_CACHE", str(cache))
     from zcp_core.lab import build_lab
 
-    cfg = profile_config("smoke", "direct", model=f"hf:{base}", n_contaminated=2, batch_size=2, max_steps=1,
+    cfg = profile_config("smoke", "direct", model=f"hf:{base}", dataset=str(dataset), n_contaminated=2,
+                         batch_size=2, max_steps=1,
                          lora=LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj")))
     first = build_lab(cfg, progress=False)
     yield {"cfg": cfg, "build": first, "base": base, "cache": cache}
@@ -86,39 +91,46 @@ def test_list_builds_shows_build_and_alias(lab_env) -> None:
     assert rows[name]["mode"] == "direct" and rows["smoke"]["alias_of"] == name
 
 
-def test_evaluate_writes_confidences_gaps_and_roc(lab_env, tmp_path) -> None:
+@pytest.fixture(scope="module")
+def lab_eval(lab_env, tmp_path_factory):
+    """One evaluate run of the smoke build (short answers, few resamples, no response cache)."""
     from zcp_core.lab_eval import EvalOptions, evaluate_lab
+
+    out = tmp_path_factory.mktemp("runs") / "lab-eval"
+    return evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False, max_new_tokens=8), out=out)
+
+
+def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     from zcp_core.runs import load_run
 
-    res = evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False), out=tmp_path / "eval")
-    s = res.summary
+    s = lab_eval.summary
     assert set(s["contaminated"]) == set(s["clean"]) == {"acc", "p_first", "p_all"}
     for v in (*s["contaminated"].values(), *s["clean"].values()):
-        assert 0.0 <= v <= 1.0
+        assert 0.5 <= v <= 1.0  # C is in [0.5, 1] for prior 0.5
     assert s["mode"] == "direct" and 0.0 <= s["auroc"] <= 1.0 and 0.0 <= s["tpr_at_5fpr"] <= 1.0
-    run = load_run(res.run_path)
-    assert run.summary["stage"] == "evaluate"
+    assert (s["n_c"], s["n_u"]) == (2, 2)
+    run = load_run(lab_eval.run_path)
+    assert run.summary["stage"] == "evaluate" and run.kind == "lab"
+    assert set(run.records["split"]) == {"C", "U"} and set(run.records["arm"]) == {"original", "reference"}
     gaps = run.table("gaps")
     assert set(gaps["split"]) == {"C", "U"} and set(gaps["metric"]) == {"acc", "p_first", "p_all"}
-    assert len(gaps) == 3 * (s["n_c"] + s["n_u"])
-    assert gaps["suspect"].dtype == float
+    assert len(gaps) == 3 * (s["n_c"] + s["n_u"]) and gaps["suspect"].dtype == float
     assert {"fpr", "tpr"} <= set(run.table("roc").columns)
     assert set(run.table("flips")["split"]) == {"C", "U"}
+    assert set(run.table("confidence")["split"]) == {"C", "U"}
 
 
 def _run_page(runs: Path) -> object:
     from streamlit.testing.v1 import AppTest
 
-    os.environ["ZCP_RUNS"] = str(runs)
+    assert os.environ["ZCP_RUNS"] == str(runs)  # set by the test's monkeypatch
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app_pages" / "lab.py"), default_timeout=60)
     at.run()
     return at
 
 
-def test_app_page_renders_without_runs_and_with_build_and_eval_runs(lab_env, tmp_path, monkeypatch) -> None:
+def test_app_page_renders_without_runs_and_with_build_and_eval_runs(lab_env, lab_eval, tmp_path, monkeypatch) -> None:
     import shutil
-
-    from zcp_core.lab_eval import EvalOptions, evaluate_lab
 
     monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "empty"))
     at = _run_page(tmp_path / "empty")
@@ -128,8 +140,8 @@ def test_app_page_renders_without_runs_and_with_build_and_eval_runs(lab_env, tmp
     monkeypatch.setenv("ZCP_RUNS", str(runs))
     at = _run_page(runs)
     assert not at.exception and any("final epoch loss" in m.label for m in at.metric)
-    evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu"), out=runs / "lab-eval")
-    at = _run_page(runs)
+    shutil.copytree(lab_eval.run_path, runs / "lab-eval")
+    at = _run_page(runs)  # the newest run (the evaluation) is selected first
     assert not at.exception
-    labels = [m.label for m in at.metric]
-    assert any(label.startswith("AUROC") for label in labels) or any("final epoch loss" in x for x in labels)
+    assert any(m.label.startswith("AUROC") for m in at.metric)
+    assert len(at.dataframe) >= 2  # flip counts and the flips table

@@ -45,6 +45,7 @@ class EvalOptions:
         cache: Use the persistent response cache.
         seed: Reference and bootstrap seed.
         n_resamples: Bootstrap resamples for continuous metrics.
+        max_new_tokens: Zero-CoT answer token budget (the probe's default 32).
     """
 
     con: bool = False
@@ -54,6 +55,7 @@ class EvalOptions:
     cache: bool = True
     seed: int = 0
     n_resamples: int = 10_000
+    max_new_tokens: int = 32
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -167,7 +169,8 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
 
         backend = load_backend(spec, cache="default" if opts.cache else None, device=opts.device,
                                batch_size=opts.batch_size)
-    pcfg = ProbeConfig(metrics=opts.metrics, seed=opts.seed, n_resamples=opts.n_resamples)
+    pcfg = ProbeConfig(metrics=opts.metrics, seed=opts.seed, n_resamples=opts.n_resamples,
+                       max_new_tokens=opts.max_new_tokens)
     res = run_probe(backend, originals, list(ref.items), pcfg, model_spec=spec, dataset_paths=(dataset,))
     records = res.records.copy()
     records["split"] = records["pair_id"].map(split_of)
@@ -203,7 +206,8 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
     run_path = None
     if out is not None:
         rspec = RunSpec(kind=LAB_RUN_KIND, config={"stage": "evaluate", "name": name, "metrics": list(opts.metrics),
-                                                   "seed": opts.seed, "n_resamples": opts.n_resamples},
+                                                   "seed": opts.seed, "n_resamples": opts.n_resamples,
+                                                   "max_new_tokens": opts.max_new_tokens},
                         command=f"zcp lab evaluate --name {name}" + (" --con" if opts.con else ""), model=spec,
                         model_revision=getattr(backend, "revision", None), dataset=(dataset,), seed=opts.seed)
         run_path = write_run(out, rspec, records, summary, tables=tables)
