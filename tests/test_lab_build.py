@@ -117,7 +117,7 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     assert len(gaps) == 3 * (s["n_c"] + s["n_u"]) and gaps["suspect"].dtype == float
     assert {"fpr", "tpr"} <= set(run.table("roc").columns)
     assert set(run.table("flips")["split"]) == {"C", "U"}
-    assert set(run.table("confidence")["split"]) == {"C", "U"}
+    assert set(run.table("confidence")["split"]) == {"C", "U", "all"}
 
 
 def _run_page(runs: Path) -> object:

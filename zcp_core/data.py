@@ -242,7 +242,7 @@ def load_dataset(
     p = Path(path)
     if not p.exists():
         raise DataError(str(p), None, None, "file not found")
-    fmt = detect_format(p) if fmt == "auto" else fmt
+    fmt = detect_format(p) if fmt == "auto" else fmt  # type: ignore[assignment]
     fm = fields or FieldMap()
     bad: list[BadRow] = []
     items: list[Item] = []

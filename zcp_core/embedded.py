@@ -66,7 +66,7 @@ def ensure_converted() -> Path:
         model = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name, dtype=torch.float32)
         # The weights are already dequantised to fp32; dropping the GGUF
         # quantizer marker lets transformers save them as plain safetensors.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         tmp = out.with_name(out.name + ".tmp")

@@ -9,7 +9,7 @@ The evaluate run (kind ``lab``, ``summary["stage"] == "evaluate"``) holds:
     records: the probe records plus ``split`` (``C``/``U``).
     gaps: ``pair_id, split, label, metric, suspect, reference, gap`` (one row per pair and metric).
     roc: ``metric, fpr, tpr, threshold`` (ROC points of each metric's gap).
-    confidence: ``split, metric, n, effect, p, bf10, confidence, direction``.
+    confidence: ``split`` (``C``, ``U`` or ``all``), ``metric, n, effect, p, bf10, confidence, direction``.
     flips: the probe's per-pair flags (``flip``, ``flagged``, ``p_all_gap``...) plus ``split``.
     dropped: ``id, split, reason`` for C/U items without a reference twin now.
 """
@@ -175,8 +175,9 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
     records = res.records.copy()
     records["split"] = records["pair_id"].map(split_of)
     conf, conf_rows = {}, []
-    for sp in ("C", "U"):
-        cs = confidence_summary(records[records["split"] == sp], pcfg)
+    # "all" pools C and U: the figure that matters for a model that was never fine-tuned (the clean base).
+    for sp in ("C", "U", "all"):
+        cs = confidence_summary(records if sp == "all" else records[records["split"] == sp], pcfg)
         measured = {m: v for m, v in cs["metrics"].items() if m in opts.metrics}
         conf[sp] = {m: v.get("confidence") for m, v in measured.items()}
         conf_rows += [{"split": sp, "metric": m, **{k: v.get(k) for k in ("n", "effect", "p", "bf10", "confidence",
@@ -191,7 +192,8 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
     flips["split"] = flips["pair_id"].map(split_of)
     seconds = time.time() - t0
     summary = {
-        "contaminated": conf["C"], "clean": conf["U"], "auroc": quality[head_metric]["auroc"],
+        "contaminated": conf["C"], "clean": conf["U"], "all_items": conf["all"],
+        "auroc": quality[head_metric]["auroc"],
         "tpr_at_5fpr": quality[head_metric]["tpr_at_5fpr"], "mode": bs["mode"], "stage": "evaluate",
         "auroc_metric": head_metric, "detection": quality, "name": name, "build": bs["name"], "model": spec,
         "profile": bs["profile"], "upper_bound": bool(bs.get("upper_bound")), "n_c": int((records["split"] == "C")
@@ -242,10 +244,11 @@ def format_table(summary: Mapping[str, Any]) -> str:
              + (", UPPER BOUND: trained in the probe format" if summary.get("upper_bound") else "") + ")",
              f"|C| = {summary['n_c']}  |U| = {summary['n_u']}  (dropped without a reference twin: "
              f"{summary['n_dropped']})", "",
-             f"{'metric':<9} {'C on C':>7} {'C on U':>7} {'AUROC':>7} {'TPR@5%':>7}"]
+             f"{'metric':<9} {'C on C':>7} {'C on U':>7} {'C all':>7} {'AUROC':>7} {'TPR@5%':>7}"]
     for m, c in summary["contaminated"].items():
         d = summary["detection"].get(m, {})
-        lines.append(f"{m:<9} {f(c):>7} {f(summary['clean'].get(m)):>7} {f(d.get('auroc')):>7} "
+        pooled = summary.get("all_items", {}).get(m)
+        lines.append(f"{m:<9} {f(c):>7} {f(summary['clean'].get(m)):>7} {f(pooled):>7} {f(d.get('auroc')):>7} "
                      f"{f(d.get('tpr_at_5fpr')):>7}")
     t = summary["targets"]
     lines += ["", f"targets: C>=0.95 on C (p_first, p_all): {t['c_on_c_logit_ge_0.95']}; "

@@ -46,7 +46,7 @@ def confidence_figure(confidence: pd.DataFrame) -> go.Figure:
 
     fig = go.Figure()
     for sp in ("C", "U"):
-        d = confidence[confidence["split"] == sp]
+        d = confidence[confidence["split"] == sp]  # the pooled "all" rows are left out of this chart
         fig.add_trace(go.Bar(x=d["metric"], y=d["confidence"], name=SPLIT_NAMES[sp], marker_color=SPLIT_COLORS[sp],
                              text=[f"{v:.3f}" if v == v and v is not None else "n/a" for v in d["confidence"]],
                              textposition="outside"))

@@ -79,7 +79,7 @@ class _RowSampler:
                 mask[si[keep]] = True
                 probs = torch.where(mask, probs, torch.zeros_like(probs))
                 probs = probs / probs.sum()
-            tok = torch.multinomial(probs.cpu(), 1, generator=self.gens[i]).item()
+            tok = int(torch.multinomial(probs.cpu(), 1, generator=self.gens[i]).item())
             out[i, tok] = 0.0
         return out
 
@@ -124,7 +124,8 @@ class TransformersBackend:
         self.batch_size = batch_size
         self.cache = cache
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, dtype)).to(device)
+        self.model = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, dtype))
+        self.model.to(device)  # type: ignore[arg-type]
         self.model.eval()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -218,13 +219,13 @@ class TransformersBackend:
             n = next((k for k, t in enumerate(ids) if t in eos), len(ids))
             finish: Literal["stop", "length"] = "stop" if n < len(ids) else "length"
             ids = ids[:n]
-            text = tok.decode(ids, skip_special_tokens=True)
+            text = str(tok.decode(ids, skip_special_tokens=True))
             for st in r.params.stop:
                 if st in text:
                     text, finish = text[: text.index(st)], "stop"
             toks = lps = None
             if r.logprobs:
-                toks = tuple(tok.decode([t]) for t in ids)
+                toks = tuple(str(tok.decode([t])) for t in ids)
                 if logp is not None:
                     lps = tuple(float(logp[b, k, t]) for k, t in enumerate(ids))
             results.append(Completion(text=text, n_tokens=n, finish_reason=finish, tokens=toks, logprobs=lps))
@@ -303,7 +304,7 @@ class TransformersBackend:
         for b, (seq, start) in enumerate(encs):
             target = seq[start:]
             vals = [float(logp[b, col[k - 1], t]) for k, t in zip(range(start, len(seq)), target)]
-            toks = tuple(self.tokenizer.decode([t]) for t in target)
+            toks = tuple(str(self.tokenizer.decode([t])) for t in target)
             out.append(TokenLogprobs(tokens=toks, logprobs=tuple(vals)))
         return out
 
