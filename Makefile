@@ -35,6 +35,7 @@ test-fast: setup
 
 lint: setup
 	$(VENV)/bin/ruff check zcp_core tests benchmarks app.py app_pages scripts
+	$(VENV)/bin/mypy zcp_core
 
 clean-runs:
 	rm -rf runs

@@ -134,7 +134,7 @@ def screen(arms: ArmFiles, threshold: float = DEFAULT_THRESHOLD, n_boot: int = 2
 
     fb = afr_frame(records_frame(read_records(arms.blind), arms.blind_name), threshold).assign(arm="blind")
     fl = afr_frame(records_frame(read_records(arms.leaked), arms.leaked_name), threshold).assign(arm="leaked")
-    cis = {(den, ex): tuple(bootstrap_afr([fb, fl], den, n_boot, seed, ex))
+    cis = {(den, ex): tuple(bootstrap_afr([fb, fl], den, n_boot, seed, ex))  # type: ignore[arg-type]
            for den, ex in (("all", False), ("covered", False), ("all", True))}
     return ScreenResult(arms, afr_stats(fb), afr_stats(fl), cis[("all", False)], cis[("covered", False)],  # type: ignore[arg-type]
                         cis[("all", True)], pd.concat([fb, fl], ignore_index=True), threshold, n_boot, seed)  # type: ignore[arg-type]

@@ -194,7 +194,7 @@ class TransformerDetector:
         meta = {"format": 1, "kind": self.kind, "config": asdict(self.config), "checkpoint_path": str(self.path),
                 "checkpoint_revision": self.revision}
         (out / MANIFEST).write_text(json.dumps(meta))
-        np.savez(out / HEAD, **self.head)
+        np.savez(out / HEAD, **self.head)  # type: ignore[arg-type]
         return out
 
     @classmethod

@@ -66,7 +66,7 @@ def traceable_pool(items: Sequence[Item]) -> tuple[list[Item], list[tuple[str, s
 
     ref = perturb_gsm8k(list(items))
     ok = {it.original_id for it in ref.items}
-    reasons = {f.id if hasattr(f, "id") else str(f[0]): _failure_reason(f) for f in ref.failures}
+    reasons = {f.id: _failure_reason(f) for f in ref.failures}
     keep = [it for it in items if it.id in ok]
     dropped = [(it.id, reasons.get(it.id, "no reference twin")) for it in items if it.id not in ok]
     return keep, dropped

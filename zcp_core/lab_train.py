@@ -282,10 +282,11 @@ def train_lora(base: Path, examples: Examples, opts: TrainOptions, checkpoint_di
     tok = AutoTokenizer.from_pretrained(base)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype).to(device)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype)
+    model.to(device)  # type: ignore[arg-type]
     lora = LoraConfig(r=opts.r, lora_alpha=opts.alpha, lora_dropout=opts.dropout, target_modules=list(opts.targets),
                       task_type="CAUSAL_LM")
-    model = get_peft_model(model, lora)
+    model = get_peft_model(model, lora)  # type: ignore[assignment]
     params = [p for p in model.parameters() if p.requires_grad]
     trainable = sum(p.numel() for p in params)
     optim = torch.optim.AdamW(params, lr=opts.lr)

@@ -73,7 +73,7 @@ def execute(backend: Any, original: Sequence[Item], reference: Sequence[Item], c
     frames = [probe_items(backend, sets[a], config, a) for a in tqdm(arms, desc="probe arms", unit="arm")]
     records = pd.concat(frames, ignore_index=True)
     suspects = [a for a in ("original", "paraphrased") if a in arms]
-    kw = {"prior": config.prior, "n_resamples": config.n_resamples, "seed": config.seed}
+    kw: dict[str, Any] = {"prior": config.prior, "n_resamples": config.n_resamples, "seed": config.seed}
     summary = confidence_summary(records, config.metrics, "original", **kw)
     summary["arms"] = {a: confidence_summary(records, config.metrics, a, **kw) for a in suspects}
     items = item_flags(records, "original")

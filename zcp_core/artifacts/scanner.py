@@ -47,7 +47,7 @@ class ScanTask:
 
 def text_matches(compiled: CompiledLibrary, text: str, mode: ScanMode = "all") -> list[tuple[int, int, int, str]]:
     """Matches in one text as (pattern index, start, end, matched text), in family order."""
-    out = []
+    out: list[tuple[int, int, int, str]] = []
     for i in compiled.candidates(text):
         hits = compiled.finditer(i, text)
         if not hits:
@@ -202,7 +202,7 @@ def summarize(texts: Sequence[TextRecord], matches: pd.DataFrame) -> dict[str, A
     by_family = {f: int((tf["first_family"] == f).sum()) for f in FAMILY_ORDER}
     llm = tf[tf["label"] == "llm"]
     human = tf[tf["label"] == "human"]
-    hp = {"texts": len(human), "flagged": int(human["flagged"].sum())}
+    hp: dict[str, float] = {"texts": len(human), "flagged": int(human["flagged"].sum())}
     hp["rate"] = round(hp["flagged"] / hp["texts"], 6) if hp["texts"] else 0.0
     flagged = int(tf["flagged"].sum())
     return {

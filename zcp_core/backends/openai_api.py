@@ -75,7 +75,7 @@ def retry_delay(exc: BaseException, attempt: int, backoff_s: float) -> float | N
     if isinstance(exc, openai.APIStatusError):
         status, headers = exc.status_code, exc.response.headers
     elif isinstance(exc, httpx.HTTPStatusError):
-        status, headers = exc.response.status_code, exc.response.headers
+        status, headers = exc.response.status_code, exc.response.headers  # type: ignore[assignment]
     elif not isinstance(exc, openai.APIConnectionError | httpx.TransportError):  # timeouts are both of these
         return None
     if status is not None and status != 429 and status < 500:

@@ -70,7 +70,7 @@ def parse_messages(raw: Any) -> list[Message]:
         role = "system" if role == "developer" else role
         if role not in ("system", "user", "assistant"):
             raise ApiError(400, f"messages[{i}]: unsupported role {role!r} (system, user, assistant)")
-        out.append(Message(role, _content_text(m.get("content"))))
+        out.append(Message(role, _content_text(m.get("content"))))  # type: ignore[arg-type]
     return out
 
 
@@ -128,7 +128,7 @@ def sampling_params(body: dict[str, Any], default_max: int) -> SamplingParams:
     max_tokens = default_max if max_tokens is None else int(max_tokens)
     if max_tokens < 0:
         raise ApiError(400, "max_tokens must be >= 0")
-    temperature = float(body.get("temperature") if body.get("temperature") is not None else 1.0)
+    temperature = float(body["temperature"]) if body.get("temperature") is not None else 1.0
     stop = body.get("stop") or ()
     stop = (stop,) if isinstance(stop, str) else tuple(stop)
     seed = body.get("seed")
@@ -138,7 +138,7 @@ def sampling_params(body: dict[str, Any], default_max: int) -> SamplingParams:
     top_k = body.get("top_k")
     return SamplingParams(
         max_new_tokens=max_tokens, temperature=temperature,
-        top_p=float(body.get("top_p") if body.get("top_p") is not None else 1.0),
+        top_p=float(body["top_p"]) if body.get("top_p") is not None else 1.0,
         top_k=int(top_k) if top_k is not None and int(top_k) > 0 else 0, seed=int(seed), stop=stop,
     )
 

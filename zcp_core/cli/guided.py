@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                            seed=args.seed, max_new_tokens=args.max_new_tokens, metric=args.metric,
                            n_resamples=args.n_resamples, rule=rule)
         log(f"{name}: {len(split.instances)} instances ({len(split.skipped)} skipped) from {path}")
-        results.append(run_partition(backend, split, cfg, judge=judge, judge_mode=judge_mode))
+        results.append(run_partition(backend, split, cfg, judge=judge, judge_mode=judge_mode))  # type: ignore[arg-type]
     config = {k: v for k, v in vars(args).items() if k != "func"}
     spec = RunSpec(kind="guided", config=config, model=args.model, model_revision=getattr(backend, "revision", None),
                    dataset=tuple(p for p, _ in parts), seed=args.seed)
