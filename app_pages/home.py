@@ -13,7 +13,15 @@ st.caption(
     "answer-first rate. Each row is a run folder with its manifest and results."
 )
 root = runs_dir()
-table = runs_table(root)
+
+
+@st.cache_data(max_entries=8, ttl=5, show_spinner=False)
+def _runs(root: str) -> pd.DataFrame:
+    # Short TTL: new runs from background jobs show up within seconds.
+    return runs_table(root)
+
+
+table = _runs(str(root))
 st.write(f"Runs directory: `{root}` · {len(table)} run(s)")
 if table.empty:
     st.info("No runs yet. Start one from **New audit**, or run `make demo` / `zcp probe --limit 50 --out runs/demo`.")

@@ -7,8 +7,11 @@ holds only the glue that every page needs (paths, run selection).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from zcp_core.runs import Run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,6 +30,31 @@ def data_roots() -> list[Path]:
     extra = os.environ.get("ZCP_DATA_ROOTS", "")
     roots += [Path(p) for p in extra.split(os.pathsep) if p]
     return [r.resolve() for r in roots]
+
+
+def _cached_table(path: str, name: str, mtime: float) -> Any:
+    """Read one parquet table through a bounded Streamlit cache (keyed by file mtime)."""
+    import streamlit as st
+
+    @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+    def read(path: str, name: str, mtime: float) -> Any:
+        import pandas as pd
+
+        return pd.read_parquet(Path(path) / f"{name}.parquet")
+
+    return read(path, name, mtime)
+
+
+@dataclass(frozen=True)
+class AppRun(Run):
+    """A run whose tables are read through the app's bounded cache."""
+
+    def table(self, name: str) -> Any:
+        """Read ``<name>.parquet``, cached across reruns until the file changes."""
+        path = self.path / f"{name}.parquet"
+        if not path.exists():
+            return super().table(name)  # raises the informative FileNotFoundError
+        return _cached_table(str(self.path), name, path.stat().st_mtime)
 
 
 def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
@@ -51,4 +79,4 @@ def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
     wanted = st.session_state.get("selected_run")
     index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), 0)
     choice = st.selectbox("Run", range(len(runs)), index=index, format_func=lambda i: labels[i], key=key)
-    return runs[choice]
+    return AppRun(runs[choice].path, runs[choice].manifest)
