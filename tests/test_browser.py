@@ -86,9 +86,10 @@ def test_home_and_run_page_in_chromium(app_server: str, browser_run: Path, tmp_p
         page.goto(app_server)
         page.get_by_text("contamination audits").first.wait_for(timeout=90_000)
         page.get_by_text("Open a run").first.wait_for(timeout=90_000)
-        page.get_by_text(str(headline["label"])).first.wait_for(timeout=90_000)
-        value = page.locator('[data-testid="stMetricValue"]').first
-        value.wait_for(timeout=90_000)
+        # The label also sits in the (canvas) run table, so look for it inside a metric.
+        metric = page.locator('[data-testid="stMetric"]').filter(has_text=str(headline["label"])).first
+        metric.wait_for(timeout=90_000)
+        value = metric.locator('[data-testid="stMetricValue"]')
         assert str(headline["value"]) in value.inner_text().replace(",", "")
         page.screenshot(path=str(tmp_path / "home.png"), full_page=True)
         page.get_by_role("button", name="Open on its page").click()
