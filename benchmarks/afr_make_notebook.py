@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbgen import write_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,12 +69,7 @@ print("excised chains:", excised.n_excised, " AFR after excision:", excised.stat
 
 def main() -> None:
     """Build and write the notebook."""
-    nb = new_notebook()
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    out = ROOT / "notebooks" / "05_answer_first_rate.ipynb"
-    nbformat.write(nb, out)
-    print(f"wrote {out}")
+    write_notebook(ROOT / "notebooks" / "05_answer_first_rate.ipynb", CELLS)
 
 
 if __name__ == "__main__":

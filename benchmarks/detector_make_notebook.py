@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat as nbf
+from nbgen import write_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "notebooks" / "04_detector_shap.ipynb"
@@ -92,12 +92,8 @@ HTML(vd.token_html(tokens[(tokens["detector"] == "cleaned:attacked") & (tokens["
 
 
 def main() -> None:
-    """Write the notebook."""
-    nb = nbf.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.cells = [nbf.v4.new_markdown_cell(src) if kind == "md" else nbf.v4.new_code_cell(src) for kind, src in CELLS]
-    nbf.write(nb, OUT)
-    print(f"wrote {OUT}")
+    """Build and write the notebook."""
+    write_notebook(OUT, CELLS)
 
 
 if __name__ == "__main__":

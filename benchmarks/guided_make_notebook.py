@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbgen import write_notebook
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "06_time_travel.ipynb"
 
@@ -52,15 +51,7 @@ CELLS = [
 
 def main() -> None:
     """Build and write the notebook."""
-    nb = new_notebook()
-    cells = []
-    for kind, src in CELLS:
-        cells.append(new_markdown_cell(src) if kind == "md" else new_code_cell(src))
-    nb.cells = cells
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, OUT)
-    print(OUT)
+    write_notebook(OUT, CELLS)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbgen import write_notebook
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "02_contamination_lab.ipynb"
 
@@ -56,12 +55,7 @@ CELLS = [
 
 def main() -> None:
     """Build and write the notebook."""
-    nb = new_notebook()
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, OUT)
-    print(OUT)
+    write_notebook(OUT, CELLS)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,21 @@
 """Write notebooks/00_tour.ipynb (no outputs). Rerun after editing the cells below."""
 
+import sys
 from pathlib import Path
 
-import nbformat as nbf
-
 ROOT = Path(__file__).resolve().parent.parent
-md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from nbgen import write_notebook  # noqa: E402
+
+
+def md(src: str) -> tuple[str, str]:
+    return ("md", src)
+
+
+def code(src: str) -> tuple[str, str]:
+    return ("code", src)
+
+
 cells = [
     md("# 00 · A tour of zcp\n\n"
        "zcp audits LLM benchmarks and training data for contamination. This tour touches each part on the "
@@ -50,7 +60,4 @@ cells = [
        "`zcp app` opens it."),
     code("runs_table(RUNS)[[\"name\", \"kind\", \"model\", \"headline_label\", \"headline_value\"]]"),
 ]
-nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                                "language": "python"}})
-nbf.write(nb, ROOT / "notebooks" / "00_tour.ipynb")
-print("wrote notebooks/00_tour.ipynb")
+write_notebook(ROOT / "notebooks" / "00_tour.ipynb", cells)

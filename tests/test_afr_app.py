@@ -5,20 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from apphelp import render_page
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "afr.py")
 SAMPLE = ROOT / "data" / "afr_sample" / "skythought_math500_traces"
 
 
 def _run_page(monkeypatch: pytest.MonkeyPatch, runs: Path):  # type: ignore[no-untyped-def]
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("ZCP_RUNS", str(runs))
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return render_page("afr.py", runs, monkeypatch)
 
 
 def test_page_without_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,3 +81,17 @@ def test_job_runs_and_reports(tmp_path: Path) -> None:
     assert st.state == "failed"
     assert "--out" in st.log_tail
     assert json.loads((out / "job.json").read_text())["command"][-2:] == ["--out", str(out)]
+
+
+def test_scan_audit_job_writes_a_run(tmp_path: Path) -> None:
+    from zcp_core.runs import load_run
+
+    sample = sorted((Path(__file__).resolve().parent.parent / "data" / "detectrl_sample").glob("*.json"))[0]
+    out = start_job(audit_args(AuditRequest("scan", "smollm2", sample)), tmp_path / "scan-job")
+    for _ in range(600):
+        if job_status(out).state != "running":
+            break
+        time.sleep(0.1)
+    st = job_status(out)
+    assert st.state == "done", st.log_tail
+    assert load_run(out).kind == "scan"
