@@ -111,7 +111,8 @@ def detect_format(path: str | Path) -> str:
         with open(p, encoding="utf-8", errors="replace") as fh:
             header = next(csv.reader(fh), [])
         return "gsm1k" if set(header) == {"question", "answer"} else "csv"
-    head = p.open(encoding="utf-8", errors="replace").read(4096).lstrip()
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        head = fh.read(4096).lstrip()
     if head.startswith("["):
         return "detectrl"
     first = head.splitlines()[0] if head else ""

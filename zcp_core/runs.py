@@ -65,7 +65,9 @@ def git_sha() -> str | None:
         r = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
-    return r.stdout.strip() or None if r.returncode == 0 else None
+    if r.returncode != 0:
+        return None
+    return r.stdout.strip() or None
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
