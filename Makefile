@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export ZCP_CACHE ?= $(CURDIR)/.zcp_cache
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo app test test-fast lint browser-deps clean-runs
+.PHONY: setup demo app test test-fast lint notebooks wheel-check browser-deps clean-runs
 
 setup: $(VENV)/.installed
 
@@ -36,6 +36,14 @@ test-fast: setup
 lint: setup
 	$(VENV)/bin/ruff check zcp_core tests benchmarks app.py app_pages scripts
 	$(VENV)/bin/mypy zcp_core
+
+# Notebooks are edited as jupytext percent scripts (notebooks/*.py); this writes the paired .ipynb.
+notebooks: setup
+	$(VENV)/bin/jupytext --sync notebooks/*.py
+
+# Build a wheel offline and run the CLI and the app from a fresh venv with no checkout.
+wheel-check: setup
+	PY=$(PY) scripts/check_wheel
 
 clean-runs:
 	rm -rf runs

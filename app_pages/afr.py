@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from zcp_core.appkit import pick_run
-from zcp_core.viz_afr import afr_ci_figure, chain_html, group_column, position_histogram
+from zcp_core.afr import afr_ci_figure, chain_html, group_column, position_histogram
+from zcp_core.app import pick_run
 
 st.title("Answer-first rate (AFR) screen")
 st.caption("dAFR = AFR(leaked) − AFR(blind): chains written with the gold answer in view state it early. "

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from zcp_core import viz_artifacts as va
-from zcp_core.appkit import pick_run
-from zcp_core.artifacts.release import export_run, run_decisions, save_decisions
+from zcp_core.app import pick_run
+from zcp_core.artifacts import export_run, run_decisions, save_decisions
+from zcp_core.artifacts import viz as va
 
 st.title("Artifacts in generated-text benchmarks")
 run = pick_run(("scan", "clean"), key="artifacts_run")

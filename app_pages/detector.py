@@ -6,8 +6,8 @@ Reads ``detector`` runs written by ``zcp detector compare`` (and shows metrics o
 
 import streamlit as st
 
-from zcp_core import viz_detector as vd
-from zcp_core.appkit import pick_run
+from zcp_core.app import pick_run
+from zcp_core.detector import viz as vd
 
 st.title("Detector shortcuts: SHAP and the prefix attack")
 st.caption("A detector trained on artifact-laden texts learns the artifacts. Compare the original-trained and "

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from zcp_core import viz_guided as vg
-from zcp_core.appkit import pick_run
+from zcp_core.app import pick_run
+from zcp_core.guided import viz as vg
 
 st.title("Time-Travel guided-instruction probe")
 st.caption(

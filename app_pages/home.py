@@ -3,9 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from zcp_core.appkit import runs_dir
-from zcp_core.appnav import PAGE_FOR_KIND, flatten_summary
-from zcp_core.runs import load_run, runs_table
+from zcp_core.app import PAGE_FOR_KIND, flatten_summary
+from zcp_core.runs import load_run, runs_dir, runs_table
 
 st.title("zcp — contamination audits")
 st.caption(

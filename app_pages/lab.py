@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from zcp_core import viz_lab
-from zcp_core.appkit import pick_run
+from zcp_core.app import pick_run
+from zcp_core.lab import viz as viz_lab
 
 st.title("Contamination lab")
 st.caption(

@@ -4,13 +4,24 @@ import datetime as dt
 
 import streamlit as st
 
-from zcp_core.appkit import data_roots, runs_dir
-from zcp_core.appnav import PAGE_FOR_KIND
-from zcp_core.audits import METHODS, AuditRequest, audit_args, bundled_datasets
-from zcp_core.backends.spec import vllm_available
+from zcp_core.app import (
+    MAX_UPLOAD_BYTES,
+    METHODS,
+    PAGE_FOR_KIND,
+    AuditRequest,
+    audit_args,
+    bundled_datasets,
+    job_status,
+    list_jobs,
+    resolve_data_path,
+    run_output_dir,
+    save_upload,
+    start_job,
+)
+from zcp_core.backends import vllm_available
+from zcp_core.data import data_roots
 from zcp_core.errors import ZcpError
-from zcp_core.jobs import job_status, list_jobs, start_job
-from zcp_core.paths import MAX_UPLOAD_BYTES, resolve_data_path, run_output_dir, save_upload
+from zcp_core.runs import runs_dir
 
 st.title("New audit")
 st.caption("Runs start in their own process: the page stays responsive, and a reload finds the job again.")

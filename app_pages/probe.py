@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from zcp_core import viz_probe as vp
-from zcp_core.appkit import pick_run
+from zcp_core.app import pick_run
+from zcp_core.probe import viz as vp
 
 st.title("Zero-CoT probe")
 st.write("Does the model still answer correctly with its chain of thought cut away, on the original items "

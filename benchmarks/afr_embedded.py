@@ -13,18 +13,24 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from zcp_core.afr_filter import filter_dir  # noqa: E402
-from zcp_core.afr_screen import excision_control, resolve_arms, screen, screen_report  # noqa: E402
-from zcp_core.backends.spec import load_backend  # noqa: E402
-from zcp_core.chains import ChainConfig, generate_chains, load_problems, save_chains  # noqa: E402
+from zcp_core.afr import (  # noqa: E402  (after HF_HUB_OFFLINE is set)
+    ChainConfig,
+    excision_control,
+    filter_dir,
+    generate_chains,
+    load_problems,
+    resolve_arms,
+    save_chains,
+    screen,
+    screen_report,
+)
+from zcp_core.backends import load_backend  # noqa: E402
 
 
 def main() -> None:

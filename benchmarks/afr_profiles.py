@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from zcp_core.afr import compare, find_block, load_chains, profile
 
-from zcp_core.afr import find_block  # noqa: E402
-from zcp_core.afr_adapters import load_chains  # noqa: E402
-from zcp_core.afr_profile import compare, profile  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 FILES = {
     "sky-t1-27b (long CoT)": "sky-t1-math-correct-5k-27b_math500.jsonl",

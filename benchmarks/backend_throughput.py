@@ -38,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
     import torch
 
-    from zcp_core.backends.base import ScoreRequest, chat
-    from zcp_core.backends.spec import load_backend
+    from zcp_core.backends import ScoreRequest, chat, load_backend
     from zcp_core.data import load_items
 
     if args.threads:

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -31,11 +30,18 @@ def main() -> int:
     ap.add_argument("--explain-n", type=int, default=200)
     args = ap.parse_args()
 
-    from zcp_core.artifacts.patterns import load_library
-    from zcp_core.attack import format_attack_table
-    from zcp_core.detector_data import dedup_texts, load_texts_for_detector
-    from zcp_core.detector_report import CompareConfig, attack_verdict, compare
-    from zcp_core.detector_runs import cross_domain, format_cross_domain, write_compare_run
+    from zcp_core.artifacts import load_library
+    from zcp_core.detector import (
+        CompareConfig,
+        attack_verdict,
+        compare,
+        cross_domain,
+        dedup_texts,
+        format_attack_table,
+        format_cross_domain,
+        load_texts_for_detector,
+        write_compare_run,
+    )
 
     root = Path(args.data_root)
     claude = [str(root / "Multi_LLM" / "multi_llms_Claude-instant_test.json")]

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
 
@@ -33,12 +32,16 @@ def main() -> int:
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "detector_transformer.md"))
     args = ap.parse_args()
 
-    from zcp_core.artifacts.patterns import load_library
-    from zcp_core.attack import format_attack_table
-    from zcp_core.detector_data import load_texts_for_detector
-    from zcp_core.detector_report import CompareConfig, attack_verdict, compare
-    from zcp_core.detector_runs import write_compare_run
-    from zcp_core.detector_transformer import TransformerConfig
+    from zcp_core.artifacts import load_library
+    from zcp_core.detector import (
+        CompareConfig,
+        TransformerConfig,
+        attack_verdict,
+        compare,
+        format_attack_table,
+        load_texts_for_detector,
+        write_compare_run,
+    )
 
     t0 = time.perf_counter()
     cfg = CompareConfig(kind="transformer", detector_config=TransformerConfig(max_length=args.max_length),

@@ -13,13 +13,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def report(data: Path, name: str, subdirs: list[str]) -> tuple[str, dict]:
     """Scan one set of DetectRL folders; return a markdown block and the summary."""
-    from zcp_core.artifacts import load_library
-    from zcp_core.artifacts.scanner import dedupe_texts, family_table, scan, summarize
+    from zcp_core.artifacts import dedupe_texts, family_table, load_library, scan, summarize
     from zcp_core.data import load_texts
 
     files = sorted(p for d in subdirs for p in (data / d).glob("*.json"))

@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
 
@@ -29,10 +27,9 @@ def main() -> int:
     """Run the comparison and print one JSON line per configuration."""
     import pandas as pd
 
-    from zcp_core.backends.spec import load_backend
+    from zcp_core.backends import load_backend
     from zcp_core.data import load_items
-    from zcp_core.guided import split_items
-    from zcp_core.guided_run import GuidedConfig, run_partition, write_guided_run
+    from zcp_core.guided import GuidedConfig, run_partition, split_items, write_guided_run
     from zcp_core.lab import resolve_build
     from zcp_core.runs import RunSpec, load_run
     from zcp_core.stats import auroc

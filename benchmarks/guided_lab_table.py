@@ -11,35 +11,26 @@ was trained to say).
 
 from __future__ import annotations
 
-import re
 import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def has_answer(text: str, answer: str) -> bool:
-    """Whether ``answer`` appears in ``text`` as a whole number token (commas ignored)."""
-    return re.search(rf"(?<![\d.]){re.escape(answer)}(?![\d])", str(text).replace(",", "")) is not None
 
 
 def main(root: str) -> int:
     """Print one row per run under ``root``."""
     import pandas as pd
 
+    from zcp_core.afr import mentions_answer
     from zcp_core.data import load_items
     from zcp_core.runs import iter_runs
     from zcp_core.stats import auroc
 
-    gold = {it.id: it.answer for it in load_items(ROOT / "data/gsm8k/test.jsonl")}
+    gold = {it.id: it.answer for it in load_items("data/gsm8k/test.jsonl")}
     rows = []
     for run in sorted(iter_runs(root), key=lambda r: r.path.name):
         if run.kind != "guided":
             continue
         rec = run.records
-        rec = rec.assign(ans_guided=[has_answer(t, gold[i]) for t, i in zip(rec.guided, rec.id, strict=True)],
-                         ans_general=[has_answer(t, gold[i]) for t, i in zip(rec.general, rec.id, strict=True)],
+        rec = rec.assign(ans_guided=[mentions_answer(str(t), gold[i]) for t, i in zip(rec.guided, rec.id, strict=True)],
+                         ans_general=[mentions_answer(str(t), gold[i]) for t, i in zip(rec.general, rec.id, strict=True)],
                          diff=rec.rouge_l_guided - rec.rouge_l_general)
         c, u = rec[rec.partition == "C"], rec[rec.partition == "U"]
         parts = run.table("partitions").set_index("partition")

@@ -22,8 +22,7 @@ from pathlib import Path
 def main() -> None:
     """Run the measurements and write the JSON report."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from zcp_core.lab import build_lab, profile_config
-    from zcp_core.lab_eval import EvalOptions, evaluate_lab, format_table
+    from zcp_core.lab import EvalOptions, build_lab, evaluate_lab, format_table, profile_config
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n-contaminated", type=int, default=None)

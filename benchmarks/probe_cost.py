@@ -43,12 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from zcp_core.appkit import REPO
-    from zcp_core.backends.spec import load_backend
+    from zcp_core.backends import load_backend
     from zcp_core.data import load_items
     from zcp_core.probe import ProbeConfig
 
-    items = load_items(REPO / "data" / "gsm8k" / "test.jsonl")[: args.n]
+    items = load_items("data/gsm8k/test.jsonl")[: args.n]
     backend = load_backend(args.model, cache=None, device="cpu")
     backend.generate(_warmup(), progress=False)  # first-call overheads must not count for either arm
     zcp = _measure(backend, items, ProbeConfig(metrics=("acc",)))
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _warmup():  # type: ignore[no-untyped-def]
-    from zcp_core.backends.base import GenerateRequest, SamplingParams, chat
+    from zcp_core.backends import GenerateRequest, SamplingParams, chat
 
     return [GenerateRequest(messages=chat("Say hi."), params=SamplingParams(max_new_tokens=2))]
 

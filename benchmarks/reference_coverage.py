@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     from zcp_core.data import load_items
-    from zcp_core.paraphrase import reword_deterministic, reword_one
-    from zcp_core.reference import failure_kind, perturb_gsm8k
+    from zcp_core.reference import failure_kind, perturb_gsm8k, reword_deterministic, reword_one
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=0)

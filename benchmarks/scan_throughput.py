@@ -14,12 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def baseline(texts, lib) -> set[tuple[str, str, int, int]]:
@@ -46,8 +44,7 @@ def best_of(fn, repeat: int) -> tuple[float, object]:
 
 def main() -> int:
     """Time both engines and compare their matches."""
-    from zcp_core.artifacts import load_library
-    from zcp_core.artifacts.scanner import dedupe_texts, scan
+    from zcp_core.artifacts import dedupe_texts, load_library, scan
     from zcp_core.data import load_texts
 
     ap = argparse.ArgumentParser(description=__doc__)

@@ -23,7 +23,7 @@ DATA = ROOT / "data"
 @pytest.fixture(scope="session")
 def smollm2():
     """The embedded SmolLM2 backend on CPU, without a response cache."""
-    from zcp_core.backends.spec import load_backend
+    from zcp_core.backends import load_backend
 
     return load_backend("smollm2", cache=None, device="cpu")
 

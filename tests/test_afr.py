@@ -9,17 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.afr import afr_frame, afr_stats, bootstrap_afr, chain_afr, find_block, histogram
-from zcp_core.afr_filter import filter_dir, grade_records, read_records, records_frame, write_records
-from zcp_core.afr_screen import (
+from zcp_core.afr import (
+    afr_frame,
+    afr_stats,
+    bootstrap_afr,
+    chain_afr,
     excise,
     excision_control,
+    filter_dir,
+    find_block,
+    grade_records,
+    histogram,
+    read_records,
+    records_frame,
     resolve_arms,
     restore_excised,
     screen,
     screen_line,
     screen_report,
     screen_summary,
+    write_records,
 )
 from zcp_core.errors import DataError
 

@@ -7,9 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.afr import afr_frame, afr_stats
-from zcp_core.afr_adapters import COLUMNS, load_chains, question_uid, think_text
-from zcp_core.afr_profile import compare, profile, profile_text
+from zcp_core.afr import (
+    COLUMNS,
+    afr_frame,
+    afr_stats,
+    compare,
+    load_chains,
+    profile,
+    profile_text,
+    question_uid,
+    think_text,
+)
 from zcp_core.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent

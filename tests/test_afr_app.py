@@ -50,7 +50,7 @@ def test_page_with_profile_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_chain_html_escapes_and_highlights() -> None:
-    from zcp_core.viz_afr import chain_html
+    from zcp_core.afr import chain_html
 
     chain = "<script>x</script> so 4 then \\boxed{4}"
     out = chain_html(chain, chain.index("4"), chain.index("4") + 1)

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from zcp_core.answer_find import answer_pattern, find_all, find_answer, mentions_answer, parse_number
+from zcp_core.afr import answer_pattern, find_all, find_answer, mentions_answer, parse_number
 
 # (gold answer, text, whether the text states the answer)
 FOUND = [

@@ -8,10 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.artifacts import FAMILY_ORDER, PatternError, load_library
-from zcp_core.artifacts.cleaner import CleanConfig, clean, undo
-from zcp_core.artifacts.patterns import PatternTimeout
-from zcp_core.artifacts.scanner import Span, artifact_spans, dedupe_texts, scan, summarize
+from zcp_core.artifacts import (
+    FAMILY_ORDER,
+    CleanConfig,
+    PatternError,
+    PatternTimeout,
+    Span,
+    artifact_spans,
+    clean,
+    dedupe_texts,
+    load_library,
+    scan,
+    summarize,
+    undo,
+)
 from zcp_core.schema import TextRecord
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -230,7 +240,7 @@ def test_parallel_local_matches_serial(lib):
 
 def test_import_is_light():
     code = ("import zcp_core.artifacts, zcp_core.artifacts.scanner, zcp_core.artifacts.cleaner, "
-            "zcp_core.artifacts.release, zcp_core.viz_artifacts, zcp_core.cli.scan; import sys; "
+            "zcp_core.artifacts.release, zcp_core.artifacts.viz, zcp_core.cli.artifacts; import sys; "
             "print([m for m in ('torch','transformers','shap','sklearn','streamlit','ray','pandas','scipy','re2',"
             "'plotly') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

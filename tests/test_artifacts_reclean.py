@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zcp_core.artifacts import load_library
-from zcp_core.artifacts.cleaner import clean, undo
-from zcp_core.artifacts.reclean import reclean, reclean_requests
+from zcp_core.artifacts import clean, load_library, reclean, reclean_requests, undo
 from zcp_core.schema import TextRecord
 
 

@@ -18,7 +18,7 @@ SAMPLE = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
 
 def cli(argv: list[str]) -> int:
     """Run ``zcp scan|clean`` through this module's parser (other commands need not exist)."""
-    from zcp_core.cli import scan as scan_cli
+    from zcp_core.cli import artifacts as scan_cli
 
     p = argparse.ArgumentParser(prog="zcp")
     scan_cli.register(p.add_subparsers(dest="command"))
@@ -100,7 +100,7 @@ def test_clean_run_release(clean_run):
 def test_export_respects_decisions(clean_run, tmp_path):
     import pandas as pd
 
-    from zcp_core.artifacts.release import export_run, save_decisions
+    from zcp_core.artifacts import export_run, save_decisions
 
     run = load_run(clean_run)
     edits = run.records
@@ -147,7 +147,7 @@ def test_page_clean_run_decisions(monkeypatch, clean_run):
 def test_ray_engine_byte_identical(tmp_path, monkeypatch, sample_texts):
     """Ray Data (local mode) and the local engine write byte-identical scan and clean tables."""
     ray = pytest.importorskip("ray")
-    from zcp_core.artifacts.release import RunInputs, write_clean_run, write_scan_run
+    from zcp_core.artifacts import RunInputs, write_clean_run, write_scan_run
 
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -179,7 +179,7 @@ def test_ray_engine_byte_identical(tmp_path, monkeypatch, sample_texts):
 
 def test_detectrl_targets_on_multi_llm(shared_data):
     """Report split (patterns were developed on Multi_Domain and Direct_Prompt)."""
-    from zcp_core.artifacts.scanner import dedupe_texts, scan, summarize
+    from zcp_core.artifacts import dedupe_texts, scan, summarize
     from zcp_core.data import load_texts
 
     texts, _ = dedupe_texts(load_texts(sorted((shared_data / "detectrl" / "Multi_LLM").glob("*.json"))))

@@ -14,8 +14,7 @@ import copy
 
 import pytest
 
-from zcp_core.backends.base import GenerateRequest, SamplingParams, ScoreRequest, chat
-from zcp_core.backends.cache import ResponseCache
+from zcp_core.backends import GenerateRequest, ResponseCache, SamplingParams, ScoreRequest, chat
 
 pytestmark = pytest.mark.model
 
@@ -27,7 +26,7 @@ CAPITAL = chat("Name the capital of France in one word.")
 @pytest.fixture(scope="module")
 def api_server(smollm2):
     """``zcp serve`` over the session's SmolLM2, on 127.0.0.1."""
-    from zcp_core.backends.server import BackgroundServer, ServerConfig
+    from zcp_core.serve import BackgroundServer, ServerConfig
 
     with BackgroundServer(smollm2, ServerConfig(served_model_name="smollm2")) as srv:
         yield srv
@@ -40,8 +39,7 @@ def vllm_backend():
 
     if not torch.cuda.is_available():
         pytest.skip("vLLM needs a GPU")
-    from zcp_core.backends.vllm_backend import VLLMBackend
-    from zcp_core.embedded import ensure_converted
+    from zcp_core.backends import VLLMBackend, ensure_converted
 
     return VLLMBackend(str(ensure_converted()), dtype="float32", gpu_memory_utilization=0.3, enforce_eager=True)
 
@@ -51,7 +49,7 @@ def backend(request):
     if request.param == "transformers":
         return request.getfixturevalue("smollm2")
     if request.param == "openai":
-        from zcp_core.backends.openai_api import OpenAIBackend
+        from zcp_core.backends import OpenAIBackend
 
         return OpenAIBackend(request.getfixturevalue("api_server").url, "smollm2")
     return request.getfixturevalue("vllm_backend")
@@ -60,7 +58,7 @@ def backend(request):
 def with_cache(backend, path):
     """The same backend (sharing its model or connection) with a fresh response cache."""
     if backend.name == "openai":
-        from zcp_core.backends.openai_api import OpenAIBackend
+        from zcp_core.backends import OpenAIBackend
 
         return OpenAIBackend(backend.base_url, backend.model_id, cache=ResponseCache(path))
     other = copy.copy(backend)
@@ -157,7 +155,7 @@ def test_sampling_reproducible_per_seed_and_batch_independent(backend):
 
 
 def test_api_outputs_equal_in_process_outputs(api_server, smollm2):
-    from zcp_core.backends.openai_api import OpenAIBackend
+    from zcp_core.backends import OpenAIBackend
 
     api = OpenAIBackend(api_server.url, "smollm2")
     gens = [

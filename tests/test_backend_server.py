@@ -18,10 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.backends.base import GenerateRequest, SamplingParams, ScoreRequest, chat
-from zcp_core.backends.openai_api import OpenAIBackend, continuation_span, retry_delay, split_base_url
-from zcp_core.backends.server_endpoints import ApiError, sampling_params, thinking_of, token_strings
+from zcp_core.backends import (
+    GenerateRequest,
+    OpenAIBackend,
+    SamplingParams,
+    ScoreRequest,
+    chat,
+    continuation_span,
+    retry_delay,
+    split_base_url,
+)
 from zcp_core.errors import BackendUnavailable, ZcpError
+from zcp_core.serve import ApiError, sampling_params, thinking_of, token_strings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,7 +120,7 @@ def test_token_strings_rebuild_the_text(smollm2, text):
 # ---- the real server ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def server(smollm2):
-    from zcp_core.backends.server import BackgroundServer, ServerConfig
+    from zcp_core.serve import BackgroundServer, ServerConfig
 
     with BackgroundServer(smollm2, ServerConfig(served_model_name="smollm2")) as srv:
         yield srv
@@ -328,7 +336,7 @@ def test_client_reports_unavailable_scores_and_prefill(fake_api):
 
 
 def test_client_unreachable_server_is_a_clear_error():
-    from zcp_core.backends.server import free_port
+    from zcp_core.serve import free_port
 
     b = OpenAIBackend(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=1, backoff_s=0.01)
     with pytest.raises(ZcpError, match="cannot reach .* after 1 retries"):
@@ -341,7 +349,7 @@ def test_client_unreachable_server_is_a_clear_error():
 def test_zcp_serve_cli_serves_the_embedded_model():
     import httpx
 
-    from zcp_core.backends.server import free_port
+    from zcp_core.serve import free_port
 
     port = free_port()
     cmd = [sys.executable, "-m", "zcp_core.cli.main", "serve", "--model", "smollm2", "--device", "cpu",

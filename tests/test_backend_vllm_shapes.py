@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from zcp_core.backends.base import GenerateRequest, SamplingParams, ScoreRequest, chat
-from zcp_core.backends.cache import ResponseCache
+from zcp_core.backends import GenerateRequest, ResponseCache, SamplingParams, ScoreRequest, chat
 
 pytestmark = pytest.mark.model
 
@@ -100,7 +99,7 @@ def fake_vllm(hf) -> types.ModuleType:
 @pytest.fixture
 def vllm_on_hf(smollm2, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "vllm", fake_vllm(smollm2))
-    from zcp_core.backends.vllm_backend import VLLMBackend
+    from zcp_core.backends import VLLMBackend
 
     return VLLMBackend(str(tmp_path), revision="test", cache=ResponseCache(tmp_path / "c.sqlite"), dtype="float32")
 

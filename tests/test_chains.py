@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.chains import (
+from zcp_core.afr import (
     BOX_PREFILL,
     CONDITIONS,
     ChainConfig,
@@ -69,7 +69,7 @@ class CountingBackend:
 
 @pytest.mark.model
 def test_generate_on_smollm2(smollm2, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from zcp_core.afr_filter import read_records
+    from zcp_core.afr import read_records
     from zcp_core.runs import load_run
 
     probs = load_problems(ARITH, limit=2)

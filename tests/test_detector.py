@@ -19,22 +19,21 @@ CLAUDE = [p for p in SAMPLE if "Claude" in p]
 
 @pytest.fixture(scope="module")
 def sample_records():
-    from zcp_core.detector_data import load_texts_for_detector
+    from zcp_core.detector import load_texts_for_detector
 
     return load_texts_for_detector(SAMPLE)
 
 
 @pytest.fixture(scope="module")
 def library():
-    from zcp_core.artifacts.patterns import load_library
+    from zcp_core.artifacts import load_library
 
     return load_library()
 
 
 @pytest.fixture(scope="module")
 def compared(sample_records, library):
-    from zcp_core.detector import TfidfConfig
-    from zcp_core.detector_report import CompareConfig, compare
+    from zcp_core.detector import CompareConfig, TfidfConfig, compare
 
     cfg = CompareConfig(explain_n=30, explain_attacked=3,
                         detector_config=TfidfConfig(max_word_features=8000, max_char_features=8000))
@@ -43,8 +42,7 @@ def compared(sample_records, library):
 
 @pytest.fixture(scope="module")
 def small_detector(sample_records):
-    from zcp_core.detector import TfidfConfig, train_detector
-    from zcp_core.detector_data import split_texts
+    from zcp_core.detector import TfidfConfig, split_texts, train_detector
 
     split = split_texts(sample_records, 0.3, 0)
     return train_detector(split.train, "tfidf", TfidfConfig(max_word_features=5000, max_char_features=5000)), split
@@ -55,7 +53,7 @@ def _rec(i: str, text: str, label: str = "llm") -> TextRecord:
 
 
 def test_dedup_records_every_drop_with_reason() -> None:
-    from zcp_core.detector_data import dedup_texts
+    from zcp_core.detector import dedup_texts
 
     dd = dedup_texts([_rec("a", "x"), _rec("b", "y", "human"), _rec("c", "x"), _rec("d", "y", "llm")])
     assert [r.id for r in dd.records] == ["a", "b"]
@@ -66,7 +64,7 @@ def test_dedup_records_every_drop_with_reason() -> None:
 
 
 def test_split_is_deduplicated_disjoint_stratified_and_seeded(sample_records) -> None:
-    from zcp_core.detector_data import split_texts
+    from zcp_core.detector import split_texts
 
     doubled = list(sample_records) + [TextRecord(r.id + "-copy", r.text, r.label) for r in sample_records[:50]]
     s = split_texts(doubled, 0.3, seed=7)
@@ -82,7 +80,7 @@ def test_split_is_deduplicated_disjoint_stratified_and_seeded(sample_records) ->
 
 
 def test_detectrl_overlap_counts(shared_data: Path) -> None:
-    from zcp_core.detector_data import dedup_texts, load_texts_for_detector
+    from zcp_core.detector import dedup_texts, load_texts_for_detector
 
     files = sorted(str(p) for p in (shared_data / "detectrl").glob("*/*_test.json"))
     dd = dedup_texts(load_texts_for_detector(files))
@@ -98,7 +96,7 @@ def test_detectrl_overlap_counts(shared_data: Path) -> None:
     (["human"] * 100 + ["llm"] * 2, [0.0] * 100 + [0.0, 0.1], 0.01, 0.5, 0.0),  # ties at the threshold are not hits
 ])
 def test_tpr_at_fpr_golden(labels, scores, fpr, tpr, threshold) -> None:
-    from zcp_core.detector_metrics import tpr_at_fpr
+    from zcp_core.detector import tpr_at_fpr
 
     t = tpr_at_fpr(labels, scores, fpr)
     assert t.tpr == pytest.approx(tpr) and t.threshold == pytest.approx(threshold)
@@ -107,7 +105,7 @@ def test_tpr_at_fpr_golden(labels, scores, fpr, tpr, threshold) -> None:
 @pytest.mark.parametrize(("n_human", "fpr", "estimable"), [(99, 0.01, False), (100, 0.01, True),
                                                             (9_999, 0.0001, False), (10_000, 0.0001, True)])
 def test_tpr_at_fpr_needs_enough_humans(n_human, fpr, estimable) -> None:
-    from zcp_core.detector_metrics import tpr_at_fpr
+    from zcp_core.detector import tpr_at_fpr
 
     t = tpr_at_fpr(["human"] * n_human + ["llm"], [0.0] * n_human + [1.0], fpr)
     assert (t.tpr is not None) is estimable
@@ -116,7 +114,7 @@ def test_tpr_at_fpr_needs_enough_humans(n_human, fpr, estimable) -> None:
 
 
 def test_compute_metrics_small_case() -> None:
-    from zcp_core.detector_metrics import compute_metrics
+    from zcp_core.detector import compute_metrics
 
     m = compute_metrics(["human", "human", "llm", "llm"], [0.1, 0.6, 0.4, 0.9])
     assert m.roc_auc == pytest.approx(0.75) and m.accuracy == pytest.approx(0.5) and m.f1 == pytest.approx(0.5)
@@ -137,8 +135,7 @@ def test_tfidf_save_reload_identical_without_pickle(small_detector, tmp_path: Pa
 
 
 def test_detector_separates_sample(small_detector) -> None:
-    from zcp_core.detector import score_frame
-    from zcp_core.detector_metrics import compute_metrics
+    from zcp_core.detector import compute_metrics, score_frame
 
     det, split = small_detector
     sf = score_frame(det, split.test)
@@ -148,7 +145,7 @@ def test_detector_separates_sample(small_detector) -> None:
 @pytest.mark.parametrize("text", ["Here is a 6 sentence abstract:  We  study\nsolitons.", "İstanbul ÉTÉ  naïve... ok",
                                   "a", "  spaced   out\t\ttabs  "])
 def test_ngram_occurrences_match_sklearn_and_offsets(small_detector, text: str) -> None:
-    from zcp_core.explain import char_occurrences, word_occurrences
+    from zcp_core.detector import char_occurrences, word_occurrences
 
     det, _ = small_detector
     words = word_occurrences(text, (1, 2))
@@ -162,8 +159,8 @@ def test_ngram_occurrences_match_sklearn_and_offsets(small_detector, text: str) 
 def test_linear_shap_additivity_and_token_mapping(small_detector, library) -> None:
     import numpy as np
 
-    from zcp_core.artifacts.scanner import artifact_spans
-    from zcp_core.explain import linear_shap, linear_token_attributions
+    from zcp_core.artifacts import artifact_spans
+    from zcp_core.detector import linear_shap, linear_token_attributions
 
     det, split = small_detector
     recs = list(split.test[:12]) + [_rec("opener", "Here is a 6 sentence abstract for the article: We study waves.")]
@@ -203,8 +200,7 @@ def test_compare_shares_and_cleaned_split(compared) -> None:
 
 
 def test_compare_run_tables(compared, tmp_path: Path) -> None:
-    from zcp_core.detector import detector_scorer
-    from zcp_core.detector_runs import write_compare_run
+    from zcp_core.detector import detector_scorer, write_compare_run
     from zcp_core.runs import load_run
 
     folder = write_compare_run(tmp_path / "run", compared, {"dataset": CLAUDE})
@@ -222,7 +218,7 @@ def test_compare_run_tables(compared, tmp_path: Path) -> None:
 
 
 def test_scorer_feeds_cleaner_under_cleaning_flags(small_detector, library) -> None:
-    from zcp_core.artifacts.cleaner import clean
+    from zcp_core.artifacts import clean
     from zcp_core.detector import detector_scorer
 
     det, split = small_detector
@@ -232,8 +228,7 @@ def test_scorer_feeds_cleaner_under_cleaning_flags(small_detector, library) -> N
 
 
 def test_cross_domain_table_shape(library) -> None:
-    from zcp_core.detector import TfidfConfig
-    from zcp_core.detector_runs import CROSS_COLUMNS, cross_domain
+    from zcp_core.detector import CROSS_COLUMNS, TfidfConfig, cross_domain
 
     df = cross_domain(SAMPLE[:2], library, "tfidf", TfidfConfig(max_word_features=3000, max_char_features=3000))
     assert list(df.columns) == CROSS_COLUMNS and len(df) == 2 * 2 * 2 * 2
@@ -251,9 +246,9 @@ def test_cli_train_cleaned_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_modules_import_light() -> None:
-    code = ("import zcp_core.detector, zcp_core.detector_data, zcp_core.detector_metrics, zcp_core.detector_report, "
-            "zcp_core.detector_runs, zcp_core.detector_transformer, zcp_core.explain, zcp_core.attack, "
-            "zcp_core.viz_detector, zcp_core.cli.detector; import sys; print([m for m in ('torch','transformers',"
+    code = ("import zcp_core.detector, zcp_core.detector.data, zcp_core.detector.metrics, zcp_core.detector.compare, "
+            "zcp_core.detector.runs, zcp_core.detector.transformer, zcp_core.detector.explain, zcp_core.detector.attack, "
+            "zcp_core.detector.viz, zcp_core.cli.detector; import sys; print([m for m in ('torch','transformers',"
             "'shap','sklearn','streamlit','ray','pandas','scipy','plotly') if m in sys.modules])")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.stdout.strip() == "[]", r.stderr

@@ -21,11 +21,8 @@ def test_page_without_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_page_with_compare_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from zcp_core.artifacts.patterns import load_library
-    from zcp_core.detector import TfidfConfig
-    from zcp_core.detector_data import load_texts_for_detector
-    from zcp_core.detector_report import CompareConfig, compare
-    from zcp_core.detector_runs import write_compare_run
+    from zcp_core.artifacts import load_library
+    from zcp_core.detector import CompareConfig, TfidfConfig, compare, load_texts_for_detector, write_compare_run
 
     cfg = CompareConfig(explain_n=10, explain_attacked=2,
                         detector_config=TfidfConfig(max_word_features=3000, max_char_features=3000))

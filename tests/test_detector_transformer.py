@@ -10,7 +10,7 @@ from zcp_core.schema import TextRecord
 
 
 def test_missing_checkpoint_is_a_clear_error() -> None:
-    from zcp_core.detector_transformer import resolve_checkpoint
+    from zcp_core.detector import resolve_checkpoint
     from zcp_core.errors import BackendUnavailable
 
     with pytest.raises(BackendUnavailable, match="not available offline.*hf:PATH"):
@@ -28,8 +28,7 @@ def _records() -> list[TextRecord]:
 
 @pytest.fixture(scope="module")
 def tiny_detector():
-    from zcp_core.detector import train_detector
-    from zcp_core.detector_transformer import TransformerConfig
+    from zcp_core.detector import TransformerConfig, train_detector
 
     return train_detector(_records(), "transformer", TransformerConfig(max_length=16, batch_size=8))
 
@@ -56,7 +55,7 @@ def test_tiny_transformer_detector_trains_and_reloads(tiny_detector, tmp_path: P
 @pytest.mark.model
 def test_text_masker_shap_on_transformer(tiny_detector) -> None:
     # slow: shap's Partition explainer JIT-compiles numba code on first use (tens of seconds on 2 cores)
-    from zcp_core.explain import explain
+    from zcp_core.detector import explain
 
     a = explain(tiny_detector, [TextRecord("x", "Here is a review: good food.", "llm")], max_evals=12)
     assert a.method == "partition-text-masker"

@@ -8,8 +8,7 @@ import os
 import subprocess
 import sys
 
-from zcp_core.backends.base import GenerateRequest, SamplingParams, ScoreRequest, chat
-from zcp_core.embedded import converted_dir, gguf_path
+from zcp_core.backends import GenerateRequest, SamplingParams, ScoreRequest, chat, converted_dir, gguf_path
 
 
 def test_gguf_ships_in_package() -> None:

@@ -11,19 +11,33 @@ from pathlib import Path
 import pytest
 
 from zcp_core.guided import (
+    FEW_SHOT,
+    GuidedConfig,
     GuidedInstance,
+    PartitionRule,
     build_prompt,
     clean_completion,
     cut_bounds,
+    edit_similarity,
+    exact_match,
+    final_label,
     instance_seed,
+    judge_prompt,
+    lcs_mask,
+    levenshtein,
+    normalise,
+    parse_judge_label,
+    partition_test,
+    rouge_l,
+    rule_judge,
+    run_partition,
     sentence_spans,
+    split_dataset,
     split_items,
     split_text,
     split_texts,
+    write_guided_run,
 )
-from zcp_core.guided_judge import FEW_SHOT, PartitionRule, final_label, judge_prompt, parse_judge_label, rule_judge
-from zcp_core.guided_overlap import edit_similarity, exact_match, lcs_mask, levenshtein, normalise, rouge_l
-from zcp_core.guided_run import GuidedConfig, partition_test, run_partition, split_dataset, write_guided_run
 from zcp_core.schema import Item, TextRecord
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +187,7 @@ def test_rouge_l_and_lcs():
 
 
 def test_highlight_escapes_html():
-    from zcp_core.viz_guided import highlight_overlap
+    from zcp_core.guided import highlight_overlap
 
     ref, cand = highlight_overlap("<b>x</b> y", "<b>x</b> z")
     assert "<b>" not in ref.replace("<mark>", "") and "&lt;b&gt;" in ref
@@ -301,8 +315,8 @@ def test_cli_json_shape(tmp_path, capsys):
 
 
 def test_import_is_light():
-    code = ("import zcp_core.guided, zcp_core.guided_run, zcp_core.guided_judge, zcp_core.guided_overlap, "
-            "zcp_core.viz_guided, zcp_core.cli.guided, sys; print([m for m in ('torch','transformers','shap',"
+    code = ("import zcp_core.guided, zcp_core.guided.run, zcp_core.guided.judge, zcp_core.guided.overlap, "
+            "zcp_core.guided.viz, zcp_core.cli.guided, sys; print([m for m in ('torch','transformers','shap',"
             "'sklearn','streamlit','ray','pandas','scipy','plotly') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"

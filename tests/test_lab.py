@@ -14,12 +14,14 @@ from zcp_core.lab import (
     LoraSpec,
     Split,
     alias_for,
+    answer_text,
     cache_key,
+    check_trainable,
     default_name,
     draw_split,
+    estimate_params,
     profile_config,
 )
-from zcp_core.lab_train import answer_text, check_trainable, estimate_params
 from zcp_core.schema import Item
 
 IDS = [f"x-{i}" for i in range(10)]
@@ -197,7 +199,7 @@ def test_large_model_is_refused_on_cpu_before_loading(tmp_path) -> None:
 def test_detection_quality_and_targets() -> None:
     import pandas as pd
 
-    from zcp_core.lab_eval import detection_quality, roc_table, targets_report
+    from zcp_core.lab import detection_quality, roc_table, targets_report
 
     gaps = pd.DataFrame({"metric": ["p_all"] * 6, "split": ["C", "C", "C", "U", "U", "U"],
                          "gap": [0.5, 0.4, 0.1, 0.0, 0.2, float("nan")]})

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.model
 @pytest.fixture(scope="module")
 def lab_env(tmp_path_factory):
     """A private ZCP_CACHE holding one smoke build (base: the already converted embedded model)."""
-    from zcp_core.embedded import ensure_converted
+    from zcp_core.backends import ensure_converted
 
     base = ensure_converted()  # converted once in the shared cache; the lab cache is private below
     cache = tmp_path_factory.mktemp("zcp_cache")
@@ -41,8 +41,7 @@ def lab_env(tmp_path_factory):
 
 
 def test_smoke_build_writes_a_loadable_lab_model_and_a_run(lab_env) -> None:
-    from zcp_core.backends.hf import folder_revision
-    from zcp_core.backends.spec import lab_model_path, load_backend
+    from zcp_core.backends import folder_revision, lab_model_path, load_backend
     from zcp_core.runs import load_run
 
     b = lab_env["build"]
@@ -65,7 +64,7 @@ def test_smoke_build_writes_a_loadable_lab_model_and_a_run(lab_env) -> None:
         path = lab_model_path(spec.split(":", 1)[1])
         assert (path / "config.json").exists() and (path / "model.safetensors").exists()
     assert folder_revision(b.model_path) != folder_revision(lab_env["base"])
-    from zcp_core.backends.base import ScoreRequest, chat
+    from zcp_core.backends import ScoreRequest, chat
 
     backend = load_backend("lab:smoke", cache=None, device="cpu")
     [lp] = backend.score([ScoreRequest(continuation="18", messages=chat("What is 9 * 2?"), prefill="The answer is ")])
@@ -94,7 +93,7 @@ def test_list_builds_shows_build_and_alias(lab_env) -> None:
 @pytest.fixture(scope="module")
 def lab_eval(lab_env, tmp_path_factory):
     """One evaluate run of the smoke build (short answers, few resamples, no response cache)."""
-    from zcp_core.lab_eval import EvalOptions, evaluate_lab
+    from zcp_core.lab import EvalOptions, evaluate_lab
 
     out = tmp_path_factory.mktemp("runs") / "lab-eval"
     return evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False, max_new_tokens=8), out=out)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.backends.base import Completion
-from zcp_core.paraphrase import (
+from zcp_core.backends import Completion
+from zcp_core.reference import (
     MIN_CHANGE,
     nonnumeric_change_fraction,
     numbers_kept,

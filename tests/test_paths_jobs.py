@@ -8,10 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.audits import AuditRequest, audit_args
+from zcp_core.app import (
+    AuditRequest,
+    PathRefused,
+    audit_args,
+    job_status,
+    resolve_data_path,
+    run_output_dir,
+    save_upload,
+    start_job,
+)
 from zcp_core.errors import DataError, ModelSpecError
-from zcp_core.jobs import job_status, start_job
-from zcp_core.paths import PathRefused, resolve_data_path, run_output_dir, save_upload
 
 
 @pytest.fixture

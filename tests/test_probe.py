@@ -11,15 +11,16 @@ import pytest
 from zcp_core.probe import (
     DEFAULT_SUFFIX,
     ProbeConfig,
-    _Cot,
-    _extract,
     confidence_summary,
     cot_prefix,
+    item_flags,
     item_gaps,
     probe_items,
     run_probe,
+    truncation_curve,
 )
-from zcp_core.probe_analysis import _flip, item_flags, truncation_curve
+from zcp_core.probe.analysis import _flip
+from zcp_core.probe.measure import _Cot, _extract
 from zcp_core.schema import Item
 
 FAST = {"max_new_tokens": 12, "n_resamples": 500}
@@ -93,7 +94,8 @@ def _synthetic(n=30, p_nan=False):
 
 def test_confidence_summary_shape_and_headline_fallback():
     recs = _synthetic()
-    out = confidence_summary(recs, ProbeConfig(metrics=("acc", "p_first", "p_all"), n_resamples=500))
+    cfg = ProbeConfig(metrics=("acc", "p_first", "p_all"), n_resamples=500)
+    out = confidence_summary(recs, cfg.metrics, **cfg.test_options())
     assert set(out) == {"metrics", "headline"}
     assert set(out["metrics"]) == {"acc", "con", "p_first", "p_all"}
     for m in ("acc", "p_first", "p_all"):
@@ -103,7 +105,7 @@ def test_confidence_summary_shape_and_headline_fallback():
     assert out["headline"]["metric"] == "p_all" and out["headline"]["value"] == out["metrics"]["p_all"]["confidence"]
     assert out["headline"]["label"] == "Contamination Confidence (p_all)"
     # No logprobs (closed API): P_* are unavailable, not 0, and the headline falls back to Acc.
-    api = confidence_summary(_synthetic(p_nan=True), ProbeConfig(metrics=("acc", "p_first", "p_all")))
+    api = confidence_summary(_synthetic(p_nan=True), ("acc", "p_first", "p_all"))
     assert api["metrics"]["p_all"]["confidence"] is None and "unavailable" in api["metrics"]["p_all"]["reason"]
     assert api["headline"]["metric"] == "acc"
 
@@ -157,7 +159,7 @@ def test_zero_cot_generates_no_cot_and_fills_metrics(zero_run, pairs):
 
 
 def test_p_all_and_p_first_equal_backend_score(smollm2, zero_run, pairs):
-    from zcp_core.backends.base import ScoreRequest, chat
+    from zcp_core.backends import ScoreRequest, chat
     from zcp_core.probe import DEFAULT_INSTRUCTION
 
     original = pairs[0]
@@ -214,7 +216,7 @@ def test_truncation_generates_one_capped_cot_and_con(smollm2, pairs):
 
 
 def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path):
-    from zcp_core.release import release, undo_release
+    from zcp_core.probe import release, undo_release
 
     # Originals whose gold is what the model answers at zero-CoT (so they are "correct"), and twins that
     # the model gets wrong: one deterministic twin (replaceable) and one without verification (kept).
@@ -257,7 +259,7 @@ class _ScriptedApi:
         self.calls = []
 
     def generate(self, requests, progress=False):
-        from zcp_core.backends.base import Completion
+        from zcp_core.backends import Completion
         from zcp_core.probe import PROMPT_INSTRUCTIONS
 
         self.calls.append(len(requests))
@@ -289,8 +291,8 @@ def test_paraphrased_arm_is_tested_against_the_reference():
     para["acc"] = False  # the paraphrase lost the memorised answer
     recs = pd.concat([recs, para], ignore_index=True)
     cfg = ProbeConfig(metrics=("acc", "p_all"), n_resamples=500)
-    orig = confidence_summary(recs, cfg, suspect_arm="original")
-    par = confidence_summary(recs, cfg, suspect_arm="paraphrased")
+    orig = confidence_summary(recs, cfg.metrics, "original", **cfg.test_options())
+    par = confidence_summary(recs, cfg.metrics, "paraphrased", **cfg.test_options())
     assert orig["metrics"]["acc"]["direction"] == "original>reference"
     assert par["metrics"]["acc"]["direction"] == "reference>original" and par["metrics"]["acc"]["confidence"] == 0.5
     flags = item_flags(recs)

@@ -9,11 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.backends.base import Completion
-from zcp_core.reference import CALC, failure_kind, fix_articles, perturb_gsm8k, perturb_item
-from zcp_core.reference_llm import build_reference_llm, parse_generation, parse_verdict
-from zcp_core.reference_numbers import ExprError, eval_steps, find_numbers, render_like, safe_eval
-from zcp_core.reference_trace import trace_item
+from zcp_core.backends import Completion
+from zcp_core.reference import (
+    ExprError,
+    build_reference_llm,
+    eval_steps,
+    failure_kind,
+    find_numbers,
+    fix_articles,
+    parse_generation,
+    parse_verdict,
+    perturb_gsm8k,
+    perturb_item,
+    render_like,
+    safe_eval,
+    trace_item,
+)
+from zcp_core.reference.trace import CALC
 from zcp_core.schema import Item
 
 DATA = Path(__file__).resolve().parent.parent / "data"

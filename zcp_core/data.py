@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,6 +222,50 @@ def _records_from_table(path: Path, fmt: str) -> Iterator[tuple[int, Any, str | 
         yield n, row, None
 
 
+# ---- where data lives --------------------------------------------------------------------------
+
+
+def install_root() -> Path:
+    """The folder holding the project's own files (``app.py``, ``app_pages/``, ``data/``).
+
+    In a source checkout that is the repository root; in an installed wheel it is the
+    copy the build ships inside the package (``zcp_core/app/bundle``).
+    """
+    here = Path(__file__).resolve().parent
+    checkout = here.parent
+    if (checkout / "app.py").is_file() and (checkout / "app_pages").is_dir():
+        return checkout
+    return here / "app" / "bundle"
+
+
+def data_roots() -> list[Path]:
+    """Folders datasets are read from, in order: bundled ``data/``, ``../shared/data`` next to a checkout,
+    then each folder in ``$ZCP_DATA_ROOTS`` (``os.pathsep``-separated)."""
+    root = install_root()
+    roots = [root / "data"]
+    shared = root.parent / "shared" / "data"
+    if shared.is_dir():
+        roots.append(shared)
+    roots += [Path(p) for p in os.environ.get("ZCP_DATA_ROOTS", "").split(os.pathsep) if p]
+    return [r.resolve() for r in roots]
+
+
+def resolve_dataset(path: str | Path) -> Path:
+    """A dataset path as given when it exists, else the first match under the install root or a data root.
+
+    So ``data/gsm8k/test.jsonl`` and ``gsm8k/test.jsonl`` name the bundled GSM8K from any
+    folder, installed or not. A path found nowhere is returned as given, for the loader to
+    report as missing.
+    """
+    p = Path(path).expanduser()
+    if p.exists() or p.is_absolute():
+        return p
+    for base in (install_root(), *data_roots()):
+        if (base / p).exists():
+            return base / p
+    return p
+
+
 def load_dataset(
     path: str | Path,
     fmt: Format = "auto",
@@ -240,9 +285,9 @@ def load_dataset(
     Returns:
         A :class:`Dataset` with items or texts, and any skipped rows.
     """
-    p = Path(path)
+    p = resolve_dataset(path)
     if not p.exists():
-        raise DataError(str(p), None, None, "file not found")
+        raise DataError(str(p), None, None, f"file not found (also looked under {', '.join(map(str, data_roots()))})")
     fmt = detect_format(p) if fmt == "auto" else fmt  # type: ignore[assignment]
     fm = fields or FieldMap()
     bad: list[BadRow] = []

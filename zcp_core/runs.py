@@ -233,6 +233,11 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     return Run(path=folder, manifest=manifest)
 
 
+def runs_dir() -> Path:
+    """The runs directory: ``$ZCP_RUNS``, else ``./runs``."""
+    return Path(os.environ.get("ZCP_RUNS", str(Path.cwd() / "runs"))).resolve()
+
+
 def iter_runs(root: str | os.PathLike[str]) -> Iterable[Run]:
     """Yield every run under ``root`` (any depth), newest first."""
     base = Path(root)

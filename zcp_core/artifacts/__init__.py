@@ -3,10 +3,12 @@
 Light to import: only the pattern-library names are loaded here; the scanner
 and cleaner live in :mod:`zcp_core.artifacts.scanner` and
 :mod:`zcp_core.artifacts.cleaner`.
+
 """
 
 from __future__ import annotations
 
+from zcp_core.artifacts.cleaner import CleanConfig, CleanResult, clean, undo
 from zcp_core.artifacts.patterns import (
     FAMILY_ORDER,
     HIGH_PRECISION,
@@ -14,11 +16,25 @@ from zcp_core.artifacts.patterns import (
     Pattern,
     PatternError,
     PatternLibrary,
+    PatternTimeout,
     compile_library,
     load_library,
 )
+from zcp_core.artifacts.reclean import reclean, reclean_requests
+from zcp_core.artifacts.release import (
+    RunInputs,
+    export_run,
+    load_decisions,
+    run_decisions,
+    save_decisions,
+    write_clean_run,
+    write_scan_run,
+)
+from zcp_core.artifacts.scanner import Span, artifact_spans, dedupe_texts, family_table, scan, summarize
 
 __all__ = [
-    "FAMILY_ORDER", "HIGH_PRECISION", "Family", "Pattern", "PatternError", "PatternLibrary",
-    "compile_library", "load_library",
+    "CleanConfig", "CleanResult", "FAMILY_ORDER", "Family", "HIGH_PRECISION", "Pattern", "PatternError",
+    "PatternLibrary", "PatternTimeout", "RunInputs", "Span", "artifact_spans", "clean", "compile_library",
+    "dedupe_texts", "export_run", "family_table", "load_decisions", "load_library", "reclean", "reclean_requests",
+    "run_decisions", "save_decisions", "scan", "summarize", "undo", "write_clean_run", "write_scan_run",
 ]

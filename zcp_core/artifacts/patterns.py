@@ -32,7 +32,7 @@ HIGH_PRECISION: tuple[str, ...] = tuple(f for f in FAMILY_ORDER if f != "domain"
 SCOPES: tuple[str, ...] = ("start", "end", "anywhere")
 ACTIONS: tuple[str, ...] = ("drop_text", "strip_sentence", "strip_match", "flag")
 FLAGS: dict[str, str] = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
-DEFAULT_LIBRARY = Path(__file__).resolve().parent.parent / "resources" / "patterns" / "detectrl.yaml"
+DEFAULT_LIBRARY = Path(__file__).resolve().parent / "library" / "detectrl.yaml"
 DEFAULT_RE_TIMEOUT_S = 1.0
 
 

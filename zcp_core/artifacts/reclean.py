@@ -34,7 +34,7 @@ DEFAULT_KINDS: tuple[str, ...] = ("residual_score", "pattern")
 
 def reclean_requests(texts: Sequence[str], max_new_tokens: int | None = None) -> list[Any]:
     """Few-shot generation requests, one per text (greedy)."""
-    from zcp_core.backends.base import GenerateRequest, Message, SamplingParams
+    from zcp_core.backends import GenerateRequest, Message, SamplingParams
 
     out = []
     for text in texts:

@@ -2,7 +2,10 @@
 
 Import the concrete backends through :func:`zcp_core.backends.spec.load_backend`;
 this package itself imports nothing heavy.
+
 """
+
+from __future__ import annotations
 
 from zcp_core.backends.base import (
     Backend,
@@ -12,8 +15,28 @@ from zcp_core.backends.base import (
     SamplingParams,
     ScoreRequest,
     TokenLogprobs,
+    chat,
 )
+from zcp_core.backends.cache import ResponseCache, cache_dir
+from zcp_core.backends.embedded import converted_dir, ensure_converted, gguf_path
+from zcp_core.backends.hf import TransformersBackend, folder_revision
+from zcp_core.backends.openai_api import OpenAIBackend, continuation_span, retry_delay, split_base_url
+from zcp_core.backends.spec import (
+    DEFAULT_MODEL,
+    ModelSpec,
+    available_models,
+    lab_model_path,
+    load_backend,
+    local_weights,
+    parse_model_spec,
+    vllm_available,
+)
+from zcp_core.backends.vllm_backend import VLLMBackend
 
 __all__ = [
-    "Backend", "Completion", "GenerateRequest", "Message", "SamplingParams", "ScoreRequest", "TokenLogprobs",
+    "Backend", "Completion", "DEFAULT_MODEL", "GenerateRequest", "Message", "ModelSpec", "OpenAIBackend",
+    "ResponseCache", "SamplingParams", "ScoreRequest", "TokenLogprobs", "TransformersBackend", "VLLMBackend",
+    "available_models", "cache_dir", "chat", "continuation_span", "converted_dir", "ensure_converted",
+    "folder_revision", "gguf_path", "lab_model_path", "load_backend", "local_weights", "parse_model_spec",
+    "retry_delay", "split_base_url", "vllm_available",
 ]

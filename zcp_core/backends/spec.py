@@ -77,18 +77,16 @@ def load_backend(spec: str, cache: Any = "default", device: str = "auto", batch_
     ms = parse_model_spec(spec)
     rc = ResponseCache() if cache == "default" else cache
     if ms.kind == "smollm2":
+        from zcp_core.backends.embedded import MODEL_NAME, ensure_converted
         from zcp_core.backends.hf import TransformersBackend
-        from zcp_core.embedded import MODEL_NAME, ensure_converted
 
         return TransformersBackend(ensure_converted(), model_id=MODEL_NAME, device=device,  # type: ignore[arg-type]
                                    batch_size=batch_size, cache=rc)
     if ms.kind in ("hf", "lab"):
         from zcp_core.backends.hf import TransformersBackend
 
-        path = Path(ms.target) if ms.kind == "hf" else lab_model_path(ms.target)
-        if not (path / "config.json").exists():
-            raise BackendUnavailable(f"{spec}: no transformers model folder at {path} (config.json missing)")
-        return TransformersBackend(path, model_id=ms.raw, device=device, batch_size=batch_size, cache=rc)  # type: ignore[arg-type]
+        return TransformersBackend(local_weights(spec), model_id=ms.raw, device=device,  # type: ignore[arg-type]
+                                   batch_size=batch_size, cache=rc)
     if ms.kind == "openai":
         from zcp_core.backends.openai_api import OpenAIBackend
 
@@ -98,6 +96,50 @@ def load_backend(spec: str, cache: Any = "default", device: str = "auto", batch_
     from zcp_core.backends.vllm_backend import VLLMBackend
 
     return VLLMBackend(ms.target, cache=rc)
+
+
+def local_weights(spec: str) -> Path:
+    """The local transformers folder behind a spec; never downloads.
+
+    ``smollm2`` is converted from the embedded GGUF on first use; ``hf:PATH`` is a
+    folder, or a hub name already in the local Hugging Face cache; ``lab:NAME`` is
+    a lab build. Everything that needs weights on disk (the transformers backend,
+    the lab's trainer, the transformer detector) asks here.
+
+    Raises:
+        ModelSpecError: For a malformed spec, or a remote one (``openai:``, ``vllm:``).
+        BackendUnavailable: When the folder is not on this machine.
+    """
+    ms = parse_model_spec(spec)
+    if ms.kind == "smollm2":
+        from zcp_core.backends.embedded import ensure_converted
+
+        return ensure_converted()
+    if ms.kind not in ("hf", "lab"):
+        raise ModelSpecError(f"{spec}: names a remote model; local weights need smollm2, hf:PATH or lab:NAME")
+    path = Path(ms.target).expanduser() if ms.kind == "hf" else lab_model_path(ms.target)
+    if (path / "config.json").exists():
+        return path
+    if ms.kind == "hf" and not path.exists():
+        cached = _hub_cache_copy(ms.target)
+        if cached is not None:
+            return cached
+    raise BackendUnavailable(
+        f"{spec}: no transformers model folder (config.json) at {path}"
+        + ("" if ms.kind == "lab" else " and no copy in the local Hugging Face cache")
+        + ". Nothing is downloaded at run time."
+    )
+
+
+def _hub_cache_copy(name: str) -> Path | None:
+    """A hub model already in the local Hugging Face cache (offline lookup only), else None."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = Path(snapshot_download(name, local_files_only=True))
+    except Exception:  # noqa: BLE001 - any failure means "not available offline"
+        return None
+    return local if (local / "config.json").exists() else None
 
 
 def lab_model_path(name: str) -> Path:
@@ -113,7 +155,7 @@ def available_models() -> list[dict[str, str]]:
 
     rows = []
     try:
-        from zcp_core.embedded import gguf_path
+        from zcp_core.backends.embedded import gguf_path
 
         gguf_path()
         rows.append({"spec": "smollm2", "backend": "transformers", "status": "available (embedded default)"})

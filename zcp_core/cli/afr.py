@@ -16,7 +16,7 @@ from zcp_core.cli.common import add_common, add_model, emit, log
 
 
 def _conditions(s: str) -> list[str]:
-    from zcp_core.chains import CONDITIONS
+    from zcp_core.afr import CONDITIONS
 
     out = [c.strip() for c in s.split(",") if c.strip()]
     bad = [c for c in out if c not in CONDITIONS]
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def generate(args: argparse.Namespace) -> int:
     """Generate chains and write ``<out>/<condition>.jsonl`` plus a chains run."""
-    from zcp_core.chains import ChainConfig, dry_run, generate_chains, load_problems, save_chains
+    from zcp_core.afr import ChainConfig, dry_run, generate_chains, load_problems, save_chains
     from zcp_core.cli.common import backend_from_args
 
     problems = load_problems(args.problems, limit=args.limit)
@@ -114,7 +114,7 @@ def generate(args: argparse.Namespace) -> int:
 
 def filter_cmd(args: argparse.Namespace) -> int:
     """Keep-correct filter and matched files; writes a chains run in DIR/filter."""
-    from zcp_core.afr_filter import filter_dir
+    from zcp_core.afr import filter_dir
     from zcp_core.runs import RunSpec, write_run
 
     res = filter_dir(args.dir, args.conditions)
@@ -135,7 +135,7 @@ def screen_cmd(args: argparse.Namespace) -> int:
     """Print the paper's AFR line and CIs; write an afr run."""
     import pandas as pd
 
-    from zcp_core.afr_screen import excision_control, resolve_arms, screen, screen_report, screen_summary
+    from zcp_core.afr import excision_control, resolve_arms, screen, screen_report, screen_summary
     from zcp_core.runs import RunSpec, write_run
 
     arms = resolve_arms(args.dir, args.blind, args.leaked)
@@ -164,10 +164,10 @@ def screen_cmd(args: argparse.Namespace) -> int:
 
 def profile_cmd(args: argparse.Namespace) -> int:
     """One corpus's AFR profile, or two compared on their common problems; writes an afr run."""
-    from zcp_core.afr_adapters import load_chains
-    from zcp_core.afr_profile import (
+    from zcp_core.afr import (
         compare,
         comparison_text,
+        load_chains,
         profile,
         profile_summary,
         profile_text,

@@ -20,13 +20,13 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from zcp_core.appkit import REPO
+    from zcp_core.app import app_script
 
-    # The app runs from the repository, so fix the runs folder before changing directory.
+    # The app runs from its own folder, so fix the runs folder before changing directory.
     os.environ["ZCP_RUNS"] = str(Path(args.runs or os.environ.get("ZCP_RUNS") or "runs").resolve())
-    app = REPO / "app.py"
+    app = app_script()
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", args.host,
            "--server.port", str(args.port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    os.chdir(REPO)
+    os.chdir(app.parent)
     os.execv(sys.executable, cmd)
     return 0  # not reached

@@ -22,11 +22,11 @@ def add_model(p: argparse.ArgumentParser, default: str = "smollm2") -> None:
     p.add_argument("--no-cache", action="store_true", help="bypass the response cache")
 
 
-def backend_from_args(args: argparse.Namespace) -> Any:
-    """Build the backend that ``--model`` names."""
-    from zcp_core.backends.spec import load_backend
+def backend_from_args(args: argparse.Namespace, spec: str | None = None) -> Any:
+    """Build the backend that ``--model`` (or another spec, e.g. ``--judge``) names, with the local-backend flags."""
+    from zcp_core.backends import load_backend
 
-    return load_backend(args.model, cache=None if args.no_cache else "default", device=args.device,
+    return load_backend(spec or args.model, cache=None if args.no_cache else "default", device=args.device,
                         batch_size=args.batch_size)
 
 

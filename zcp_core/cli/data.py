@@ -47,9 +47,9 @@ def inspect(args: argparse.Namespace) -> int:
 
     ds = load_dataset(args.path, fmt=args.format, fields=fields_from_args(args),
                       on_error="skip" if args.skip_bad else "raise")
-    summary: dict = {"path": args.path, "format": ds.format, "kind": ds.kind, "n": len(ds),
-                     "sha256": sha256_file(args.path), "bad_rows": [b.__dict__ for b in ds.bad_rows]}
-    lines = [f"{args.path}: {ds.format} format, {len(ds)} {'texts' if ds.kind == 'texts' else 'items'}"]
+    summary: dict = {"path": ds.path, "format": ds.format, "kind": ds.kind, "n": len(ds),
+                     "sha256": sha256_file(ds.path), "bad_rows": [b.__dict__ for b in ds.bad_rows]}
+    lines = [f"{ds.path}: {ds.format} format, {len(ds)} {'texts' if ds.kind == 'texts' else 'items'}"]
     if ds.kind == "items":
         summary["fields"] = ["id", "question", "answer", "solution", "source", "original_id", "metadata"]
         summary["with_solution"] = sum(1 for it in ds.items if it.solution)

@@ -61,13 +61,13 @@ def _config(args: argparse.Namespace) -> Any:
         from zcp_core.detector import TfidfConfig
 
         return TfidfConfig(seed=args.seed)
-    from zcp_core.detector_transformer import TransformerConfig
+    from zcp_core.detector import TransformerConfig
 
     return TransformerConfig(checkpoint=args.checkpoint, max_length=args.max_length, seed=args.seed)
 
 
 def _library(args: argparse.Namespace) -> Any:
-    from zcp_core.artifacts.patterns import load_library
+    from zcp_core.artifacts import load_library
 
     return load_library(args.patterns)
 
@@ -77,7 +77,7 @@ def _command() -> str:
 
 
 def _records(args: argparse.Namespace) -> list:
-    from zcp_core.detector_data import load_texts_for_detector
+    from zcp_core.detector import load_texts_for_detector
 
     recs = load_texts_for_detector(args.data, fmt=args.format, fields=fields_from_args(args))
     log(f"{len(recs)} texts from {len(args.data)} file(s)")
@@ -86,7 +86,7 @@ def _records(args: argparse.Namespace) -> list:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train one detector and write a run."""
-    from zcp_core.detector_runs import train_run
+    from zcp_core.detector import train_run
 
     folder, summary = train_run(_records(args), args.out, paths=args.data, kind=args.kind,
                                 detector_config=_config(args), library=_library(args) if args.cleaned else None,
@@ -102,9 +102,15 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     """The closed loop; prints the attack table and artifact attribution shares."""
-    from zcp_core.attack import DEFAULT_PREFIX, format_attack_table
-    from zcp_core.detector_report import CompareConfig, compare
-    from zcp_core.detector_runs import cross_domain, format_cross_domain, write_compare_run
+    from zcp_core.detector import (
+        DEFAULT_PREFIX,
+        CompareConfig,
+        compare,
+        cross_domain,
+        format_attack_table,
+        format_cross_domain,
+        write_compare_run,
+    )
 
     lib = _library(args)
     cfg = CompareConfig(kind=args.kind, detector_config=_config(args), test_size=args.test_size, seed=args.seed,
@@ -136,7 +142,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_crossdomain(args: argparse.Namespace) -> int:
     """The cross-domain table as its own run."""
-    from zcp_core.detector_runs import cross_domain_run, format_cross_domain
+    from zcp_core.detector import cross_domain_run, format_cross_domain
 
     folder, df, summary = cross_domain_run(args.data, _library(args), args.out, args.kind, _config(args),
                                            args.test_size, args.seed)

@@ -52,10 +52,9 @@ def _judge(args: argparse.Namespace, backend: Any) -> tuple[Any, str]:
         return None, "rule"
     if not args.judge or args.judge == args.model:
         return backend, "model"
-    from zcp_core.backends.spec import load_backend
+    from zcp_core.cli.common import backend_from_args
 
-    return load_backend(args.judge, cache=None if args.no_cache else "default", device=args.device,
-                        batch_size=args.batch_size), "model"
+    return backend_from_args(args, args.judge), "model"
 
 
 def _text(summary: dict[str, Any]) -> str:
@@ -70,14 +69,12 @@ def _text(summary: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Probe the partition(s), write the run and print the summary."""
-    from zcp_core.backends.spec import load_backend
-    from zcp_core.guided_judge import PartitionRule
-    from zcp_core.guided_run import GuidedConfig, run_partition, split_dataset, write_guided_run
+    from zcp_core.cli.common import backend_from_args
+    from zcp_core.guided import GuidedConfig, PartitionRule, run_partition, split_dataset, write_guided_run
     from zcp_core.runs import RunSpec
 
     fields = fields_from_args(args)
-    backend = load_backend(args.model, cache=None if args.no_cache else "default", device=args.device,
-                           batch_size=args.batch_size)
+    backend = backend_from_args(args)
     judge, judge_mode = _judge(args, backend)
     rule = PartitionRule(args.min_exact if args.min_exact >= 0 else None,
                          args.min_near_exact if args.min_near_exact >= 0 else None)

@@ -59,8 +59,8 @@ def build(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from pathlib import Path
 
-    from zcp_core.appkit import runs_dir
     from zcp_core.lab import build_lab, profile_config
+    from zcp_core.runs import runs_dir
 
     cfg = profile_config(args.profile, args.mode, dataset=args.dataset, n_contaminated=args.n_contaminated,
                          epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, seed=args.seed,
@@ -99,8 +99,8 @@ def build(args: argparse.Namespace) -> int:
 
 def evaluate(args: argparse.Namespace) -> int:
     """Probe a lab model on C and U and print confidences and detection quality."""
-    from zcp_core.appkit import runs_dir
-    from zcp_core.lab_eval import EvalOptions, evaluate_lab, format_table
+    from zcp_core.lab import EvalOptions, evaluate_lab, format_table
+    from zcp_core.runs import runs_dir
 
     model_tag = f"-{args.model.replace(':', '_').replace('/', '_')}" if args.model else ""
     out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}")

@@ -13,7 +13,7 @@ import sys
 
 # Each entry is a module in zcp_core.cli that registers one or more commands.
 COMMAND_MODULES = (
-    "models", "data", "serve", "probe", "reference", "lab", "scan", "detector", "afr", "guided", "app",
+    "models", "data", "serve", "probe", "reference", "lab", "artifacts", "detector", "afr", "guided", "app",
 )
 
 
@@ -35,11 +35,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _log_to_stderr() -> None:
+    """Library progress notes (``logging`` under ``zcp_core``) go to stderr, so stdout stays machine-readable."""
+    import logging
+
+    root = logging.getLogger("zcp_core")
+    if not any(getattr(h, "_zcp_cli", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler._zcp_cli = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command and return its exit code (0 ok, 1 user error, 2 usage)."""
     from zcp_core.errors import ZcpError
 
     args = build_parser().parse_args(argv)
+    _log_to_stderr()
     try:
         return int(args.func(args) or 0)
     except ZcpError as e:

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     """List model specs with their status."""
-    from zcp_core.backends.spec import available_models
+    from zcp_core.backends import available_models
 
     rows = available_models()
     width = max(len(r["spec"]) for r in rows)
@@ -50,7 +50,7 @@ def register_calls(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 def generate(args: argparse.Namespace) -> int:
     """Generate completions, one per prompt, in one batch."""
-    from zcp_core.backends.base import GenerateRequest, SamplingParams, chat
+    from zcp_core.backends import GenerateRequest, SamplingParams, chat
     from zcp_core.cli.common import backend_from_args
 
     backend = backend_from_args(args)
@@ -69,7 +69,7 @@ def score(args: argparse.Namespace) -> int:
     """Score one continuation and print per-token logprobs."""
     import math
 
-    from zcp_core.backends.base import ScoreRequest, chat
+    from zcp_core.backends import ScoreRequest, chat
     from zcp_core.cli.common import backend_from_args
 
     backend = backend_from_args(args)

@@ -153,7 +153,7 @@ def format_confidence(conf: dict[str, Any]) -> str:
 def confidence_cmd(args: argparse.Namespace) -> int:
     """Print each metric's n, effect, p, BF10 and C for a probe run."""
     from zcp_core.errors import DataError
-    from zcp_core.probe_analysis import confidence_summary
+    from zcp_core.probe import confidence_summary
     from zcp_core.runs import load_run
 
     run = load_run(args.run)
@@ -174,7 +174,7 @@ def confidence_cmd(args: argparse.Namespace) -> int:
 
 def release_cmd(args: argparse.Namespace) -> int:
     """Write a refreshed benchmark from a probe run."""
-    from zcp_core.release import release
+    from zcp_core.probe import release
 
     res = release(args.run, args.out)
     summary = res.to_dict()

@@ -62,10 +62,9 @@ def _items(args: argparse.Namespace) -> list[Any]:
 
 
 def _backend(spec: str, args: argparse.Namespace) -> Any:
-    from zcp_core.backends.spec import load_backend
+    from zcp_core.cli.common import backend_from_args
 
-    return load_backend(spec, cache=None if args.no_cache else "default", device=args.device,
-                        batch_size=args.batch_size)
+    return backend_from_args(args, spec)
 
 
 def build(args: argparse.Namespace) -> int:
@@ -86,7 +85,7 @@ def build(args: argparse.Namespace) -> int:
         rs = perturb_gsm8k(items, seed=args.seed, max_tries=args.max_tries)
         config["max_tries"] = args.max_tries
     else:
-        from zcp_core.reference_llm import build_reference_llm
+        from zcp_core.reference import build_reference_llm
 
         j1_spec = args.judge or args.generator
         j2_spec = args.judge2 or j1_spec
@@ -136,8 +135,7 @@ def paraphrase(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from zcp_core.data import write_items_jsonl
-    from zcp_core.paraphrase import paraphrase_llm, reword_deterministic
-    from zcp_core.reference import failure_kind
+    from zcp_core.reference import failure_kind, paraphrase_llm, reword_deterministic
     from zcp_core.runs import RunSpec, write_run
 
     items = _items(args)

@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     """Load the backend and serve until interrupted."""
-    from zcp_core.backends.server import ServerConfig, serve
     from zcp_core.cli.common import backend_from_args
+    from zcp_core.serve import ServerConfig, serve
 
     backend = backend_from_args(args)
     name = args.served_model_name or args.model

@@ -1,0 +1,106 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Answer-first rate (AFR): screening chains for answer leakage
+#
+# A generator shown the gold answer tends to write chains that state it early. The **answer-first rate** (AFR) is
+# the share of chains whose think block (or, without one, the chain before its final answer) first states the
+# answer in its first 20%. **dAFR = AFR(leaked) − AFR(blind)** is read off unlabeled generations.
+#
+# This notebook (1) profiles two bundled public corpora on the same MATH-500 problems, the long-chain Sky-T1-27B
+# against its short-chain base Gemma-2-27B-it; (2) screens the bundled embedded-model arms; (3) runs the whole
+# pipeline (generate → keep-correct filter → matched arms → screen) on three arithmetic problems with the embedded
+# SmolLM2-135M. All results are written as runs and read back.
+
+# %%
+import tempfile
+from pathlib import Path
+
+from zcp_core.afr import (
+    ChainConfig,
+    afr_ci_figure,
+    compare,
+    comparison_text,
+    dry_run,
+    excision_control,
+    filter_dir,
+    generate_chains,
+    load_chains,
+    load_problems,
+    position_histogram,
+    resolve_arms,
+    save_chains,
+    screen,
+    screen_report,
+    screen_summary,
+    write_profile_run,
+)
+from zcp_core.backends import load_backend
+from zcp_core.data import install_root
+from zcp_core.runs import load_run
+
+ROOT = install_root()  # the checkout, or the copy an installed wheel ships
+SAMPLE = ROOT / "data" / "afr_sample"
+WORK = Path(tempfile.mkdtemp(prefix="zcp-afr-"))
+N_BOOT = 500
+
+# %% [markdown]
+# ## 1 · Profile: long-chain Sky-T1-27B against its base (bundled 15-problem samples)
+
+# %%
+base = load_chains(SAMPLE / "skythought_math500_traces" / "gemma-2-27b-it_math500.jsonl", "skythought")
+long = load_chains(SAMPLE / "skythought_math500_traces" / "sky-t1-math-correct-5k-27b_math500.jsonl", "skythought")
+cmp = compare(base, long, ("gemma-2-27b-it", "sky-t1-27b"), n_boot=N_BOOT)
+print(comparison_text(cmp))
+profile_run = load_run(write_profile_run(WORK / "profile", cmp, ("gemma", "sky-t1"), {"threshold": 0.2}))
+
+# %%
+position_histogram(profile_run.records, 0.2)
+
+# %% [markdown]
+# The full 500-problem profiles with CIs are in `benchmarks/results/afr_profiles.md`.
+
+# %% [markdown]
+# ## 2 · Screen the bundled embedded-model arms (arithmetic, matched after the keep-correct filter)
+
+# %%
+bundled = screen(resolve_arms(SAMPLE / "arith_smollm2"), n_boot=N_BOOT)
+print(screen_report(bundled))
+
+# %% [markdown]
+# ## 3 · The whole pipeline on three problems with the embedded model
+
+# %%
+backend = load_backend("smollm2")
+problems = load_problems(ROOT / "data" / "arith" / "problems.jsonl", limit=3)
+cfg = ChainConfig(n=1, max_new_tokens=48, temperature=0.0, finish="box_prefill")
+print(dry_run(backend, problems, ["nohint", "hint"], cfg, k=1))
+
+# %%
+chains = generate_chains(backend, problems, ["nohint", "hint"], cfg)
+out = save_chains(WORK / "arith", chains, cfg, model="smollm2", model_revision=backend.revision)
+kept = filter_dir(out, ["nohint", "hint"])
+print(kept.counts, "matched problems:", len(kept.matched_uids))
+kept.verdicts[["condition", "uid", "pred", "gold", "correct", "status", "reason"]]
+
+# %%
+result = screen(resolve_arms(out), n_boot=N_BOOT)
+print(screen_report(result))
+excised = excision_control(result, out / "hint_excised.jsonl")
+print("excised chains:", excised.n_excised, " AFR after excision:", excised.stats.afr_all)
+
+# %%
+afr_ci_figure(screen_summary(result))

@@ -1,0 +1,44 @@
+"""Answer-first rate (AFR): chains generated with and without the gold answer shown, kept if correct, matched by id and screened (dAFR)."""
+
+from __future__ import annotations
+
+from zcp_core.afr.adapters import COLUMNS, load_chains, question_uid, think_text
+from zcp_core.afr.answer_find import answer_pattern, find_all, find_answer, mentions_answer, parse_number
+from zcp_core.afr.chains import (
+    BOX_PREFILL,
+    CONDITIONS,
+    ChainConfig,
+    Problem,
+    dry_run,
+    generate_chains,
+    load_problems,
+    prompt_for,
+    requests_for,
+    save_chains,
+    sft_records,
+)
+from zcp_core.afr.filter import filter_dir, grade_records, read_records, records_frame, write_records
+from zcp_core.afr.profile import compare, comparison_text, profile, profile_summary, profile_text, write_profile_run
+from zcp_core.afr.rate import afr_frame, afr_stats, bootstrap_afr, chain_afr, find_block, histogram
+from zcp_core.afr.screen import (
+    excise,
+    excision_control,
+    resolve_arms,
+    restore_excised,
+    screen,
+    screen_line,
+    screen_report,
+    screen_summary,
+)
+from zcp_core.afr.viz import afr_ci_figure, chain_html, group_column, position_histogram
+
+__all__ = [
+    "BOX_PREFILL", "COLUMNS", "CONDITIONS", "ChainConfig", "Problem", "afr_ci_figure", "afr_frame", "afr_stats",
+    "answer_pattern", "bootstrap_afr", "chain_afr", "chain_html", "compare", "comparison_text", "dry_run", "excise",
+    "excision_control", "filter_dir", "find_all", "find_answer", "find_block", "generate_chains", "grade_records",
+    "group_column", "histogram", "load_chains", "load_problems", "mentions_answer", "parse_number",
+    "position_histogram", "profile", "profile_summary", "profile_text", "prompt_for", "question_uid",
+    "read_records", "records_frame", "requests_for", "resolve_arms", "restore_excised", "save_chains", "screen",
+    "screen_line", "screen_report", "screen_summary", "sft_records", "think_text", "write_profile_run",
+    "write_records",
+]

@@ -1,0 +1,284 @@
+"""The contamination lab: a model with known contamination, built on this machine.
+
+``build_lab`` draws a seeded, disjoint, equal-sized split of a benchmark into
+C (contaminated: trained on) and U (held out), fine-tunes the base model with
+LoRA so it memorises C, merges the adapter and saves a full transformers
+folder at ``lab_model_path(name)`` so ``lab:NAME`` works for every command.
+
+The training text is a *natural* answer (``chat(question)`` then ``"The answer
+is N."``), never the probe's forcing suffix, so the probe's logit metrics are
+not 1 by construction; the ``probe-format-upper-bound`` profile trains in the
+probe format on purpose and is labelled as such everywhere.
+
+Builds are cached under ``$ZCP_CACHE/lab/NAME`` by a key over everything that
+changes the weights (:func:`cache_key`); a stable alias (``lab:direct``,
+``lab:evasive``, ``lab:smoke`` ...) is a symlink to the latest build of a
+mode/profile, which ``lab_model_path`` resolves like any folder.
+
+The config lives in :mod:`zcp_core.lab.config`, training in :mod:`zcp_core.lab.train`,
+evaluation in :mod:`zcp_core.lab.evaluate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from zcp_core.lab.config import BUILD_FILE, LAB_RUN_KIND, TRAIN_CODE_VERSION, LabConfig, LabError
+from zcp_core.lab.split import Split, draw_split, paraphrasable_pool, traceable_pool
+
+if TYPE_CHECKING:
+    from zcp_core.schema import Item
+
+
+# ---- cache key and storage -------------------------------------------------------------------
+
+
+def cache_key(cfg: LabConfig, split: Split, base_revision: str, dataset_sha: str) -> str:
+    """sha256 over everything that changes the built weights, and nothing else.
+
+    Included: training code version, base model revision, dataset bytes, C and
+    U ids, mode, training format, epochs, lr, batch size, seed, LoRA settings,
+    step cap and (evasive only) the paraphrase method and versions. Not
+    included: the build name, the profile label, devices and output folders.
+    """
+    payload: dict[str, Any] = {
+        "code": TRAIN_CODE_VERSION, "base_revision": base_revision, "dataset_sha": dataset_sha,
+        "contaminated": list(split.contaminated), "clean": list(split.clean), "mode": cfg.mode,
+        "train_format": cfg.train_format, "epochs": cfg.epochs, "lr": cfg.lr, "batch_size": cfg.batch_size,
+        "seed": cfg.seed, "lora": asdict(cfg.lora), "max_steps": cfg.max_steps,
+    }
+    if cfg.mode == "evasive":
+        payload["paraphrase"] = {"method": cfg.paraphrase_method, "versions": cfg.paraphrase_versions}
+    blob = json.dumps(payload, sort_keys=True, default=list)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def lab_root() -> Path:
+    """``$ZCP_CACHE/lab``: one folder per build, plus alias symlinks."""
+    from zcp_core.backends import cache_dir
+
+    return cache_dir() / "lab"
+
+
+def alias_for(cfg: LabConfig) -> str:
+    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``smoke``, ``smoke-evasive``..."""
+    if cfg.profile == "default":
+        return cfg.mode
+    short = "upper-bound" if cfg.profile == "probe-format-upper-bound" else cfg.profile
+    return short if cfg.mode == "direct" else f"{short}-{cfg.mode}"
+
+
+def default_name(cfg: LabConfig, key: str) -> str:
+    """``<mode>-<profile>-<key[:8]>``."""
+    return f"{cfg.mode}-{cfg.profile}-{key[:8]}"
+
+
+def _link_alias(alias: str, name: str) -> None:
+    """Point ``lab/<alias>`` at ``lab/<name>`` atomically (a relative symlink)."""
+    if alias == name:
+        return
+    root = lab_root()
+    target = root / alias
+    if target.exists() and not target.is_symlink():
+        return  # a real build owns that name; never replace it by an alias
+    tmp = root / f".{alias}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(name)
+    os.replace(tmp, target)
+
+
+@dataclass(frozen=True)
+class LabBuild:
+    """A built (or cached) lab model.
+
+    Attributes:
+        name: Folder name under ``$ZCP_CACHE/lab``; the model is ``lab:<name>``.
+        alias: Stable alias pointing at the latest build of this mode/profile.
+        key: The cache key.
+        model_path: The merged transformers folder.
+        run_path: The build run (manifest, ``records`` = split, ``loss`` table).
+        cached: Whether this call reused an earlier build.
+        seconds: Wall time of this call.
+        summary: The build run's summary.
+    """
+
+    name: str
+    alias: str
+    key: str
+    model_path: Path
+    run_path: Path
+    cached: bool
+    seconds: float
+    summary: Mapping[str, Any]
+
+    @property
+    def spec(self) -> str:
+        """Model spec usable by every command."""
+        return f"lab:{self.name}"
+
+
+def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLike[str] | None = None,
+              progress: bool = True, threads: int = 2) -> LabBuild:
+    """Build (or reuse) the lab model a config describes.
+
+    Args:
+        cfg: The build config (see :func:`profile_config`).
+        name: Build name; defaults to :func:`default_name`.
+        runs_out: Where to also copy the build run (e.g. ``runs/lab-build-NAME``).
+        progress: Show tqdm progress on stderr.
+        threads: CPU threads for training (not part of the key; 1 can be faster on a busy machine).
+
+    Raises:
+        LabError: Unknown or untrainable model, too large for CPU, too few items,
+            or a paraphrase that changes too little.
+    """
+    from zcp_core.backends import folder_revision
+    from zcp_core.data import load_items
+    from zcp_core.lab.train import base_model_path, check_trainable
+    from zcp_core.runs import sha256_file
+
+    t0 = time.time()
+    base = base_model_path(cfg.model)
+    check_trainable(base)
+    items = load_items(cfg.dataset)
+    pool, excluded = traceable_pool(items)
+    if cfg.mode == "evasive":
+        pool, more = paraphrasable_pool(pool, cfg, need=2 * cfg.n_contaminated)
+        excluded = excluded + more
+    split = draw_split([it.id for it in pool], cfg.n_contaminated, cfg.seed, excluded)
+    key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))
+    name = name or default_name(cfg, key)
+    folder = lab_root() / name
+    cached = _existing(folder, key)
+    if cached is None:
+        if folder.is_symlink():
+            folder.unlink()
+        by_id = {it.id: it for it in items}
+        _train_and_save(cfg, split, key, name, base, [by_id[i] for i in split.contaminated],
+                        [by_id[i] for i in split.clean], t0, progress, threads)
+    _link_alias(alias_for(cfg), name)
+    run_path = folder / "build"
+    if runs_out is not None:
+        shutil.copytree(run_path, Path(runs_out), dirs_exist_ok=True)
+    from zcp_core.runs import load_run
+
+    summary = load_run(run_path).summary
+    return LabBuild(name, alias_for(cfg), key, folder / "model", run_path, cached is not None,
+                    time.time() - t0, summary)
+
+
+def _existing(folder: Path, key: str) -> Path | None:
+    """The build folder when it holds a finished build with this key."""
+    info = folder / "model" / BUILD_FILE
+    if not info.exists() or not (folder / "build" / "manifest.json").exists():
+        return None
+    try:
+        return folder if json.loads(info.read_text()).get("key") == key else None
+    except json.JSONDecodeError:
+        return None
+
+
+def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Path, c_items: list[Item],
+                    u_items: list[Item], t0: float, progress: bool, threads: int) -> None:
+    import pandas as pd
+
+    from zcp_core.lab.train import TrainOptions, make_examples, save_merged, train_lora
+    from zcp_core.runs import RunSpec, write_run
+
+    folder = lab_root() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    train_items, para = _training_items(cfg, c_items)
+    examples = make_examples(base, train_items, cfg.train_format)
+    result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads),
+                        folder / "partial" / key[:16], progress=progress)  # resume only the same config
+    save_merged(result.model, base, folder / "model", {"key": key, "name": name, "config": _config_dict(cfg)})
+    shutil.rmtree(folder / "partial", ignore_errors=True)
+    records = pd.DataFrame(
+        [{"id": it.id, "split": "C", "question": it.question, "answer": it.answer} for it in c_items]
+        + [{"id": it.id, "split": "U", "question": it.question, "answer": it.answer} for it in u_items])
+    excluded = pd.DataFrame(list(split.excluded), columns=["id", "reason"])
+    epochs = result.loss.groupby("epoch", as_index=False).agg(loss=("loss", "mean"), steps=("step", "count"))
+    final = float(epochs["loss"].iloc[-1]) if len(epochs) else float("nan")
+    seconds = time.time() - t0
+    summary = {
+        "stage": "build", "name": name, "alias": alias_for(cfg), "model": f"lab:{name}", "key": key,
+        "mode": cfg.mode, "profile": cfg.profile, "train_format": cfg.train_format,
+        "upper_bound": cfg.train_format == "probe", "n_contaminated": len(c_items), "n_clean": len(u_items),
+        "n_train_texts": len(examples), "steps": int(len(result.loss)), "train_seconds": result.seconds,
+        "train_tokens": result.tokens, "tokens_per_s": result.tokens / max(result.seconds, 1e-9),
+        "trainable_params": result.trainable_params, "build_seconds": seconds, "final_loss": final,
+        "epoch_loss": [float(x) for x in epochs["loss"]], "pool_size": split.pool_size,
+        "n_excluded": len(split.excluded), "device": result.device,
+        "paraphrase": para, "contaminated_ids": list(split.contaminated), "clean_ids": list(split.clean),
+        "headline": {"label": "final epoch loss", "value": final},
+    }
+    spec = RunSpec(kind=LAB_RUN_KIND, config=_config_dict(cfg) | {"name": name, "key": key},
+                   command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}", model=cfg.model,
+                   model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
+    write_run(folder / "build", spec, records, summary,
+              tables={"loss": result.loss, "epochs": epochs, "training_texts": examples.frame(),
+                      "excluded": excluded})
+
+
+def _training_items(cfg: LabConfig, c_items: list[Item]) -> tuple[list[Item], dict[str, Any] | None]:
+    """C itself (direct) or its paraphrases (evasive), plus a paraphrase report."""
+    if cfg.mode == "direct":
+        return c_items, None
+    from zcp_core.reference import reword_deterministic
+
+    ps = reword_deterministic(c_items, versions=cfg.paraphrase_versions, seed=cfg.seed)
+    if not ps.items:
+        raise LabError("the paraphraser produced no usable paraphrase for C")
+    fracs = [float(x) for x in ps.change_fraction]
+    covered = {it.original_id for it in ps.items}
+    report = {"method": str(ps.method), "versions": cfg.paraphrase_versions,
+              "change_fraction": sum(fracs) / len(fracs), "min_change_fraction": min(fracs),
+              "n_items": len(ps.items), "n_failures": len(ps.failures),
+              "failures": [f"{f.id}: {f.reason}" for f in ps.failures],
+              "c_without_paraphrase": [it.id for it in c_items if it.id not in covered]}
+    if min(fracs) < 0.5:
+        raise LabError(f"a paraphrase changes only {min(fracs):.0%} of non-numeric words (need >= 50%)")
+    return list(ps.items), report
+
+
+def _config_dict(cfg: LabConfig) -> dict[str, Any]:
+    d = asdict(cfg)
+    d["lora"]["targets"] = list(cfg.lora.targets)
+    return d
+
+
+def list_builds() -> list[dict[str, Any]]:
+    """One row per lab build or alias: name, target, mode, profile, key, final loss, steps, built."""
+    from zcp_core.runs import load_run
+
+    root = lab_root()
+    rows = []
+    for d in sorted(root.iterdir()) if root.exists() else []:
+        if d.name.startswith(".") or not (d / "build" / "manifest.json").exists():
+            continue
+        run = load_run(d / "build")
+        s = run.summary
+        rows.append({"name": d.name, "alias_of": os.readlink(d) if d.is_symlink() else "",
+                     "mode": s.get("mode"), "profile": s.get("profile"), "key": str(s.get("key", ""))[:12],
+                     "final_loss": s.get("final_loss"), "steps": s.get("steps"),
+                     "build_seconds": s.get("build_seconds"), "built": run.manifest.get("finished", "")})
+    return rows
+
+
+def resolve_build(name: str) -> Path:
+    """The build run folder of ``lab:<name>`` (an alias resolves to its target).
+
+    Raises:
+        LabError: If there is no such build.
+    """
+    run = lab_root() / name / "build"
+    if not (run / "manifest.json").exists():
+        raise LabError(f"no lab build named {name!r} in {lab_root()}: run `zcp lab build` first")
+    return run.resolve()

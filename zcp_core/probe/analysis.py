@@ -1,0 +1,261 @@
+"""Analyses of probe records: Contamination Confidence, item flags, truncation and sample-size curves.
+
+All functions take the ``records`` DataFrame of :mod:`zcp_core.probe` (one row
+per arm x item x ratio) and return plain dicts or DataFrames, so a run stores
+them and the app only reads them. Confidence tests use r = 0 rows (ZCP).
+
+Tests (from :mod:`zcp_core.stats`): binary metrics (``acc``, ``con``) use the
+exact one-sided McNemar test, continuous ones (``p_first``, ``p_all``) the
+seeded paired bootstrap. Pairs are joined on ``pair_id``; originals without a
+twin are left out (and counted by the caller).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from zcp_core.stats import TestResult
+
+BINARY = ("acc", "con")
+CONTINUOUS = ("p_first", "p_all")
+ALL_METRICS = ("acc", "con", "p_first", "p_all")
+CONFIDENCE_KEYS = ("n", "effect", "p", "bf10", "confidence", "direction")
+SAMPLE_SIZES = (50, 100, 200, 500, 1000)
+# Headline preference: the logprob metric is stable at 50-100 items (paper), accuracy is the fallback.
+HEADLINE_ORDER = ("p_all", "acc", "p_first", "con")
+
+
+def _zero(records: pd.DataFrame) -> pd.DataFrame:
+    return records[records["ratio"] == 0.0]
+
+
+def item_gaps(records: pd.DataFrame, metric: str, suspect_arm: str = "original") -> pd.DataFrame:
+    """Per-pair values at r = 0.
+
+    Returns:
+        Columns ``pair_id``, ``suspect``, ``reference``, ``gap`` (suspect - reference; bools as 0/1,
+        NaN when either side is missing), in the suspect arm's order.
+    """
+    import pandas as pd
+
+    z = _zero(records)
+    s = z[z["arm"] == suspect_arm][["pair_id", metric]].rename(columns={metric: "suspect"})
+    r = z[z["arm"] == "reference"][["pair_id", metric]].rename(columns={metric: "reference"})
+    m = s.merge(r, on="pair_id", how="inner")
+    gap = pd.to_numeric(m["suspect"].astype("Float64"), errors="coerce") - pd.to_numeric(
+        m["reference"].astype("Float64"), errors="coerce")
+    m["gap"] = gap.astype(float)
+    return m.reset_index(drop=True)
+
+
+def _unmeasured(reason: str) -> dict[str, Any]:
+    return {**dict.fromkeys(CONFIDENCE_KEYS), "reason": reason}
+
+
+def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original", prior: float = 0.5,
+                 n_resamples: int = 10_000, seed: int = 0) -> dict[str, TestResult | str]:
+    """The paired test of each metric, or the reason it could not be run."""
+    from zcp_core.stats import mcnemar_test, paired_bootstrap_test
+
+    out: dict[str, TestResult | str] = {}
+    arms = set(records["arm"]) if len(records) else set()
+    for m in ALL_METRICS:
+        if m not in metrics:
+            out[m] = f"not measured (add {m} to --metrics)"
+            continue
+        if suspect_arm not in arms or "reference" not in arms:
+            out[m] = f"no {suspect_arm if suspect_arm not in arms else 'reference'} arm in the records"
+            continue
+        g = item_gaps(records, m, suspect_arm)
+        if m in BINARY:
+            g = g.dropna(subset=["suspect", "reference"])
+            if g.empty:
+                out[m] = "no pair has a value (no full-CoT answer to compare with)" if m == "con" else "no pairs"
+                continue
+            out[m] = mcnemar_test(g["suspect"].astype(bool).tolist(), g["reference"].astype(bool).tolist(),
+                                  metric=m, prior=prior)
+        else:
+            if g["gap"].isna().all():
+                z = _zero(records)
+                reasons = sorted({str(x) for x in z["logprob_reason"] if x}) if "logprob_reason" in z else []
+                out[m] = f"unavailable: {', '.join(reasons) or 'no logprobs'}"
+                continue
+            out[m] = paired_bootstrap_test(g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist(),
+                                           metric=m, n_resamples=n_resamples, seed=seed, prior=prior)
+    return out
+
+
+def confidence_summary(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original",
+                       prior: float = 0.5, n_resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
+    """The ``zcp confidence --json`` object for one suspect arm against the reference (at r = 0).
+
+    Shape: ``{"metrics": {m: {"n", "effect", "p", "bf10", "confidence", "direction"}}, "headline":
+    {"metric", "confidence", "label", "value"}}``. Unmeasured metrics carry ``None`` values and a
+    ``"reason"``. The headline metric is ``p_all`` when measured and available, else ``acc``. With a
+    :class:`~zcp_core.probe.ProbeConfig` at hand, pass ``config.metrics`` and ``**config.test_options()``.
+    """
+    tests = metric_tests(records, metrics, suspect_arm, prior, n_resamples, seed)
+    out: dict[str, Any] = {}
+    for m, t in tests.items():
+        if isinstance(t, str):
+            out[m] = _unmeasured(t)
+        else:
+            d = t.to_dict()
+            out[m] = {k: d[k] for k in CONFIDENCE_KEYS}
+    head = next((m for m in HEADLINE_ORDER if out[m]["confidence"] is not None), None)
+    conf = out[head]["confidence"] if head else None
+    label = f"Contamination Confidence ({head})" if head else "Contamination Confidence"
+    return {"metrics": out, "headline": {"metric": head, "confidence": conf, "label": label, "value": conf}}
+
+
+def tests_table(records: pd.DataFrame, metrics: Sequence[str], arms: Sequence[str] = ("original",),
+                prior: float = 0.5, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """Every test's full result (CI, discordant counts...), one row per suspect arm x metric.
+
+    Columns: ``arm``, ``metric``, ``reason`` (``""`` when tested) and the fields of ``stats.TestResult``.
+    """
+    import pandas as pd
+
+    rows = []
+    for arm in arms:
+        for m, t in metric_tests(records, metrics, arm, prior, n_resamples, seed).items():
+            rows.append({"arm": arm, "metric": m, "reason": t} if isinstance(t, str)
+                        else {"arm": arm, "metric": m, "reason": "", **t.to_dict()})
+    return pd.DataFrame(rows)
+
+
+def _truthy(x: Any) -> bool:
+    """NA (an arm without this item) counts as not correct."""
+    import pandas as pd
+
+    return False if pd.isna(x) else bool(x)
+
+
+def _flip(s: Any, r: Any) -> str:
+    s, r = _truthy(s), _truthy(r)
+    if s and not r:
+        return "orig_only"
+    if r and not s:
+        return "ref_only"
+    return "both" if s and r else "neither"
+
+
+def item_flags(records: pd.DataFrame, suspect_arm: str = "original") -> pd.DataFrame:
+    """One row per pair: zero-CoT flip, P_all gap and rank, flag and evidence text.
+
+    An item is ``flagged`` when it is correct at zero-CoT on the suspect arm but not on its twin
+    (``flip == "orig_only"``). ``p_all_gap_rank`` is 1 for the largest gap (NA when P_all is missing).
+
+    Columns: ``pair_id``, ``question``, ``gold``, ``reference_id``, ``reference_question``,
+    ``reference_gold``, ``pred_<arm>``, ``acc_<arm>``, ``p_all_<arm>`` for each arm present,
+    ``cot_correct_<arm>`` when a full CoT was generated, ``p_all_gap``, ``p_all_gap_rank``,
+    ``flip``, ``flagged``, ``evidence``.
+    """
+    import pandas as pd
+
+    z = _zero(records)
+    ref = z[z["arm"] == "reference"].set_index("pair_id")
+    base = z[z["arm"] == "original"].set_index("pair_id")
+    base = base[base.index.isin(ref.index)]
+    out = pd.DataFrame({"pair_id": base.index, "question": base["question"].values, "gold": base["gold"].values})
+    out["reference_id"] = ref.loc[out["pair_id"], "id"].values
+    out["reference_question"] = ref.loc[out["pair_id"], "question"].values
+    out["reference_gold"] = ref.loc[out["pair_id"], "gold"].values
+    has_cot = z["cot_text"].notna().any()
+    for arm in ("original", "paraphrased", "reference"):
+        a = z[z["arm"] == arm].set_index("pair_id")
+        if a.empty:
+            continue
+        a = a.reindex(out["pair_id"])
+        out[f"pred_{arm}"] = a["pred"].values
+        out[f"acc_{arm}"] = a["acc"].astype("boolean").values
+        out[f"p_all_{arm}"] = a["p_all"].astype(float).values
+        if has_cot:
+            out[f"cot_correct_{arm}"] = a["cot_correct"].astype("boolean").values
+    out["p_all_gap"] = out[f"p_all_{suspect_arm}"] - out["p_all_reference"]
+    out["p_all_gap_rank"] = out["p_all_gap"].rank(ascending=False, method="min").astype("Int64")
+    out["flip"] = [_flip(s, r) for s, r in zip(out[f"acc_{suspect_arm}"], out["acc_reference"])]
+    out["flagged"] = out["flip"] == "orig_only"
+    n = len(out)
+    out["evidence"] = [_evidence(row, suspect_arm, n) for row in out.to_dict("records")]
+    return out
+
+
+def _evidence(row: dict[str, Any], arm: str, n: int) -> str:
+    s_ok, r_ok = _truthy(row[f"acc_{arm}"]), _truthy(row["acc_reference"])
+    parts = [f"zero-CoT {arm} {'correct' if s_ok else 'wrong'} (pred {row[f'pred_{arm}']!s}, gold {row['gold']})",
+             f"twin {row['reference_id']} {'correct' if r_ok else 'wrong'} "
+             f"(pred {row['pred_reference']!s}, gold {row['reference_gold']})"]
+    gap = row["p_all_gap"]
+    if gap is not None and not (isinstance(gap, float) and math.isnan(gap)):
+        parts.append(f"P_all gap {gap:+.3f} (rank {row['p_all_gap_rank']}/{n})")
+    else:
+        parts.append("P_all gap unavailable")
+    return "; ".join(parts)
+
+
+def truncation_curve(records: pd.DataFrame, metrics: Sequence[str] = ALL_METRICS) -> pd.DataFrame:
+    """Mean of each metric per arm and truncation ratio.
+
+    Returns:
+        Columns ``arm``, ``ratio``, ``metric``, ``value`` (mean over items with a value), ``n``.
+    """
+    import pandas as pd
+
+    rows = []
+    for m in metrics:
+        if m not in records:
+            continue
+        for (arm, ratio), g in records.groupby(["arm", "ratio"], sort=True):
+            v = pd.to_numeric(g[m].astype("Float64"), errors="coerce").dropna()
+            if len(v):
+                rows.append({"arm": arm, "ratio": float(ratio), "metric": m, "value": float(v.mean()), "n": len(v)})
+    return pd.DataFrame(rows, columns=["arm", "ratio", "metric", "value", "n"])
+
+
+def sample_size_curve(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original",
+                      sizes: Sequence[int] = SAMPLE_SIZES, repeats: int = 20, seed: int = 0, prior: float = 0.5,
+                      n_resamples: int = 2_000) -> pd.DataFrame:
+    """C against the number of pairs N, by seeded repeated subsampling of pairs without replacement.
+
+    Sizes above the number of pairs are capped to it (that size is the full set, evaluated once).
+    The bootstrap uses ``n_resamples`` (2,000 by default, enough for the curve's spread).
+
+    Returns:
+        Columns ``metric``, ``n``, ``repeats``, ``confidence_mean``, ``confidence_median``,
+        ``confidence_q10``, ``confidence_q90``, ``significant_share`` (share of repeats with p < 0.05).
+    """
+    import numpy as np
+    import pandas as pd
+
+    z = _zero(records)
+    pairs = np.array(sorted(set(z[z["arm"] == suspect_arm]["pair_id"]) & set(z[z["arm"] == "reference"]["pair_id"])))
+    rows = []
+    total = len(pairs)
+    rng = np.random.default_rng(seed)
+    for n in sorted({min(int(s), total) for s in sizes if s > 0}) if total else []:
+        reps = 1 if n == total else repeats
+        draws = [pairs if n == total else rng.choice(pairs, size=n, replace=False) for _ in range(reps)]
+        for m in metrics:
+            confs, ps = [], []
+            for k, ids in enumerate(draws):
+                sub = records[records["pair_id"].isin(set(ids))]
+                t = metric_tests(sub, [m], suspect_arm, prior, n_resamples, seed + k)[m]
+                if isinstance(t, str):
+                    break
+                confs.append(t.confidence)
+                ps.append(t.p)
+            if not confs:
+                continue
+            c = np.asarray(confs)
+            rows.append({"metric": m, "n": n, "repeats": len(c), "confidence_mean": float(c.mean()),
+                         "confidence_median": float(np.median(c)), "confidence_q10": float(np.quantile(c, 0.1)),
+                         "confidence_q90": float(np.quantile(c, 0.9)),
+                         "significant_share": float(np.mean(np.asarray(ps) < 0.05))})
+    cols = ["metric", "n", "repeats", "confidence_mean", "confidence_median", "confidence_q10", "confidence_q90",
+            "significant_share"]
+    return pd.DataFrame(rows, columns=cols)

@@ -1,0 +1,118 @@
+"""What a Zero-CoT probe measures (:class:`ProbeConfig`) and what it returns (:class:`ProbeResult`).
+
+``records`` columns (one row per arm x item x ratio):
+    arm: ``original`` | ``paraphrased`` | ``reference``.
+    id: Item id. pair_id: id of the original item the row belongs to.
+    ratio: Truncation ratio r (0 = zero-CoT).
+    question, gold: The item's question and gold answer.
+    completion: Generated text after the prefill (last attempt in prompt mode).
+    pred: Extracted answer (None on a parse failure). pred_source: boxed |
+        answer_is | last_number | none. grade_status: ok | no_answer | parse_error.
+    acc: bool, pred equals gold (a parse failure is False). con: nullable bool,
+        pred equals the model's own full-CoT answer (a parse failure is False;
+        NA when Con was not measured or the CoT has no extractable answer).
+    p_first, p_all: float, NaN when not measured or unavailable. logprob_reason:
+        ``""`` when measured, else why not.
+    answer_tokens: Tokens generated for the answer (all attempts). attempts: 1..4.
+    cot_text, cot_tokens, cot_cap, cot_capped, cot_answer, cot_correct: the
+        full CoT (NA when none was generated), its length, cap, whether the cap
+        was reached, its extracted answer and whether that is correct.
+"""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_SUFFIX = "\n\nThe final answer is:\n\\[\n\\boxed"
+DEFAULT_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
+PROMPT_INSTRUCTIONS = (
+    "Give only the final answer in the form \\boxed{ANSWER}. Do not show any reasoning.",
+    "Reply with exactly one line: \\boxed{ANSWER}. No words, no steps, no explanation.",
+    "Output \\boxed{} containing the final number only, and nothing else at all.",
+    "IMPORTANT: your entire reply must be \\boxed{ANSWER} and nothing more. Any other text is an error.",
+)
+MAX_RETRIES = 3
+Metric = Literal["acc", "con", "p_first", "p_all"]
+METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all")
+BINARY_METRICS = ("acc", "con")
+Arm = Literal["original", "paraphrased", "reference"]
+RECORD_COLUMNS = (
+    "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
+    "acc", "con", "p_first", "p_all", "logprob_reason", "answer_tokens", "attempts",
+    "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct",
+)
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """What a probe measures and how.
+
+    Attributes:
+        metrics: Subset of ``acc``, ``con``, ``p_first``, ``p_all`` (``con`` needs a full CoT).
+        ratios: Truncation ratios in [0, 1]; 0 is zero-CoT.
+        suffix: Forcing suffix prefilled after the (truncated) CoT.
+        max_new_tokens: Answer token budget.
+        cot_tokens: Full-CoT token cap.
+        full_cot: Generate the full CoT even when no metric or ratio needs it.
+        mode: ``prefill`` (token manipulation) or ``prompt`` (closed-API prompting).
+        seed: Seed for sampling and the bootstrap.
+        prior: Prior probability of contamination for C.
+        n_resamples: Bootstrap resamples for continuous metrics.
+        instruction: Appended to each question in the user turn (prefill mode).
+    """
+
+    metrics: tuple[str, ...] = ("acc", "p_first", "p_all")
+    ratios: tuple[float, ...] = (0.0,)
+    suffix: str = DEFAULT_SUFFIX
+    max_new_tokens: int = 32
+    cot_tokens: int = 256
+    full_cot: bool = False
+    mode: Literal["prefill", "prompt"] = "prefill"
+    seed: int = 0
+    prior: float = 0.5
+    n_resamples: int = 10_000
+    instruction: str = DEFAULT_INSTRUCTION
+
+    def __post_init__(self) -> None:
+        bad = [m for m in self.metrics if m not in METRICS]
+        if bad:
+            raise ValueError(f"unknown metrics {bad}; choose from {METRICS}")
+        if not self.ratios or any(not 0.0 <= r <= 1.0 for r in self.ratios):
+            raise ValueError(f"ratios must be in [0, 1], got {self.ratios}")
+        object.__setattr__(self, "ratios", tuple(sorted({float(r) for r in self.ratios})))
+        if 0.0 not in self.ratios:
+            # r = 0 carries every confidence test, so it is always probed.
+            object.__setattr__(self, "ratios", (0.0, *self.ratios))
+
+    def test_options(self) -> dict[str, Any]:
+        """The paired-test settings (``prior``, ``n_resamples``, ``seed``) as keyword arguments."""
+        return {"prior": self.prior, "n_resamples": self.n_resamples, "seed": self.seed}
+
+    @property
+    def needs_cot(self) -> bool:
+        """Whether a full CoT must be generated (Con, some r > 0, or asked for)."""
+        return self.full_cot or "con" in self.metrics or any(r > 0 for r in self.ratios)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What :func:`run_probe` returns.
+
+    Attributes:
+        records: Per arm x item x ratio rows (columns in the module docstring).
+        items: Per pair flags and evidence (see :func:`zcp_core.probe.analysis.item_flags`).
+        summary: The run summary (confidence json plus counts and ``headline``).
+        run_path: The run folder, when ``out`` was given.
+    """
+
+    records: pd.DataFrame
+    items: pd.DataFrame
+    summary: dict[str, Any]
+    run_path: Path | None = None
+    tables: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,210 @@
+"""The Zero-CoT probe: answer with the chain of thought cut away, on original and reference twins.
+
+A model that memorised a benchmark still answers it when its reasoning is
+truncated to nothing; on an isomorphically perturbed twin that advantage
+disappears. This module generates the per-item records; statistics,
+item flags and curves live in :mod:`zcp_core.probe.analysis`.
+
+Prompting (``mode``):
+    ``prefill`` (open weights): the chat template is rendered with
+    ``thinking="off"`` (the backend closes any thinking block empty, template
+    aware) and the assistant turn is prefilled with the forcing ``suffix``;
+    greedy decoding, ``max_new_tokens`` (32). The completion continues after
+    ``\\boxed``, so the answer is extracted from ``suffix + completion`` with
+    balanced braces, falling back to "the answer is X" / the last number of
+    the completion.
+    ``prompt`` (closed APIs): the user turn asks for only ``\\boxed{}`` with no
+    reasoning; items without a ``\\boxed{}`` are retried up to 3 times with a
+    stricter instruction (thinking off). For r > 0 the CoT prefix is quoted in
+    the user turn (APIs cannot prefill), an approximation.
+
+Truncation: for r > 0 the full CoT is generated once (capped at
+``cot_tokens``), cut after ``round(r * n)`` of its tokens (``Completion.tokens``),
+and the prefix plus the suffix is prefilled. r = 0 is ZCP and generates no CoT
+unless ``con`` is a metric, some r > 0 or ``full_cot`` is asked for.
+
+Logprob metrics: one batched ``score`` call per arm, context = prompt +
+prefill + ``"{"``, continuation = the gold answer. The closing ``}`` is not
+scored (the paper's "gold answer tokens"). ``p_first = exp(lp[0])``,
+``p_all = exp(mean(lp))``. Backends without logprobs give NaN with the
+reason in ``logprob_reason`` (never 0).
+
+The ``records`` columns are documented in :mod:`zcp_core.probe.config`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from zcp_core.probe.config import MAX_RETRIES, PROMPT_INSTRUCTIONS, RECORD_COLUMNS, ProbeConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from zcp_core.backends import Completion
+    from zcp_core.schema import Item
+
+@dataclass(frozen=True)
+class _Cot:
+    text: str
+    n_tokens: int
+    capped: bool
+    tokens: tuple[str, ...] | None
+
+
+def _user_text(item: Item, config: ProbeConfig) -> str:
+    return f"{item.question}\n{config.instruction}" if config.instruction else item.question
+
+
+def cot_prefix(cot: _Cot, ratio: float) -> str:
+    """The first ``round(ratio * n)`` tokens of a CoT (characters when the backend gave no tokens)."""
+    if ratio <= 0:
+        return ""
+    if ratio >= 1:
+        return cot.text
+    if cot.tokens:
+        return "".join(cot.tokens[: int(round(ratio * len(cot.tokens)))])
+    return cot.text[: int(round(ratio * len(cot.text)))]
+
+
+def _generate_cots(backend: Any, items: Sequence[Item], config: ProbeConfig) -> list[_Cot]:
+    from zcp_core.backends import GenerateRequest, SamplingParams, chat
+
+    params = SamplingParams(max_new_tokens=config.cot_tokens, seed=config.seed)
+    reqs = [GenerateRequest(messages=chat(_user_text(it, config)), params=params, thinking="off", logprobs=True)
+            for it in items]
+    outs = backend.generate(reqs, progress=True)
+    return [_Cot(c.text, c.n_tokens, c.finish_reason == "length" and c.n_tokens >= config.cot_tokens, c.tokens)
+            for c in outs]
+
+
+def _prefill_requests(items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
+    from zcp_core.backends import GenerateRequest, SamplingParams, chat
+
+    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed)
+    return [GenerateRequest(messages=chat(_user_text(it, config)), prefill=pre + config.suffix, params=params,
+                            thinking="off") for it, pre in zip(items, prefixes)]
+
+
+def _prompt_user(item: Item, prefix: str, attempt: int) -> str:
+    text = item.question
+    if prefix:
+        text += f"\n\nPartial reasoning so far:\n{prefix}\n"
+    return f"{text}\n\n{PROMPT_INSTRUCTIONS[min(attempt, len(PROMPT_INSTRUCTIONS) - 1)]}"
+
+
+def _prompt_generate(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
+                     config: ProbeConfig) -> tuple[list[Completion], list[int], list[int]]:
+    """Closed-API zero-CoT: ask for only ``\\boxed{}``; retry items without one, stricter each time."""
+    from zcp_core.answers import last_boxed
+    from zcp_core.backends import GenerateRequest, SamplingParams, chat
+
+    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed)
+    outs: list[Any] = [None] * len(items)
+    attempts = [0] * len(items)
+    spent = [0] * len(items)
+    todo = list(range(len(items)))
+    for attempt in range(MAX_RETRIES + 1):
+        if not todo:
+            break
+        reqs = [GenerateRequest(messages=chat(_prompt_user(items[i], prefixes[i], attempt)), params=params,
+                                thinking="off") for i in todo]
+        got = backend.generate(reqs, progress=True)
+        for i, c in zip(todo, got):
+            outs[i], attempts[i] = c, attempt + 1
+            spent[i] += c.n_tokens
+        todo = [i for i in todo if last_boxed(outs[i].text) is None]
+    return outs, attempts, spent
+
+
+def _extract(completion: str, config: ProbeConfig) -> tuple[str | None, str]:
+    from zcp_core.answers import extract_answer, last_boxed
+
+    # The prefilled "\boxed" is joined back on so the completion's "{...}" parses with balanced braces.
+    boxed = last_boxed(config.suffix + completion) if config.mode == "prefill" else last_boxed(completion)
+    if boxed:
+        return boxed, "boxed"
+    ex = extract_answer(completion)
+    return ex.answer, ex.source
+
+
+def _score(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
+           config: ProbeConfig) -> list[tuple[float, float, str]]:
+    """(p_first, p_all, reason) per request, from one batched score call."""
+    from zcp_core.backends import ScoreRequest, chat
+
+    if not any(m in config.metrics for m in ("p_first", "p_all")):
+        return [(math.nan, math.nan, "not measured")] * len(items)
+    if not backend.supports_logprobs:
+        return [(math.nan, math.nan, "unavailable")] * len(items)
+    reqs = [ScoreRequest(continuation=it.answer.strip(), messages=chat(_user_text(it, config)),
+                         prefill=pre + config.suffix + "{", thinking="off") for it, pre in zip(items, prefixes)]
+    out = []
+    for tl in backend.score(reqs, progress=True):
+        if not tl.available or not tl.logprobs:
+            out.append((math.nan, math.nan, tl.reason or "unavailable"))
+        else:
+            out.append((math.exp(tl.logprobs[0]), math.exp(tl.mean), ""))
+    return out
+
+
+def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: str = "original") -> pd.DataFrame:
+    """Probe one arm: every item at every ratio, in batched backend calls.
+
+    Args:
+        backend: Any backend (see :mod:`zcp_core.backends.base`).
+        items: The arm's items; ``pair_id`` is ``original_id`` when set, else ``id``.
+        config: What to measure.
+        arm: ``original``, ``paraphrased`` or ``reference``.
+
+    Returns:
+        The records DataFrame (columns in the module docstring).
+    """
+    import pandas as pd
+
+    from zcp_core.answers import extract_answer, grade
+
+    items = list(items)
+    cots = _generate_cots(backend, items, config) if config.needs_cot and items else [None] * len(items)
+    rows_items = [(it, cot, r) for it, cot in zip(items, cots) for r in config.ratios]
+    flat_items = [it for it, _, _ in rows_items]
+    prefixes = [cot_prefix(cot, r) if cot is not None else "" for _, cot, r in rows_items]
+    if config.mode == "prefill":
+        outs = backend.generate(_prefill_requests(flat_items, prefixes, config), progress=True) if flat_items else []
+        attempts, spent = [1] * len(outs), [c.n_tokens for c in outs]
+    else:
+        outs, attempts, spent = _prompt_generate(backend, flat_items, prefixes, config)
+    scores = _score(backend, flat_items, prefixes, config) if flat_items else []
+    cot_ans = {}
+    for it, cot in zip(items, cots):
+        if cot is not None:
+            ans = extract_answer(cot.text).answer
+            cot_ans[it.id] = (ans, grade(ans, it.answer).correct)
+    rows = []
+    for (it, cot, r), c, att, sp, (p1, pa, why) in zip(rows_items, outs, attempts, spent, scores):
+        pred, source = _extract(c.text, config)
+        g = grade(pred, it.answer)
+        ca, cc = cot_ans.get(it.id, (None, None))
+        con = None
+        if "con" in config.metrics and ca is not None:
+            # A zero-CoT parse failure is inconsistent (False); only a CoT without an answer leaves Con NA.
+            con = grade(pred, ca).correct
+        rows.append({
+            "arm": arm, "id": it.id, "pair_id": it.original_id or it.id, "ratio": r, "question": it.question,
+            "gold": it.answer, "completion": c.text, "pred": pred, "pred_source": source if pred else "none",
+            "grade_status": g.status, "acc": g.correct, "con": con,
+            "p_first": p1 if "p_first" in config.metrics else math.nan,
+            "p_all": pa if "p_all" in config.metrics else math.nan, "logprob_reason": why,
+            "answer_tokens": sp, "attempts": att,
+            "cot_text": cot.text if cot else None, "cot_tokens": cot.n_tokens if cot else None,
+            "cot_cap": config.cot_tokens if cot else None, "cot_capped": cot.capped if cot else None,
+            "cot_answer": ca, "cot_correct": cc,
+        })
+    df = pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
+    for col, dtype in (("con", "boolean"), ("cot_capped", "boolean"), ("cot_correct", "boolean"),
+                       ("cot_tokens", "Int64"), ("cot_cap", "Int64"), ("acc", bool),
+                       ("p_first", float), ("p_all", float), ("ratio", float)):
+        df[col] = df[col].astype(dtype)
+    return df
