@@ -13,7 +13,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-BUNDLED = ("app.py", "app_pages", "data")
+BUNDLED = ("app.py", "app_pages", "data", ".streamlit")
 
 
 class BuildWithBundle(build_py):

@@ -68,7 +68,9 @@ options = {}
 if method == "probe":
     options["metrics"] = ",".join(st.multiselect("Metrics", ["acc", "con", "p_first", "p_all"],
                                                  default=["acc", "p_first", "p_all"]))
-name = st.text_input("Run name", f"{method}-{dt.datetime.now():%Y%m%d-%H%M%S}")
+# The default is fixed once per session, so a rerun never replaces what the user typed.
+st.session_state.setdefault("run_name", f"audit-{dt.datetime.now():%Y%m%d-%H%M%S}")
+name = st.text_input("Run name", key="run_name")
 
 if st.button("Start", type="primary", disabled=dataset is None):
     try:
@@ -84,7 +86,6 @@ if st.button("Start", type="primary", disabled=dataset is None):
         st.error(str(e))
 
 
-@st.fragment(run_every=2)
 def _jobs() -> None:
     jobs = list_jobs(runs)
     if not jobs:
@@ -105,4 +106,6 @@ def _jobs() -> None:
                 st.switch_page(PAGE_FOR_KIND.get(load_run(job.folder).kind, "app_pages/home.py"))
 
 
-_jobs()
+# Poll only while a job runs: an idle page must not keep the server busy.
+running = any(j.state == "running" for j in list_jobs(runs))
+st.fragment(_jobs, run_every=2 if running else None)()

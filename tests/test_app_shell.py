@@ -53,3 +53,16 @@ def test_new_audit_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     at.radio[1].set_value("Path").run()
     at.text_input[-2].set_value("../../etc/passwd").run()
     assert any("outside the allowed data roots" in e.value or "not found" in e.value for e in at.error)
+
+
+def test_new_audit_keeps_the_typed_run_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "runs"))
+    at = _app("new_audit.py").run()
+    default = at.text_input(key="run_name").value
+    assert default.startswith("audit-")
+    at.text_input(key="run_name").input("my-gsm8k-audit").run()
+    # Other widgets rerun the page; the typed name must survive every rerun.
+    at.selectbox[0].set_value("guided").run()
+    at.number_input[0].set_value(7).run()
+    assert not at.exception
+    assert at.text_input(key="run_name").value == "my-gsm8k-audit"

@@ -35,13 +35,27 @@ def test_data_inspect_counts_gsm8k(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["n"] == 1319 and summary["headline"] == {"label": "items", "value": 1319}
 
 
-def test_data_inspect_bad_file_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_data_inspect_reports_every_bad_row_and_carries_on(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "b.jsonl"
-    p.write_text('{"question": "a", "answer": "#### 1"}\n{oops\n')
-    assert main(["data", "inspect", str(p)]) == 1
+    p.write_text('{"question": "a", "answer": "#### 1"}\n{oops\n{"question": "b"}\n{"question": "c", "answer": "#### 3"}\n')
+    assert main(["data", "inspect", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 2 and [b["line"] for b in out["bad_rows"]] == [2, 3]
+    assert out["bad_rows"][1]["field"] == "answer"
+    assert main(["data", "inspect", str(p)]) == 0
+    text = capsys.readouterr().out
+    assert "bad rows: 2" in text and "line 2" in text and "line 3 field answer" in text
+    assert main(["data", "inspect", str(p), "--strict"]) == 1  # the old fail-fast behaviour, on request
     assert "line 2" in capsys.readouterr().err
-    assert main(["data", "inspect", str(p), "--skip-bad", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["bad_rows"][0]["line"] == 2
+
+
+def test_data_inspect_empty_file_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "empty.jsonl"
+    p.write_text("")
+    assert main(["data", "inspect", str(p)]) == 1
+    err = capsys.readouterr().err
+    assert "empty.jsonl" in err and "empty" in err
 
 
 def test_models_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -128,6 +128,38 @@ def test_items_round_trip_keeps_original_id(tmp_path: Path) -> None:
     assert [(b.id, b.original_id) for b in back] == [(t.id, t.original_id) for t in twins]
 
 
+def test_empty_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    for name, body in (("e.jsonl", ""), ("e.csv", "question,answer\n"), ("blank.jsonl", "\n\n")):
+        p = tmp_path / name
+        p.write_text(body)
+        with pytest.raises(DataError, match="no records: the file is empty") as e:
+            load_dataset(p)
+        assert str(p) in str(e.value)
+
+
+def test_missing_csv_field_lists_columns_and_the_option(tmp_path: Path) -> None:
+    p = tmp_path / "q.csv"
+    p.write_text("prompt,solution_value\nWhat is 2+2?,4\n")
+    with pytest.raises(DataError) as e:
+        load_dataset(p)
+    msg = str(e.value)
+    assert "line 2" in msg and "question" in msg
+    assert "columns found: prompt, solution_value" in msg and "--question-field" in msg
+    ds = load_dataset(p, fields=FieldMap(question="prompt", answer="solution_value"))
+    assert ds.items[0].question == "What is 2+2?" and ds.items[0].answer == "4"
+
+
+def test_bundled_data_resolves_from_any_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert len(load_dataset("gsm8k/test.jsonl").items) == 1319
+    assert len(load_dataset("data/gsm8k/test.jsonl").items) == 1319
+    extra = tmp_path / "mine"
+    extra.mkdir()
+    (extra / "x.jsonl").write_text('{"question": "q", "answer": "1"}\n')
+    monkeypatch.setenv("ZCP_DATA_ROOTS", str(extra))
+    assert load_dataset("x.jsonl").path == str(extra.resolve() / "x.jsonl")
+
+
 def test_missing_file() -> None:
     with pytest.raises(DataError, match="file not found"):
         load_dataset("/nonexistent/file.jsonl")

@@ -63,6 +63,8 @@ def test_upload_validation(tmp_path: Path) -> None:
         save_upload("x.jsonl", b"x" * 100, tmp_path, max_bytes=10)
     with pytest.raises(DataError, match="line 1"):
         save_upload("bad.jsonl", b'{"question": \n', tmp_path)
+    with pytest.raises(DataError, match="empty"):
+        save_upload("empty.jsonl", b"", tmp_path)
     assert sorted(p.name for p in (tmp_path / "uploads").iterdir()) == [good.name]
 
 
@@ -87,7 +89,7 @@ def test_job_runs_and_reports(tmp_path: Path) -> None:
     # and its log holds the parser's complaint about the unknown --out flag.
     assert st.state == "failed"
     assert "--out" in st.log_tail
-    assert json.loads((out / "job.json").read_text())["command"][-2:] == ["--out", str(out)]
+    assert json.loads((out / "job.json").read_text())["command"] == ["zcp", "models", "--json", "--out", str(out)]
 
 
 def test_scan_audit_job_writes_a_run(tmp_path: Path) -> None:

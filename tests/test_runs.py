@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from zcp_core.runs import RunSpec, load_run, runs_table, write_run
+from zcp_core.runs import RunSpec, load_run, runs_table, shell_command, write_run
 
 
 def _write(tmp_path: Path, name: str = "r1", kind: str = "probe") -> Path:
@@ -69,3 +69,30 @@ def test_unknown_kind_rejected(tmp_path: Path) -> None:
 
 def test_empty_runs_dir(tmp_path: Path) -> None:
     assert runs_table(tmp_path / "missing").empty
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["/x/.venv/bin/zcp", "probe", "--limit", "5"], "zcp probe --limit 5"),
+    (["/x/zcp_core/cli/main.py", "scan", "data/a b.json"], "zcp scan 'data/a b.json'"),
+    (["benchmarks/probe_cost.py", "--n", "3"], "benchmarks/probe_cost.py --n 3"),
+    ([], ""),
+])
+def test_shell_command_can_be_pasted(argv: list[str], command: str) -> None:
+    assert shell_command(argv) == command
+
+
+def test_cli_runs_record_real_start_and_a_pasteable_command(tmp_path: Path) -> None:
+    import datetime as dt
+    import subprocess
+    import sys
+
+    files = Path(__file__).resolve().parent.parent / "data" / "detectrl_sample"
+    sample = sorted(files.glob("*.json"))[0]
+    out = tmp_path / "scan"
+    # The app starts jobs as `python -m zcp_core.cli.main`; the manifest must still read `zcp scan ...`.
+    subprocess.run([sys.executable, "-m", "zcp_core.cli.main", "scan", str(sample), "--out", str(out)],
+                   check=True, capture_output=True)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["command"].startswith("zcp scan ")
+    started, finished = dt.datetime.fromisoformat(m["started"]), dt.datetime.fromisoformat(m["finished"])
+    assert started < finished  # the command's start, not the moment the manifest was written

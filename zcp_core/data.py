@@ -131,9 +131,17 @@ def detect_format(path: str | Path) -> str:
     return "jsonl"
 
 
-def _nonempty(path: Path, line: int | None, rec: Mapping[str, Any], key: str) -> str:
+#: The CLI option that maps each generic field (see ``zcp_core.cli.data.add_fields``).
+FIELD_OPTIONS = {"id": "--id-field", "question": "--question-field", "answer": "--answer-field",
+                 "text": "--text-field", "label": "--label-field"}
+
+
+def _nonempty(path: Path, line: int | None, rec: Mapping[str, Any], key: str, role: str | None = None) -> str:
     if key not in rec:
-        raise DataError(str(path), line, key, "missing field")
+        found = ", ".join(map(str, list(rec)[:20])) or "none"
+        option = FIELD_OPTIONS.get(role) if role else None  # fixed formats have no option to map
+        hint = f"; map it with {option} COLUMN" if option else ""
+        raise DataError(str(path), line, key, f"missing field (columns found: {found}){hint}")
     val = rec[key]
     if val is None or (isinstance(val, str) and not val.strip()):
         raise DataError(str(path), line, key, "empty value")
@@ -172,10 +180,11 @@ def _items_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
 
 
 def _generic_item(path: Path, line: int, rec: Mapping[str, Any], fm: FieldMap) -> Item:
-    rid = _nonempty(path, line, rec, fm.id) if fm.id else f"{path.stem}-{line}"
+    rid = _nonempty(path, line, rec, fm.id, "id") if fm.id else f"{path.stem}-{line}"
     known = {fm.id, fm.question, fm.answer, fm.solution, "original_id"}
     return Item(
-        id=rid, question=_nonempty(path, line, rec, fm.question), answer=_nonempty(path, line, rec, fm.answer),
+        id=rid, question=_nonempty(path, line, rec, fm.question, "question"),
+        answer=_nonempty(path, line, rec, fm.answer, "answer"),
         solution=rec.get(fm.solution) if fm.solution else None, source=path.stem,
         original_id=rec.get("original_id"), metadata={k: v for k, v in rec.items() if k not in known},
     )
@@ -193,8 +202,10 @@ def normalise_label(label: Any) -> str:
 
 def _text_record(path: Path, line: int | None, rid: str, rec: Mapping[str, Any], fm: FieldMap) -> TextRecord:
     text = rec.get(fm.text)
+    if fm.text not in rec:
+        _nonempty(path, line, rec, fm.text, "text")  # raises, naming the columns found and --text-field
     if not isinstance(text, str):
-        raise DataError(str(path), line, fm.text, "missing or not a string")
+        raise DataError(str(path), line, fm.text, "not a string")
     label = rec.get(fm.label)
     known = {fm.text, fm.label, "llm_type", "data_type"}
     return TextRecord(
@@ -338,12 +349,14 @@ def load_dataset(
                     answer=_nonempty(p, n, rec, "answer").replace(",", ""), source="gsm1k",
                 ))
             elif want_texts or (corpus == "auto" and fm.text in rec and fm.question not in rec):
-                rid = _nonempty(p, n, rec, fm.id) if fm.id else f"{p.stem}-{n}"
+                rid = _nonempty(p, n, rec, fm.id, "id") if fm.id else f"{p.stem}-{n}"
                 texts.append(_text_record(p, n, rid, rec, fm))
             else:
                 items.append(_generic_item(p, n, rec, fm))
         except DataError as e:
             fail(e)
+    if not items and not texts and not bad:
+        raise DataError(str(p), None, None, "no records: the file is empty")
     ids = [x.id for x in items] or [t.id for t in texts]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 RunKind = Literal["probe", "lab", "scan", "clean", "detector", "afr", "guided", "reference", "chains"]
 KINDS: tuple[str, ...] = ("probe", "lab", "scan", "clean", "detector", "afr", "guided", "reference", "chains")
@@ -124,6 +124,34 @@ class RunSpec:
     seed: int = 0
 
 
+def shell_command(argv: Sequence[str]) -> str:
+    """A command line that can be pasted into a shell: ``zcp probe ...`` however zcp was started.
+
+    ``argv[0]`` is the ``zcp`` script, ``.../zcp_core/cli/main.py`` under ``python -m`` (how the
+    app's jobs start), or something else (a notebook, a benchmark), which is kept as it is.
+    """
+    import shlex
+
+    if not argv:
+        return ""
+    head = Path(argv[0]).name
+    if head == "zcp" or Path(argv[0]).parts[-3:] == ("zcp_core", "cli", "main.py"):
+        return shlex.join(["zcp", *argv[1:]])
+    return shlex.join(list(argv))
+
+
+#: Set by the ``zcp`` entry point when a command starts, so a run records its real start time.
+STARTED_ENV = "ZCP_COMMAND_STARTED"
+
+
+def _cli_started() -> _dt.datetime | None:
+    raw = os.environ.get(STARTED_ENV)
+    try:
+        return _dt.datetime.fromisoformat(raw) if raw else None
+    except ValueError:
+        return None
+
+
 def write_run(
     out: str | os.PathLike[str],
     spec: RunSpec,
@@ -141,7 +169,7 @@ def write_run(
         summary: The command's ``--json`` object; it should hold ``headline``
             as ``{"label", "value"}``.
         tables: Extra DataFrames saved as ``<name>.parquet``.
-        started: When the work began (defaults to now).
+        started: When the work began (default: when the ``zcp`` command started, else now).
 
     Returns:
         The run folder.
@@ -156,7 +184,7 @@ def write_run(
     datasets = [{"path": str(p), "sha256": sha256_file(p) if Path(p).exists() else None} for p in spec.dataset]
     manifest = {
         "kind": spec.kind,
-        "command": spec.command or " ".join(sys.argv),
+        "command": spec.command or shell_command(sys.argv),
         "config": dict(spec.config),
         "model": spec.model,
         "model_revision": spec.model_revision,
@@ -164,7 +192,7 @@ def write_run(
         "seed": spec.seed,
         "versions": package_versions(),
         "git_sha": git_sha(),
-        "started": (started or now).isoformat(),
+        "started": (started or _cli_started() or now).isoformat(),
         "finished": now.isoformat(),
         "tables": sorted(["records", *(tables or {})]),
         "summary": dict(summary),

@@ -52,7 +52,9 @@ def start_job(args: Sequence[str], out: Path) -> Path:
     log = open(out / "log.txt", "wb")  # noqa: SIM115 - the child keeps it open
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    info = {"pid": proc.pid, "command": cmd, "started": _dt.datetime.now(_dt.timezone.utc).isoformat()}
+    # Recorded as the user would type it, so it can be pasted into a shell.
+    info = {"pid": proc.pid, "command": ["zcp", *args, "--out", str(out)],
+            "started": _dt.datetime.now(_dt.timezone.utc).isoformat()}
     (out / "job.json").write_text(json.dumps(info, indent=2))
     return out
 

@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q = dsub.add_parser("inspect", help="schema, counts and bad rows of a dataset file")
     q.add_argument("path")
     add_fields(q)
-    q.add_argument("--skip-bad", action="store_true", help="skip bad rows and report them instead of failing")
+    q.add_argument("--strict", action="store_true", help="fail on the first bad row instead of reporting every one")
+    q.add_argument("--skip-bad", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     add_common(q)
     q.set_defaults(func=inspect)
 
@@ -46,7 +47,7 @@ def inspect(args: argparse.Namespace) -> int:
     from zcp_core.runs import sha256_file
 
     ds = load_dataset(args.path, fmt=args.format, fields=fields_from_args(args),
-                      on_error="skip" if args.skip_bad else "raise")
+                      on_error="raise" if args.strict else "skip")
     summary: dict = {"path": ds.path, "format": ds.format, "kind": ds.kind, "n": len(ds),
                      "sha256": sha256_file(ds.path), "bad_rows": [b.__dict__ for b in ds.bad_rows]}
     lines = [f"{ds.path}: {ds.format} format, {len(ds)} {'texts' if ds.kind == 'texts' else 'items'}"]
@@ -65,7 +66,7 @@ def inspect(args: argparse.Namespace) -> int:
         for k in ("by_label", "by_llm_type", "by_data_type"):
             lines.append(f"{k}: {summary[k]}")
     lines.append(f"bad rows: {len(ds.bad_rows)}")
-    lines += [f"  line {b.line} field {b.field}: {b.message}" for b in ds.bad_rows[:20]]
+    lines += [f"  line {b.line} field {b.field}: {b.message}" for b in ds.bad_rows]
     summary["headline"] = {"label": ds.kind, "value": len(ds)}
     emit(args, summary, "\n".join(lines))
     return 0

@@ -50,10 +50,17 @@ def _log_to_stderr() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run a command and return its exit code (0 ok, 1 user error, 2 usage)."""
+    import datetime as dt
+    import os
+
     from zcp_core.errors import ZcpError
+    from zcp_core.runs import STARTED_ENV
 
     args = build_parser().parse_args(argv)
     _log_to_stderr()
+    # Runs written by this command record when it started; the variable lives only as long as the command.
+    previous = os.environ.get(STARTED_ENV)
+    os.environ[STARTED_ENV] = dt.datetime.now(dt.timezone.utc).isoformat()
     try:
         return int(args.func(args) or 0)
     except ZcpError as e:
@@ -62,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; cached work is kept and a rerun resumes from it", file=sys.stderr)
         return 130
+    finally:
+        if previous is None:
+            os.environ.pop(STARTED_ENV, None)
+        else:
+            os.environ[STARTED_ENV] = previous
 
 
 if __name__ == "__main__":
