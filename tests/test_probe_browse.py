@@ -1,0 +1,76 @@
+"""The probe page's item browser: ordering, number highlighting, answer rendering, one item's panel."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from zcp_core.probe.browse import Segment, browse_table, item_view, number_segments, render_answer, segments_markdown
+
+
+@pytest.mark.parametrize("text, other, changed", [
+    ("Tom has 3 apples and 5 pears.", "Tom has 4 apples and 5 pears.", ["3"]),
+    ("It costs $1,250.50 for 12 months.", "It costs $1,375.25 for 12 months.", ["1,250.50"]),
+    ("Use 3/4 of the 40 liters.", "Use 3/4 of the 60 liters.", ["40"]),
+    ("20% of 80", "20% of 80", []),
+    ("a 7 b 9", "a 7", ["9"]),  # nothing to compare against: marked as changed
+])
+def test_number_segments_golden(text: str, other: str, changed: list[str]) -> None:
+    segs = number_segments(text, other)
+    assert "".join(s.text for s in segs) == text
+    assert [s.text for s in segs if s.changed] == changed
+
+
+def test_segments_markdown_escapes_and_highlights() -> None:
+    md = segments_markdown((Segment("costs $", False), Segment("5", True), Segment(" *now*", False)))
+    assert md == "costs \\$:orange-background[**5**] \\*now\\*"
+
+
+@pytest.mark.parametrize("answer, shown", [
+    ("\\text{300}", "300"), ("300", "300"), ("\\frac{1}{2}", "$\\frac{1}{2}$"), (None, "— (no answer parsed)"),
+    (float("nan"), "— (no answer parsed)"), ("2^{10}", "$2^{10}$"), (" \\text{3.5 hours} ", "3.5 hours"),
+])
+def test_render_answer_golden(answer: object, shown: str) -> None:
+    assert render_answer(answer) == shown
+
+
+def _run() -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows = []
+    for pid, acc_o, acc_r, pa_o, pa_r in (("a", True, False, 0.9, 0.1), ("b", False, False, 0.2, 0.3),
+                                          ("c", True, True, 0.5, 0.1)):
+        rows.append({"arm": "original", "id": pid, "pair_id": pid, "ratio": 0.0, "question": f"{pid}: 3 and 5",
+                     "gold": "8", "completion": "8}", "pred": "8" if acc_o else None, "acc": acc_o,
+                     "p_first": pa_o, "p_all": pa_o})
+        rows.append({"arm": "reference", "id": f"{pid}-twin", "pair_id": pid, "ratio": 0.0,
+                     "question": f"{pid}: 4 and 5", "gold": "9", "completion": "7}", "pred": "9" if acc_r else "7",
+                     "acc": acc_r, "p_first": pa_r, "p_all": pa_r})
+    records = pd.DataFrame(rows)
+    items = pd.DataFrame({
+        "pair_id": ["a", "b", "c"], "question": ["a: 3 and 5", "b: 3 and 5", "c: 3 and 5"],
+        "reference_question": ["a: 4 and 5", "b: 4 and 5", "c: 4 and 5"], "acc_original": [True, False, True],
+        "acc_reference": [False, False, True], "p_all_gap": [0.8, -0.1, 0.4],
+        "flip": ["orig_only", "both_wrong", "both_correct"], "flagged": [True, False, False],
+        "evidence": ["e-a", "e-b", "e-c"],
+    })
+    return records, items
+
+
+def test_browse_table_lists_flagged_first_then_by_gap() -> None:
+    _, items = _run()
+    table = browse_table(items)
+    assert list(table["Item"]) == ["a", "c", "b"]
+    assert list(table.columns[:3]) == ["Item", "Flagged", "Flip"]
+
+
+def test_item_view_shows_both_sides() -> None:
+    records, items = _run()
+    view = item_view(records, items, "a")
+    assert view.flagged and view.flip == "orig_only" and math.isclose(view.p_all_gap, 0.8)
+    orig, twin = view.arms
+    assert (orig.arm, twin.arm) == ("original", "reference")
+    assert [s.text for s in orig.segments if s.changed] == ["3"] and [s.text for s in twin.segments if s.changed] == ["4"]
+    assert orig.correct and not twin.correct and twin.pred == "7" and twin.completion == "7}"
+    with pytest.raises(KeyError):
+        item_view(records, items, "zzz")

@@ -1,0 +1,146 @@
+"""The probe page's item browser: which items to list first, and everything one item's panel shows.
+
+Pure functions over a probe run's stored tables (``records`` and ``items``); the page only renders.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Numbers as a reader sees them: 1,234.5 / 3/4 / 12% / $5 (the sign and currency stay outside the match).
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+_TEXT = re.compile(r"\\(?:text|mathrm|textbf)\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of text, and whether it is a number that differs between original and twin."""
+
+    text: str
+    changed: bool
+
+
+@dataclass(frozen=True)
+class ArmView:
+    """One arm of an item at zero-CoT.
+
+    Attributes:
+        arm: ``original``, ``paraphrased`` or ``reference``.
+        id: The item's id.
+        question: The question as probed.
+        segments: ``question`` cut into segments, numbers that differ from the other side marked.
+        gold: The gold answer.
+        completion: The model's raw zero-CoT completion (after the prefill).
+        pred: The extracted answer, or ``None`` on a parse failure.
+        correct: Whether ``pred`` equals ``gold``.
+        p_first: Probability of the gold answer's first token (NaN when not measured).
+        p_all: Geometric mean probability of the gold answer's tokens (NaN when not measured).
+    """
+
+    arm: str
+    id: str
+    question: str
+    segments: tuple[Segment, ...]
+    gold: str
+    completion: str
+    pred: str | None
+    correct: bool
+    p_first: float
+    p_all: float
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """Everything the panel of one pair shows."""
+
+    pair_id: str
+    flip: str
+    flagged: bool
+    evidence: str
+    p_all_gap: float
+    arms: tuple[ArmView, ...]
+
+
+def number_segments(text: str, other: str) -> tuple[Segment, ...]:
+    """Cut ``text`` into segments; a number is ``changed`` when it is not at the same rank in ``other``.
+
+    Numbers are compared in order of appearance (the twin keeps the original's sentence shape),
+    so "3 apples and 5 pears" against "4 apples and 5 pears" marks only the 3.
+    """
+    mine, theirs = list(_NUMBER.finditer(text)), [m.group() for m in _NUMBER.finditer(other)]
+    out: list[Segment] = []
+    pos = 0
+    for k, m in enumerate(mine):
+        if m.start() > pos:
+            out.append(Segment(text[pos:m.start()], False))
+        out.append(Segment(m.group(), k >= len(theirs) or theirs[k] != m.group()))
+        pos = m.end()
+    if pos < len(text):
+        out.append(Segment(text[pos:], False))
+    return tuple(out)
+
+
+def segments_markdown(segments: tuple[Segment, ...]) -> str:
+    """Markdown with changed numbers highlighted (Streamlit's ``:orange-background[...]``)."""
+    def esc(s: str) -> str:
+        return re.sub(r"([\\`*_{}\[\]<>#+!|$~])", r"\\\1", s)
+
+    return "".join(f":orange-background[**{esc(s.text)}**]" if s.changed else esc(s.text) for s in segments)
+
+
+def render_answer(answer: Any) -> str:
+    """An answer as a reader should see it: ``\\text{300}`` → ``300``, LaTeX kept for math, ``—`` for none."""
+    if answer is None or (isinstance(answer, float) and answer != answer):
+        return "— (no answer parsed)"
+    s = _TEXT.sub(lambda m: m.group(1), str(answer)).strip()
+    return f"${s}$" if "\\" in s or "^" in s else s
+
+
+def browse_table(items: pd.DataFrame) -> pd.DataFrame:
+    """The item list: flagged items first, then by P_all gap (largest first), with readable column names."""
+    df = items.assign(_flag=items["flagged"].astype(bool)).sort_values(
+        ["_flag", "p_all_gap"], ascending=[False, False], na_position="last")
+    out = {
+        "Item": df["pair_id"], "Flagged": df["_flag"], "Flip": df["flip"],
+        "Original correct": df.get("acc_original"), "Twin correct": df.get("acc_reference"),
+        "P_all gap": df["p_all_gap"].round(4), "Question": df["question"].str.slice(0, 90),
+    }
+    import pandas as pd
+
+    return pd.DataFrame({k: v.values for k, v in out.items() if v is not None}).reset_index(drop=True)
+
+
+def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemView:
+    """The panel of one pair: both questions with changed numbers marked, completions, answers, P_* per arm.
+
+    Raises:
+        KeyError: When ``pair_id`` is not a paired item of the run.
+    """
+    row = items[items["pair_id"] == pair_id]
+    if row.empty:
+        raise KeyError(f"{pair_id} is not a paired item of this run")
+    it = row.iloc[0]
+    z = records[(records["ratio"] == 0.0) & (records["pair_id"] == pair_id)]
+    by_arm = {r["arm"]: r for r in z.to_dict("records")}
+    orig_q = str(by_arm.get("original", {}).get("question", it["question"]))
+    twin_q = str(by_arm.get("reference", {}).get("question", it["reference_question"]))
+    arms = []
+    for arm in ("original", "paraphrased", "reference"):
+        r = by_arm.get(arm)
+        if r is None:
+            continue
+        other = twin_q if arm != "reference" else orig_q
+        arms.append(ArmView(
+            arm=arm, id=str(r["id"]), question=str(r["question"]),
+            segments=number_segments(str(r["question"]), other), gold=str(r["gold"]),
+            completion=str(r.get("completion") or ""), pred=None if r.get("pred") is None else str(r["pred"]),
+            correct=bool(r["acc"]), p_first=float(r["p_first"]), p_all=float(r["p_all"]),
+        ))
+    gap = it["p_all_gap"]
+    return ItemView(pair_id=pair_id, flip=str(it["flip"]), flagged=bool(it["flagged"]), evidence=str(it["evidence"]),
+                    p_all_gap=float(gap) if gap == gap and gap is not None else float("nan"), arms=tuple(arms))
