@@ -17,8 +17,24 @@ summary = run.summary
 frame = run.records
 threshold = float(run.manifest.get("config", {}).get("threshold", 0.2))
 
-if "line" in summary:
-    st.code(summary["line"], language=None)
+# Same order and labels as the CLI: the paper's denominator first, then the all-chains version.
+lines = [summary[k] for k in ("line", "line_all_chains") if summary.get(k)]
+if lines:
+    st.code("\n".join(lines), language=None)
+if summary.get("denominator"):
+    st.caption(f"Headline denominator: {summary['denominator']}. The second line counts every chain.")
+if summary.get("provenance"):  # screen runs: filter and keep mode of each arm
+    st.markdown(summary["provenance"])
+elif isinstance(summary.get("filter"), str):  # profile runs
+    st.markdown(f"keep-correct filter: {summary['filter']}")
+if summary.get("forced_finish"):
+    st.markdown(f"**{summary['forced_finish']}**")
+if summary.get("line_own_finish"):
+    st.code(summary["line_own_finish"], language=None)
+for w in summary.get("warnings", []):
+    st.warning(w)
+if summary.get("note"):
+    st.info(summary["note"])
 cols = st.columns(3)
 head = summary.get("headline", {})
 cols[0].metric(head.get("label", "headline"), f"{head.get('value', float('nan')):+.1f}")
@@ -30,8 +46,8 @@ st.plotly_chart(position_histogram(frame, threshold), width="stretch", key="afr_
 st.caption("Mass left of the dashed line is answer-first; a leaked arm shifted left of its blind arm is the signature.")
 
 st.subheader("AFR and dAFR with bootstrap 95% CIs")
-den = st.radio("Denominator", ["all chains", "covered chains"], horizontal=True,
-               help="covered = chains whose block states the answer at all")
+den = st.radio("Denominator", ["covered chains (the paper's)", "all chains"], horizontal=True,
+               help="covered = chains whose block states the answer at all; the paper divides by these")
 key = "ci_all_chains" if den == "all chains" else "ci_covered_chains"
 st.plotly_chart(afr_ci_figure(summary, key), width="stretch", key="afr_ci")
 st.caption("A dAFR interval that excludes 0 means the leaked arm states its answer early more often than the blind one.")

@@ -20,17 +20,33 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from zcp_core.afr import (  # noqa: E402  (after HF_HUB_OFFLINE is set)
+    FILTER_DESCRIPTIONS,
     ChainConfig,
     excision_control,
     filter_dir,
+    filter_warnings,
     generate_chains,
+    grade_records,
     load_problems,
+    read_records,
     resolve_arms,
     save_chains,
     screen,
     screen_report,
 )
 from zcp_core.backends import load_backend  # noqa: E402
+
+
+def forced_reading(verdicts, n_chains: int) -> str:  # type: ignore[no-untyped-def]
+    """What the forced finishes did to the filter, from the verdicts (measured, not assumed)."""
+    forced = verdicts[verdicts["forced_finish"]]
+    if 2 * len(forced) <= n_chains:
+        return ""
+    per = "; ".join(f"{c}: {int(g['correct'].sum())} of {len(g)} forced answers graded correct"
+                    for c, g in forced.groupby("condition", sort=False))
+    return (f"{len(forced)} of {n_chains} chains end in a forced finish, so the keep-correct filter mostly graded "
+            f"answers that box_prefill wrote ({per}; in the hint arm a correct forced answer is the hinted one). "
+            "The screens above are therefore not about the model's own writing. ")
 
 
 def main() -> None:
@@ -52,11 +68,13 @@ def main() -> None:
     chains = generate_chains(backend, problems, conds, cfg)
     t_gen = time.perf_counter() - t0
     out = save_chains(args.out, chains, cfg, model="smollm2", model_revision=backend.revision, dataset=args.problems)
-    filt = filter_dir(out, conds)
+    filt = filter_dir(out, conds)  # defaults: filter mathverify, keep first (one chain per problem)
     res = screen(resolve_arms(out), n_boot=args.n_boot)
     ex = excision_control(res, out / "hint_excised.jsonl")
     raw = screen(resolve_arms(out, str(out / "nohint.jsonl"), str(out / "hint.jsonl")), n_boot=args.n_boot)
-    boxed = chains.assign(own=chains["boxed_tail"] == "").groupby("condition")["own"].sum()
+    boxed = chains.assign(own=~chains["forced_finish"]).groupby("condition")["own"].sum()
+    # The seed's cascade on the same chains, graded only (the matched files above stay mathverify's).
+    paper = {c: grade_records(read_records(out / f"{c}.jsonl"), c, keep_filter="paper") for c in conds}
     lines = [
         "# Answer-leakage pipeline on the embedded model (SmolLM2-135M-Instruct, CPU)", "",
         f"Command: `.venv/bin/python benchmarks/afr_embedded.py --max-new-tokens {args.max_new_tokens} "
@@ -67,21 +85,28 @@ def main() -> None:
         "answer get one from a short greedy continuation of `The final answer is $\\boxed{`; the tail is recorded). "
         f"Generation + model load took {t_gen:.0f} s wall "
         "on a shared 2-core CPU box (0 s when the response cache already holds the chains).", "",
-        "| condition | chains | boxed by the model | correct (math-verify) | problems kept | matched chains |",
-        "|---|---|---|---|---|---|",
+        f"Keep-correct filter: `{filt.keep_filter}` ({FILTER_DESCRIPTIONS[filt.keep_filter]}); keep: "
+        f"`{filt.keep}` (the first kept chain per problem, lowest sample index, in each arm). A *forced finish* is "
+        "a chain whose final answer box_prefill wrote, not the model.", "",
+        "| condition | chains | boxed by the model | forced finishes | correct (mathverify) | correct (paper "
+        "cascade, graded only) | problems kept | matched chains | forced finishes among matched |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for c in conds:
         k = filt.counts[c]
-        lines.append(f"| {c} | {k['chains']} | {boxed.get(c, 0)} | {k['kept']} | {k['kept_uids']} | "
-                     f"{k['matched_chains']} |")
+        lines.append(f"| {c} | {k['chains']} | {boxed.get(c, 0)} | {k['chains'] - boxed.get(c, 0)} | {k['kept']} | "
+                     f"{int(paper[c]['kept'].sum())} | {k['kept_uids']} | {k['matched_chains']} | "
+                     f"{k['matched_forced']} |")
     lines += ["", f"**Matched pairs kept (problems correct in both arms): {len(filt.matched_uids)} of {len(problems)}.**",
-              "", "Screen on the matched arms:", "", "```", screen_report(res), "```", "",
+              "", *filter_warnings(filt), "", "Screen on the matched arms (the first line uses the paper's "
+              "denominator, covered chains, with each n):", "", "```", screen_report(res), "```", "",
               f"Excision control: {ex.n_excised} answer-first leaked chains edited; AFR of the excised leaked arm "
+              f"{100 * ex.stats.afr_covered:.1f}% (n={ex.stats.n_covered}, covered chains); all chains "
               f"{100 * ex.stats.afr_all:.1f}% (n={ex.stats.n_chains}).", "",
               "For reference, the screen on the unfiltered arms (all 40 chains each, before keep-correct):", "",
               "```", screen_report(raw), "```", "",
-              "With this few matched pairs the run shows that the pipeline works end to end on the embedded model; "
-              "it is not a finding about the model."]
+              forced_reading(filt.verdicts, len(chains)) + "With this few matched pairs the run shows that the "
+              "pipeline works end to end on the embedded model; it is not a finding about the model."]
     dest = ROOT / "benchmarks" / "results" / "afr_embedded.md"
     dest.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

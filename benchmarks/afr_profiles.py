@@ -1,8 +1,8 @@
 """AFR profiles of the SkyThought MATH-500 corpora: the long-chain Sky-T1 model against short-chain bases.
 
 Reads ../shared/data/skythought_math500_traces (or --root), profiles each of
-the four corpora (AFR over all and over covered chains, bootstrap 95% CIs,
-with and without answer-in-question items), compares Sky-T1-27B with its base
+the four corpora (AFR over covered chains, the paper's denominator, first;
+then over all chains; bootstrap 95% CIs; with and without answer-in-question items), compares Sky-T1-27B with its base
 Gemma-2-27B-it and with Qwen2.5-14B-Instruct on the common problems (paired
 bootstrap), and, for reference, shows the AFR a raw substring search would
 give. Writes benchmarks/results/afr_profiles.md.
@@ -16,7 +16,7 @@ import argparse
 import math
 from pathlib import Path
 
-from zcp_core.afr import compare, find_block, load_chains, profile
+from zcp_core.afr import compare, find_block, load_chains, profile, profile_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,30 +59,38 @@ def main() -> None:
         f"Command: `.venv/bin/python benchmarks/afr_profiles.py --n-boot {args.n_boot} --seed {args.seed}`"
         + (f" `--limit {args.limit}`" if args.limit else ""), "",
         f"Data: `{root}` (greedy, one chain per problem; see its SOURCE.txt). Threshold 0.2; 95% percentile "
-        f"bootstrap CIs over problems ({args.n_boot} resamples, seed {args.seed}). *all* = denominator all chains; "
-        "*covered* = chains whose block (think block, else the chain before the final answer) states the answer; "
-        "*excl. AIQ* = without items whose question already states the answer.", "",
-        "| corpus | chains | think blocks | covered | AFR all [95% CI] | AFR covered [95% CI] | AFR all, excl. AIQ "
-        "| AFR covered, excl. AIQ | naive substring AFR (all) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"bootstrap CIs over problems ({args.n_boot} resamples, seed {args.seed}). The paper's denominator comes "
+        "first: *covered* = chains whose block (think block, else the chain before the final answer) states the "
+        "answer, with its n; *all chains* = every chain in the denominator (not the paper's); *excl. AIQ* = without "
+        "items whose question already states the answer. No keep-correct filter: every chain of a corpus counts.",
+        "",
+        "| corpus | chains | think blocks | AFR covered (paper's denominator) [95% CI] (n) | AFR all chains [95% CI] "
+        "(n) | AFR covered, excl. AIQ | AFR all chains, excl. AIQ | naive substring AFR (all chains) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    heads = []
     for name, df in frames.items():
         p = profile(df, name, n_boot=args.n_boot, seed=args.seed)
         s = p.stats
+        heads.append(profile_line(p))
         n_think = int((p.frame["block_kind"] == "think").sum())
         lines.append(
-            f"| {name} | {s.n_chains} | {n_think} | {s.n_covered} | {pct(s.afr_all)} [{pct(p.ci_all.low)}, "
-            f"{pct(p.ci_all.high)}] | {pct(s.afr_covered)} [{pct(p.ci_covered.low)}, {pct(p.ci_covered.high)}] | "
-            f"{pct(s.afr_all_excl)} | {pct(s.afr_covered_excl)} | {pct(naive_afr(df))} |")
+            f"| {name} | {s.n_chains} | {n_think} | {pct(s.afr_covered)} [{pct(p.ci_covered.low)}, "
+            f"{pct(p.ci_covered.high)}] (n={s.n_covered}) | {pct(s.afr_all)} [{pct(p.ci_all.low)}, "
+            f"{pct(p.ci_all.high)}] (n={s.n_chains}) | {pct(s.afr_covered_excl)} | {pct(s.afr_all_excl)} | "
+            f"{pct(naive_afr(df))} |")
         print(lines[-1], flush=True)
+    lines += ["", "The same numbers in the form of the first line that `zcp afr profile` prints (there the name is "
+              "the file stem):", "", "```", *heads, "```"]
     lines += ["", "## Long-chain model against short-chain models (common problems, paired bootstrap)", "",
-              "| comparison | common problems | ΔAFR all, pp [95% CI] | ΔAFR covered, pp [95% CI] |", "|---|---|---|---|"]
+              "| comparison | common problems | ΔAFR covered (paper's denominator), pp [95% CI] | ΔAFR all chains, pp "
+              "[95% CI] |", "|---|---|---|---|"]
     long_name = "sky-t1-27b (long CoT)"
     for base in ("gemma-2-27b-it (base, short CoT)", "qwen2.5-14b-instruct (short CoT)"):
         c = compare(frames[base], frames[long_name], (base, long_name), n_boot=args.n_boot, seed=args.seed)
-        lines.append(f"| {long_name} − {base} | {c.n_common} | {100 * c.diff_all.value:+.1f} "
-                     f"[{100 * c.diff_all.low:+.1f}, {100 * c.diff_all.high:+.1f}] | {100 * c.diff_covered.value:+.1f} "
-                     f"[{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}] |")
+        lines.append(f"| {long_name} − {base} | {c.n_common} | {100 * c.diff_covered.value:+.1f} "
+                     f"[{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}] | "
+                     f"{100 * c.diff_all.value:+.1f} [{100 * c.diff_all.low:+.1f}, {100 * c.diff_all.high:+.1f}] |")
         print(lines[-1], flush=True)
     lines += ["", "Reading: these corpora are not a blind/leaked pair (no model here saw the gold answer), so the "
               "differences compare generators, not leakage. The long-chain Sky-T1 model states its final answer "

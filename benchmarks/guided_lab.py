@@ -62,7 +62,7 @@ def main() -> int:
                 cfg = GuidedConfig("GSM8K", "test", math_mode=mode, max_new_tokens=args.max_new_tokens,
                                    partition=name)  # type: ignore[arg-type]
                 results.append(run_partition(backend, split_items(its, math_mode=mode), cfg,  # type: ignore[arg-type]
-                                             judge_mode=args.judge))
+                                             judge_mode="self" if args.judge == "model" else "rule"))
             out = Path(args.out) / f"{spec.replace(':', '-')}-{mode}"
             write_guided_run(str(out), RunSpec("guided", {**vars(args), "mode": mode}, model=spec,
                                                model_revision=backend.revision, dataset=(dataset,)), results)

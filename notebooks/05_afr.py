@@ -20,6 +20,13 @@
 # the share of chains whose think block (or, without one, the chain before its final answer) first states the
 # answer in its first 20%. **dAFR = AFR(leaked) − AFR(blind)** is read off unlabeled generations.
 #
+# Every headline uses **the paper's denominator**: the chains whose block states the answer at all ("covered"),
+# each n stated, as in `AFR blind(nohint)=26.6% (n=918) leaked(hint)=47.4% (n=924) signature dAFR=+20.8`. The
+# all-chains version follows, labelled as such. Matched arms keep **one chain per problem** (the first kept one),
+# and each screen states which **keep-correct filter** ran (`mathverify` by default; `paper` is the seed's
+# exact → math-verify → digit-stripping cascade) and how many chains had their final answer **forced** by
+# `box_prefill`.
+#
 # This notebook (1) profiles two bundled public corpora on the same MATH-500 problems, the long-chain Sky-T1-27B
 # against its short-chain base Gemma-2-27B-it; (2) screens the bundled embedded-model arms; (3) runs the whole
 # pipeline (generate → keep-correct filter → matched arms → screen) on three arithmetic problems with the embedded
@@ -30,6 +37,7 @@ import tempfile
 from pathlib import Path
 
 from zcp_core.afr import (
+    FILTER_DESCRIPTIONS,
     ChainConfig,
     afr_ci_figure,
     compare,
@@ -37,6 +45,7 @@ from zcp_core.afr import (
     dry_run,
     excision_control,
     filter_dir,
+    filter_warnings,
     generate_chains,
     load_chains,
     load_problems,
@@ -82,6 +91,10 @@ print(screen_report(bundled))
 
 # %% [markdown]
 # ## 3 · The whole pipeline on three problems with the embedded model
+#
+# SmolLM2-135M rarely boxes an answer itself, so `finish="box_prefill"` forces one. The filter then grades the
+# forced answers, and the screen says so: when forced finishes are more than half of an arm, the result is not
+# about the model's own writing.
 
 # %%
 backend = load_backend("smollm2")
@@ -92,15 +105,17 @@ print(dry_run(backend, problems, ["nohint", "hint"], cfg, k=1))
 # %%
 chains = generate_chains(backend, problems, ["nohint", "hint"], cfg)
 out = save_chains(WORK / "arith", chains, cfg, model="smollm2", model_revision=backend.revision)
-kept = filter_dir(out, ["nohint", "hint"])
+kept = filter_dir(out, ["nohint", "hint"])  # defaults: filter "mathverify", keep "first" (one chain per problem)
+print(f"filter: {kept.keep_filter} ({FILTER_DESCRIPTIONS[kept.keep_filter]}); keep: {kept.keep}")
 print(kept.counts, "matched problems:", len(kept.matched_uids))
-kept.verdicts[["condition", "uid", "pred", "gold", "correct", "status", "reason"]]
+print("\n".join(filter_warnings(kept)))
+kept.verdicts[["condition", "uid", "pred", "gold", "correct", "stage", "forced_finish", "reason"]]
 
 # %%
 result = screen(resolve_arms(out), n_boot=N_BOOT)
 print(screen_report(result))
 excised = excision_control(result, out / "hint_excised.jsonl")
-print("excised chains:", excised.n_excised, " AFR after excision:", excised.stats.afr_all)
+print("excised chains:", excised.n_excised, " AFR after excision (covered chains):", excised.stats.afr_covered)
 
 # %%
 afr_ci_figure(screen_summary(result))

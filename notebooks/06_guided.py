@@ -49,12 +49,12 @@ print(build_prompt(split.instances[0], "general", "GSM8K", "test"))
 
 # %% [markdown]
 # ## Probe
-# One batched generate call for all guided and general prompts, then one batched judge call (the same model judges here; a stronger judge can be passed as `judge=`).
+# One batched generate call for all guided and general prompts, then one batched judge call. Here the audited model judges itself (`judge_mode="self"`, an explicit opt-in for this demo); the default is the model-free `rule` judge, and a stronger judge can be passed as `judge=` with `judge_mode="model"`.
 
 # %%
 backend = load_backend("smollm2", device="cpu")
 cfg = GuidedConfig("GSM8K", "test", max_new_tokens=24, judge_max_new_tokens=4)
-result = run_partition(backend, split, cfg, judge_mode="model")
+result = run_partition(backend, split, cfg, judge_mode="self")
 {k: v for k, v in result.summary.items() if k != "details"}
 
 # %%

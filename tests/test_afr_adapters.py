@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,8 +79,13 @@ def test_profile_and_compare_on_bundled_samples() -> None:
     p = profile(long, "sky", n_boot=200)
     assert p.stats.n_chains == 15 and sum(p.hist) == p.stats.n_covered
     assert p.ci_all.low <= p.stats.afr_all <= p.ci_all.high
-    text = profile_text(p)
-    assert "AFR over all chains" in text and "AFR over covered chains" in text
+    lines = profile_text(p).splitlines()
+    # the paper's denominator first (covered chains, with its n), then the all-chains figure, labelled
+    s = p.stats
+    assert lines[0].startswith(f"AFR sky={100 * s.afr_covered:.1f}% (n={s.n_covered}) [95% CI ")
+    assert lines[1].startswith(f"all-chains AFR (every chain in the denominator, not the paper's): "
+                               f"sky={100 * s.afr_all:.1f}% (n={s.n_chains})")
+    assert s.n_covered < s.n_chains
     c = compare(base, long, ("gemma", "sky"), n_boot=200)
     assert c.n_common == 15
     assert c.diff_all.value == pytest.approx(c.b.stats.afr_all - c.a.stats.afr_all)
@@ -93,7 +99,28 @@ def test_profile_cli_writes_run(tmp_path: Path, capsys: pytest.CaptureFixture[st
                  "--out", str(tmp_path / "r"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["stats"]["n_chains"] == 24 and out["headline"]["label"].startswith("AFR")
+    assert out["headline"]["value"] == pytest.approx(100 * out["stats"]["afr_covered"])
     assert load_run(tmp_path / "r").kind == "afr"
+    assert main(["profile", str(SAMPLE / SKY), "--adapter", "skythought", "--n-boot", "100",
+                 "--out", str(tmp_path / "r2")]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    stats = load_run(tmp_path / "r2").summary["stats"]
+    assert first.startswith(f"AFR sky-t1-math-correct-5k-27b_math500={100 * stats['afr_covered']:.1f}% "
+                            f"(n={stats['n_covered']}) ")
+
+
+def test_profile_cli_first_line_on_shared_skythought(shared_data: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from zcp_core.cli.afr import main
+
+    root = shared_data / "skythought_math500_traces"
+    assert main(["profile", str(root / "gemma-2-27b-it_math500.jsonl"), "--adapter", "skythought", "--compare",
+                 str(root / "sky-t1-math-correct-5k-27b_math500.jsonl"), "--n-boot", "100",
+                 "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"AFR gemma-2-27b-it_math500=\d+\.\d% \(n=\d+\) sky-t1-math-correct-5k-27b_math500="
+                        r"\d+\.\d% \(n=\d+\) difference=[+-]\d+\.\d pp \[95% CI .*\]", lines[0]), lines[0]
+    assert "(n=500)" not in lines[0] and lines[1].startswith("all-chains AFR") and "(n=500)" in lines[1]
 
 
 @pytest.mark.parametrize(("path", "adapter", "n_chains", "n_problems"), [

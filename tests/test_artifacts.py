@@ -20,6 +20,7 @@ from zcp_core.artifacts import (
     load_library,
     scan,
     summarize,
+    under_cleaning_marks,
     undo,
 )
 from zcp_core.schema import TextRecord
@@ -192,6 +193,78 @@ def test_over_and_under_cleaning_flags(lib):
     assert {"shrunk", "residual_score"} <= kinds
     row = r.flags[(r.flags["id"] == "x") & (r.flags["kind"] == "shrunk")].iloc[0]
     assert row["value"] < row["threshold"] == 0.5
+
+
+# scores, rule, top share or threshold, expected marks (the top share marks ceil(share x n) and ties with the last)
+UNDER_GOLDEN = [
+    ([0.9, 0.1, 0.5, 0.7, 0.3, 0.2, 0.4, 0.6, 0.8, 0.55], "top_share", 0.1, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+    ([0.9, 0.1, 0.5, 0.7, 0.3, 0.2, 0.4, 0.6, 0.8, 0.55], "top_share", 0.3, [1, 0, 0, 1, 0, 0, 0, 0, 1, 0]),
+    ([0.2, 0.6, 0.4, 0.8, 0.1], "top_share", 0.1, [0, 0, 0, 1, 0]),  # ceil(0.5) = 1
+    ([0.9, 0.9, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "top_share", 0.1, [1, 1, 0, 0, 0, 0, 0, 0, 0, 0]),  # a tie
+    ([0.99, 0.98, 0.97, 0.2], "top_share", 1.0, [1, 1, 1, 1]),
+    ([0.4, 0.5, 0.6, 0.99], "threshold", 0.5, [0, 0, 1, 1]),
+    ([], "top_share", 0.1, []),
+]
+
+
+@pytest.mark.parametrize(("scores", "rule", "value", "expected"), UNDER_GOLDEN)
+def test_under_cleaning_marks_golden(scores, rule, value, expected):
+    cfg = (CleanConfig(residual_rule="threshold", residual_threshold=value) if rule == "threshold"
+           else CleanConfig(residual_top_share=value))
+    marks, _ = under_cleaning_marks(scores, cfg)
+    assert [int(m) for m in marks] == expected
+
+
+def test_under_cleaning_top_share_is_exact_despite_float_rounding():
+    scores = [i / 100 for i in range(30)]  # 0.1 * 30 is 3.0000000000000004 in floating point
+    marks, cut = under_cleaning_marks(scores, CleanConfig())
+    assert sum(marks) == 3 and cut == 0.27
+    with pytest.raises(ValueError, match="residual_top_share"):
+        CleanConfig(residual_top_share=0.0)
+
+
+def _tales(n: int) -> list:
+    return [rec(f"Here is a 5 sentence story:Tale number {i} ends well.", f"x{i:02d}") for i in range(n)]
+
+
+def _score(texts: list[str]) -> list[float]:
+    """Residual scores that all exceed 0.5 (the old fixed cut would mark every text); higher for later tales."""
+    import re
+
+    return [0.5 + int(re.search(r"number (\d+)", t).group(1)) / 100 for t in texts]
+
+
+@pytest.mark.parametrize(("cfg", "n_marked"), [
+    (CleanConfig(), 4),  # default: top 10% of 40
+    (CleanConfig(residual_top_share=0.25), 10),
+    (CleanConfig(residual_rule="threshold", residual_threshold=0.85), 4),  # 0.86 .. 0.89
+])
+def test_under_cleaning_flag_marks_the_share_the_rule_says(lib, cfg, n_marked):
+    texts = _tales(40)
+    r = clean(texts, lib, scorer=_score, config=cfg)
+    flagged = r.flags[r.flags["kind"] == "residual_score"]
+    assert len(flagged) == n_marked
+    if cfg.residual_rule == "top_share":
+        assert len(flagged) / 40 == pytest.approx(cfg.residual_top_share)  # the share marked is the rule's share
+    assert set(flagged["id"]) == {f"x{i:02d}" for i in range(40 - n_marked, 40)}  # the most AI-like ones
+    assert (flagged["value"] >= flagged["threshold"]).all()
+    u = r.under_cleaning
+    assert (u["rule"], u["assessed"], u["scored"], u["marked"]) == (cfg.residual_rule, True, 40, n_marked)
+
+
+def test_audit_card_states_the_under_cleaning_rule_and_count(lib, tmp_path):
+    from zcp_core.artifacts import RunInputs, write_clean_run
+    from zcp_core.runs import load_run
+
+    folder, summary = write_clean_run(tmp_path / "c", _tales(40), lib, RunInputs(("tales",)), scorer=_score)
+    card = (folder / "README.md").read_text()
+    assert "## Under-cleaning flag" in card
+    assert "- Rule: top 10% of residual scores among the scored (edited) texts" in card
+    assert "- Marked 4 of 40 scored (edited) texts (10.0%)." in card and "- Cut: residual score >= 0.86." in card
+    assert summary["under_cleaning"]["marked"] == 4 and summary["flags"]["residual_score"] == 4
+    assert load_run(folder).manifest["config"]["under_cleaning_rule"] == "top_share"
+    folder2, _ = write_clean_run(tmp_path / "d", _tales(3), lib, RunInputs(("tales",)))
+    assert "- Not assessed: no residual scorer was given" in (folder2 / "README.md").read_text()
 
 
 def test_user_library_extend_and_errors(tmp_path, lib):

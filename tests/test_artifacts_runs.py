@@ -95,6 +95,19 @@ def test_clean_run_release(clean_run):
     assert load_library().sha256 in card and "Dropped texts and why" in card
     assert run.manifest["config"]["library_sha256"] == load_library().sha256
     assert run.summary["dropped"] == len(run.table("dropped")) > 0
+    # no --scorer: the card says under-cleaning was not assessed, and which rule would have run
+    assert "Not assessed: no residual scorer was given (the rule would have been: top 10% of residual" in card
+    assert run.manifest["config"]["under_cleaning_rule"] == "top_share"
+    assert run.summary["under_cleaning"]["assessed"] is False
+
+
+def test_clean_cli_under_threshold_is_recorded(tmp_path, capsys):
+    assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "r"), "--under-threshold", "0.7"]) == 0
+    assert "under-cleaning flag: not assessed (no --scorer); rule: residual score above 0.7" in capsys.readouterr().out
+    cfg = load_run(tmp_path / "r").manifest["config"]
+    assert (cfg["under_cleaning_rule"], cfg["residual_threshold"]) == ("threshold", 0.7)
+    with pytest.raises(SystemExit):  # a top share and a threshold are two rules: one at a time
+        cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "s"), "--under-threshold", "0.7", "--under-top", "0.2"])
 
 
 def test_export_respects_decisions(clean_run, tmp_path):

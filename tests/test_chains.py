@@ -53,6 +53,20 @@ def test_requests_use_paper_defaults_and_one_seed_per_sample() -> None:
     assert reqs[0].messages[0].role == "system" and reqs[0].messages[0].content == "Think."
 
 
+def test_sft_records_mark_forced_finishes() -> None:
+    import pandas as pd
+
+    chains = pd.DataFrame([
+        {"uid": "a", "domain": "d", "condition": "hint", "sample": 0, "question": "Q?", "answer": "3",
+         "chain": "own \\boxed{3}", "boxed_tail": "", "forced_finish": False},
+        {"uid": "b", "domain": "d", "condition": "hint", "sample": 0, "question": "Q?", "answer": "3",
+         "chain": "none" + BOX_PREFILL + "3}$", "boxed_tail": BOX_PREFILL + "3}$", "forced_finish": True},
+    ])
+    own, forced = sft_records(chains, "hint")
+    assert "forced_finish" not in own and "boxed_tail" not in own
+    assert forced["forced_finish"] is True and forced["boxed_tail"]["text"] == BOX_PREFILL + "3}$"
+
+
 class CountingBackend:
     """Wraps the real backend to count generate calls (the component under test is chains, not the backend)."""
 
@@ -84,10 +98,12 @@ def test_generate_on_smollm2(smollm2, tmp_path: Path) -> None:  # type: ignore[n
     recs = sft_records(chains, "hint")
     assert [r["messages"][0]["content"] for r in recs] == [p.question for p in probs]  # bare question
     assert "correct answer" not in recs[0]["messages"][0]["content"]
-    assert recs[0]["boxed_tail"]["reason"].startswith("box_prefill")
+    assert recs[0]["boxed_tail"]["reason"].startswith("box_prefill") and recs[0]["forced_finish"] is True
+    assert chains["forced_finish"].tolist() == (chains["boxed_tail"] != "").tolist()
     out = save_chains(tmp_path / "g", chains, cfg, model="smollm2", dataset=str(ARITH))
     assert read_records(out / "hint.jsonl")[1]["messages"][1]["content"] == chains["chain"].iloc[3]
     run = load_run(out)
     assert run.kind == "chains" and len(run.records) == 4 and run.summary["headline"]["value"] == 4
+    assert run.summary["forced_finish"] == 4 and run.summary["boxed_by_model"] == 0
     text = dry_run(smollm2, probs, ["nohint", "hint"], cfg)
     assert text.count("=====") == 8 and "<|im_start|>user" in text and "The correct answer is 26" in text

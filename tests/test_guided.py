@@ -292,6 +292,49 @@ def test_end_to_end_smollm2(e2e_run):
     assert rec["match_label"].isin(["exact", "near_exact", "none"]).all()
     assert (rec["guided_raw"].str.len() > 0).all()
     assert run.table("partitions").loc[0, "partition"] == "test"
+    # run_partition's default judge is the model-free rule, never the audited model
+    assert s["details"]["judge"] == {"model": "rule", "mode": "rule", "unparsed": 0, "corrected": 0}
+    assert rec["judge_raw"].str.startswith("rule: edit_sim=").all()
+
+
+@pytest.mark.model
+def test_model_judge_must_not_be_the_audited_model(smollm2):
+    split = split_dataset(str(ROOT / "data/gsm8k/test.jsonl"), limit=1, seed=0)
+    cfg = GuidedConfig("GSM8K", "test", max_new_tokens=2, n_resamples=100)
+    for judge in (None, smollm2):  # no judge at all, or the audited model passed as its own judge
+        with pytest.raises(ValueError, match="other than the audited model"):
+            run_partition(smollm2, split, cfg, judge=judge, judge_mode="model", progress=False)
+    res = run_partition(smollm2, split, cfg, judge_mode="self", progress=False)  # the explicit opt-in
+    assert res.summary["details"]["judge"]["mode"] == "self"
+    assert res.summary["details"]["judge"]["model"] == smollm2.model_id
+
+
+@pytest.mark.model
+def test_cli_without_judge_uses_and_records_the_rule_judge(tmp_path, capsys):
+    from zcp_core.cli.main import main
+    from zcp_core.runs import load_run
+
+    out = tmp_path / "run"
+    assert main(["guided", "--model", "smollm2", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"), "--split-name",
+                 "test", "--dataset-name", "GSM8K", "--out", str(out), "--limit", "2", "--max-new-tokens", "4",
+                 "--n-resamples", "200", "--device", "cpu"]) == 0
+    text = capsys.readouterr().out
+    assert "judge (rule):" in text and "judge: rule (rule)" in text
+    run = load_run(out)
+    assert (run.manifest["config"]["judge"], run.manifest["config"]["judge_mode"]) == ("rule", "rule")
+    assert run.summary["details"]["judge"]["model"] == "rule"
+    assert run.records["judge_raw"].str.startswith("rule: ").all()
+
+
+def test_cli_refuses_the_audited_model_as_judge_before_loading_it(tmp_path, capsys):
+    from zcp_core.cli.main import main
+
+    for judge in ("smollm2", "self"):
+        rc = main(["guided", "--model", "smollm2", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"),
+                   "--dataset-name", "GSM8K", "--out", str(tmp_path / "r"), "--judge", judge])
+        err = capsys.readouterr().err
+        assert rc == 1 and "is the audited model" in err and "--allow-self-judge" in err
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.model

@@ -17,28 +17,60 @@ from zcp_core.afr.chains import (
     save_chains,
     sft_records,
 )
-from zcp_core.afr.filter import filter_dir, grade_records, read_records, records_frame, write_records
-from zcp_core.afr.profile import compare, comparison_text, profile, profile_summary, profile_text, write_profile_run
+from zcp_core.afr.filter import (
+    FILTER_DESCRIPTIONS,
+    FILTERS,
+    KEEP_MODES,
+    KeepVerdict,
+    digits_only,
+    filter_dir,
+    filter_warnings,
+    grade_records,
+    keep_correct,
+    read_records,
+    records_frame,
+    write_records,
+)
+from zcp_core.afr.profile import (
+    compare,
+    comparison_line,
+    comparison_text,
+    profile,
+    profile_line,
+    profile_summary,
+    profile_text,
+    write_profile_run,
+)
 from zcp_core.afr.rate import afr_frame, afr_stats, bootstrap_afr, chain_afr, find_block, histogram
+from zcp_core.afr.report import (
+    PAPER_DENOMINATOR,
+    forced_warnings,
+    screen_line,
+    screen_line_all,
+    screen_line_own,
+    screen_report,
+    screen_summary,
+)
 from zcp_core.afr.screen import (
+    ArmInfo,
+    check_equal_arms,
     excise,
     excision_control,
     resolve_arms,
     restore_excised,
     screen,
-    screen_line,
-    screen_report,
-    screen_summary,
 )
 from zcp_core.afr.viz import afr_ci_figure, chain_html, group_column, position_histogram
 
 __all__ = [
-    "BOX_PREFILL", "COLUMNS", "CONDITIONS", "ChainConfig", "Problem", "afr_ci_figure", "afr_frame", "afr_stats",
-    "answer_pattern", "bootstrap_afr", "chain_afr", "chain_html", "compare", "comparison_text", "dry_run", "excise",
-    "excision_control", "filter_dir", "find_all", "find_answer", "find_block", "generate_chains", "grade_records",
-    "group_column", "histogram", "load_chains", "load_problems", "mentions_answer", "parse_number",
-    "position_histogram", "profile", "profile_summary", "profile_text", "prompt_for", "question_uid",
-    "read_records", "records_frame", "requests_for", "resolve_arms", "restore_excised", "save_chains", "screen",
-    "screen_line", "screen_report", "screen_summary", "sft_records", "think_text", "write_profile_run",
-    "write_records",
+    "BOX_PREFILL", "COLUMNS", "CONDITIONS", "FILTERS", "FILTER_DESCRIPTIONS", "KEEP_MODES", "PAPER_DENOMINATOR",
+    "ArmInfo", "ChainConfig", "KeepVerdict", "Problem", "afr_ci_figure", "afr_frame", "afr_stats", "answer_pattern",
+    "bootstrap_afr", "chain_afr", "chain_html", "check_equal_arms", "compare", "comparison_line", "comparison_text",
+    "digits_only", "dry_run", "excise", "excision_control", "filter_dir", "filter_warnings", "find_all",
+    "find_answer", "find_block", "forced_warnings", "generate_chains", "grade_records", "group_column", "histogram",
+    "keep_correct", "load_chains", "load_problems", "mentions_answer", "parse_number", "position_histogram",
+    "profile", "profile_line", "profile_summary", "profile_text", "prompt_for", "question_uid", "read_records",
+    "records_frame", "requests_for", "resolve_arms", "restore_excised", "save_chains", "screen", "screen_line",
+    "screen_line_all", "screen_line_own", "screen_report", "screen_summary", "sft_records", "think_text",
+    "write_profile_run", "write_records",
 ]

@@ -21,7 +21,10 @@ Problems come from a ``{uid, domain, messages}`` JSONL (gold = last
 Chains frame columns (:func:`generate_chains`): ``uid``, ``domain``,
 ``condition``, ``sample``, ``seed``, ``question``, ``answer``, ``chain``,
 ``n_tokens``, ``finish_reason``, ``boxed_tail`` (text appended by the
-``box_prefill`` finish, else ``""``; one more batched call covers all of them).
+``box_prefill`` finish, else ``""``; one more batched call covers all of them),
+``forced_finish`` (True when that tail, not the model, wrote the final answer).
+SFT records of forced chains carry ``forced_finish: true`` and the tail, so
+the filter and the screen can report them apart.
 """
 
 from __future__ import annotations
@@ -184,8 +187,10 @@ def generate_chains(backend: Any, problems: Sequence[Problem], conditions: Seque
                          "finish_reason": c.finish_reason, "boxed_tail": "", "_req": req, "_raw": c.text})
     if cfg.finish == "box_prefill":
         _box_prefill(backend, [r for r in rows if "\\boxed" not in r["chain"]])
+    for r in rows:
+        r["forced_finish"] = bool(r["boxed_tail"])
     cols = ["uid", "domain", "condition", "sample", "seed", "question", "answer", "chain", "n_tokens", "finish_reason",
-            "boxed_tail"]
+            "boxed_tail", "forced_finish"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -215,6 +220,7 @@ def sft_records(chains: pd.DataFrame, condition: str) -> list[dict[str, Any]]:
         rec = {"uid": r.uid, "answer": r.answer, "condition": condition, "sample": int(r.sample), "domain": r.domain,
                "messages": [{"role": "user", "content": r.question}, {"role": "assistant", "content": r.chain}]}
         if getattr(r, "boxed_tail", ""):
+            rec["forced_finish"] = True
             rec["boxed_tail"] = {"text": r.boxed_tail, "reason": "box_prefill: the model gave no \\boxed{} answer"}
         out.append(rec)
     return out
@@ -242,8 +248,10 @@ def save_chains(out: str | Path, chains: pd.DataFrame, cfg: ChainConfig, model: 
     conds = list(dict.fromkeys(chains["condition"]))
     files = {c: str(write_records(d / f"{c}.jsonl", sft_records(chains, c))) for c in conds}
     boxed = chains["chain"].str.contains(r"\\boxed", regex=True)
+    forced = chains["boxed_tail"].astype(bool) if "boxed_tail" in chains else boxed & False
     summary = {"headline": {"label": "chains", "value": len(chains)}, "conditions": conds, "files": files,
                "n_problems": int(chains["uid"].nunique()), "with_boxed": int(boxed.sum()),
+               "forced_finish": int(forced.sum()), "boxed_by_model": int((boxed & ~forced).sum()),
                "truncated": int((chains["finish_reason"] == "length").sum())}
     spec = RunSpec(kind="chains", config={**asdict(cfg), "conditions": conds}, model=model or None,
                    model_revision=model_revision or None, dataset=(dataset,) if dataset else (), seed=cfg.seed)

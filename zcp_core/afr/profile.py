@@ -2,9 +2,12 @@
 
 A profile is one corpus's AFR (both denominators, with and without
 answer-in-question items), bootstrap CIs and the distribution of the answer
-position. A comparison restricts two corpora to their common problems (uids)
-and bootstraps the difference paired on problems, e.g. a long-chain model
-against its short-chain base.
+position. Text and summaries put the paper's denominator (covered chains:
+those whose block states the answer) first and label the all-chains figure.
+No keep-correct filter runs here: every chain of the corpus counts. A
+comparison restricts two corpora to their common problems (uids) and
+bootstraps the difference paired on problems, e.g. a long-chain model against
+its short-chain base.
 """
 
 from __future__ import annotations
@@ -14,7 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zcp_core.afr.rate import DEFAULT_THRESHOLD, AFRStats, Interval, afr_frame, afr_stats, bootstrap_afr, histogram
+from zcp_core.afr.rate import (
+    ALL_CHAINS_LABEL,
+    DEFAULT_THRESHOLD,
+    PAPER_DENOMINATOR,
+    AFRStats,
+    Interval,
+    afr_frame,
+    afr_stats,
+    bootstrap_afr,
+    histogram,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,32 +97,70 @@ def _pct(x: float) -> str:
     return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
-def profile_text(p: Profile) -> str:
-    """A human summary of a profile, denominators labelled."""
+def _pp(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+
+
+NO_FILTER = "none: a corpus profile counts every chain (no keep-correct filter)"
+
+
+def _ci(iv: Interval) -> str:
+    return f"[95% CI {_pct(iv.low)}, {_pct(iv.high)}]"
+
+
+def profile_line(p: Profile) -> str:
+    """The paper's denominator first: ``AFR <name>=22.3% (n=373) [95% CI …]`` over covered chains."""
+    return f"AFR {p.name}={_pct(p.stats.afr_covered)} (n={p.stats.n_covered}) {_ci(p.ci_covered)}"
+
+
+def profile_line_all(p: Profile) -> str:
+    """The same over all chains, labelled as such."""
+    return f"{ALL_CHAINS_LABEL}: {p.name}={_pct(p.stats.afr_all)} (n={p.stats.n_chains}) {_ci(p.ci_all)}"
+
+
+def _details(p: Profile) -> list[str]:
     s = p.stats
     bars = " ".join(f"{c}" for c in p.hist)
-    return "\n".join([
-        f"{p.name}: {s.n_chains} chains, {p.frame['uid'].nunique()} problems; think blocks: "
-        f"{int((p.frame['block_kind'] == 'think').sum())}",
-        f"  AFR over all chains     = {_pct(s.afr_all)} [{_pct(p.ci_all.low)}, {_pct(p.ci_all.high)}] "
-        f"({s.n_answer_first}/{s.n_chains})",
-        f"  AFR over covered chains = {_pct(s.afr_covered)} [{_pct(p.ci_covered.low)}, {_pct(p.ci_covered.high)}] "
-        f"({s.n_answer_first}/{s.n_covered}; covered = block states the answer)",
-        f"  without answer-in-question items: all {_pct(s.afr_all_excl)} ({s.n_answer_first_excl}/{s.n_chains_excl}),"
-        f" covered {_pct(s.afr_covered_excl)} ({s.n_answer_first_excl}/{s.n_covered_excl})",
+    return [
+        f"  {p.name}: {s.n_chains} chains, {p.frame['uid'].nunique()} problems; think blocks: "
+        f"{int((p.frame['block_kind'] == 'think').sum())}; covered (block states the answer): "
+        f"{s.n_covered}/{s.n_chains}; filter: {NO_FILTER}",
+        f"  without answer-in-question items: covered {_pct(s.afr_covered_excl)} "
+        f"({s.n_answer_first_excl}/{s.n_covered_excl}), all {_pct(s.afr_all_excl)} "
+        f"({s.n_answer_first_excl}/{s.n_chains_excl})",
         f"  answer position (covered chains), 10 bins over [0,1]: {bars}",
-    ])
+    ]
+
+
+def profile_text(p: Profile) -> str:
+    """A human summary of a profile: the paper's denominator first, then all chains, then details."""
+    return "\n".join([profile_line(p), profile_line_all(p), f"  headline denominator: {PAPER_DENOMINATOR}",
+                      *_details(p)])
+
+
+def comparison_line(c: Comparison) -> str:
+    """Both corpora over covered chains (the paper's denominator) and their difference."""
+    a, b = c.a.stats, c.b.stats
+    return (f"AFR {c.a.name}={_pct(a.afr_covered)} (n={a.n_covered}) {c.b.name}={_pct(b.afr_covered)} "
+            f"(n={b.n_covered}) difference={_pp(c.diff_covered.value)} pp "
+            f"[95% CI {_pp(c.diff_covered.low)}, {_pp(c.diff_covered.high)}]")
+
+
+def comparison_line_all(c: Comparison) -> str:
+    """The same over all chains, labelled as such."""
+    a, b = c.a.stats, c.b.stats
+    return (f"{ALL_CHAINS_LABEL}: {c.a.name}={_pct(a.afr_all)} (n={a.n_chains}) {c.b.name}={_pct(b.afr_all)} "
+            f"(n={b.n_chains}) difference={_pp(c.diff_all.value)} pp "
+            f"[95% CI {_pp(c.diff_all.low)}, {_pp(c.diff_all.high)}]")
 
 
 def comparison_text(c: Comparison) -> str:
-    """A human summary of a comparison."""
-    return "\n".join([
-        f"{c.n_common} common problems",
-        profile_text(c.a), profile_text(c.b),
-        f"AFR({c.b.name}) - AFR({c.a.name}): all chains {100 * c.diff_all.value:+.1f} pp "
-        f"[{100 * c.diff_all.low:+.1f}, {100 * c.diff_all.high:+.1f}]; covered {100 * c.diff_covered.value:+.1f} pp "
-        f"[{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}]",
-    ])
+    """A human summary of a comparison, in the same order as a profile."""
+    lines = [comparison_line(c), comparison_line_all(c),
+             f"  {c.n_common} common problems; paired bootstrap; headline denominator: {PAPER_DENOMINATOR}"]
+    for p in (c.a, c.b):
+        lines += ["  " + profile_line(p), "  " + profile_line_all(p), *_details(p)]
+    return "\n".join(lines)
 
 
 def _iv(iv: Interval) -> dict[str, float]:
@@ -117,9 +168,10 @@ def _iv(iv: Interval) -> dict[str, float]:
 
 
 def profile_summary(p: Profile) -> dict[str, Any]:
-    """JSON-able summary of a profile (percentages)."""
-    return {"name": p.name, "stats": p.stats.to_dict(), "ci_all_chains": _iv(p.ci_all),
-            "ci_covered_chains": _iv(p.ci_covered), "hist": list(p.hist)}
+    """JSON-able summary of a profile (percentages), the paper's denominator first."""
+    return {"name": p.name, "line": profile_line(p), "line_all_chains": profile_line_all(p),
+            "denominator": PAPER_DENOMINATOR, "filter": NO_FILTER, "stats": p.stats.to_dict(),
+            "ci_covered_chains": _iv(p.ci_covered), "ci_all_chains": _iv(p.ci_all), "hist": list(p.hist)}
 
 
 def write_profile_run(out: str | Path, result: Profile | Comparison, files: tuple[str, ...], config: dict[str, Any],
@@ -132,14 +184,17 @@ def write_profile_run(out: str | Path, result: Profile | Comparison, files: tupl
     if isinstance(result, Comparison):
         frame = pd.concat([result.a.frame, result.b.frame], ignore_index=True)
         summary: dict[str, Any] = {
-            "mode": "compare", "n_common": result.n_common, "a": profile_summary(result.a),
-            "b": profile_summary(result.b), "diff_all_chains": _iv(result.diff_all),
-            "diff_covered_chains": _iv(result.diff_covered),
-            "headline": {"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp", "value": 100 * result.diff_all.value},
+            "mode": "compare", "line": comparison_line(result), "line_all_chains": comparison_line_all(result),
+            "denominator": PAPER_DENOMINATOR, "filter": NO_FILTER, "n_common": result.n_common,
+            "a": profile_summary(result.a), "b": profile_summary(result.b),
+            "diff_covered_chains": _iv(result.diff_covered), "diff_all_chains": _iv(result.diff_all),
+            "headline": {"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp (covered chains, the paper's "
+                                  "denominator)", "value": 100 * result.diff_covered.value},
         }
     else:
         frame = result.frame
         summary = {"mode": "profile", **profile_summary(result),
-                   "headline": {"label": f"AFR {result.name} (all chains, %)", "value": 100 * result.stats.afr_all}}
-    spec = RunSpec(kind="afr", config=config, dataset=files, seed=int(config.get("seed", 0)))
+                   "headline": {"label": f"AFR {result.name} (covered chains, the paper's denominator, %)",
+                                "value": 100 * result.stats.afr_covered}}
+    spec = RunSpec(kind="afr", config={**config, "filter": NO_FILTER}, dataset=files, seed=int(config.get("seed", 0)))
     return write_run(out, spec, frame, summary)

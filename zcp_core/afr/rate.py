@@ -10,8 +10,8 @@ length; the chain is *answer-first* when the block states the answer and that
 fraction is below the threshold (default 0.2).
 
 A corpus has two AFRs, always reported with their labels: over the chains
-whose block states the answer at all (``covered``) and over all chains
-(``all``). Items whose question already contains the answer are flagged
+whose block states the answer at all (``covered``, the paper's denominator and
+every headline's) and over all chains (``all``). Items whose question already contains the answer are flagged
 (``answer_in_question``) and every statistic is also given without them.
 
 Per-chain frame columns added by :func:`afr_frame`: ``block_kind``
@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_THRESHOLD = 0.2
+#: The headline's denominator, in words (the paper divides by the chains whose think block states the answer).
+PAPER_DENOMINATOR = "covered chains: those whose block states the answer (the paper's denominator)"
+#: The label every all-chains figure carries.
+ALL_CHAINS_LABEL = "all-chains AFR (every chain in the denominator, not the paper's)"
 BlockKind = Literal["think", "pre_answer"]
 Denominator = Literal["all", "covered"]
 _OPEN = re.compile(r"<think>|<\|begin_of_thought\|>")

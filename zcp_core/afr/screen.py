@@ -2,28 +2,37 @@
 
 ``dAFR = AFR(leaked) − AFR(blind)`` in percentage points, read off unlabeled
 generations. Inputs are chain-record files (see :mod:`zcp_core.afr.filter`).
-The headline AFRs use the all-chains denominator (the paper's line); the
-covered denominator and the answer-in-question exclusions are reported too.
+The headline uses the paper's denominator: the chains whose block states the
+answer (``covered``); the all-chains denominator and the answer-in-question
+exclusions are reported next, labelled. Each arm also states the keep-correct
+filter and keep mode its records carry, and how many of its chains had their
+final answer forced by ``box_prefill``; AFR is given again over the chains
+that boxed their answer themselves. Arms of unequal size are refused unless
+``unequal="allow"``: the paper holds the amount of data per arm fixed.
 
 The per-chain frame (the ``afr`` run's records) has the columns of
 :func:`zcp_core.afr.filter.records_frame` plus those of
 :func:`zcp_core.afr.afr_frame` and ``arm`` (``blind``/``leaked``/``excised``).
+Text and JSON views of a result are in :mod:`zcp_core.afr.report`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from zcp_core.afr.filter import read_records, record_chain, records_frame, write_records
-from zcp_core.afr.rate import DEFAULT_THRESHOLD, AFRStats, Interval, afr_frame, afr_stats, bootstrap_afr
-from zcp_core.errors import DataError
+from zcp_core.afr.rate import DEFAULT_THRESHOLD, AFRStats, Denominator, Interval, afr_frame, afr_stats, bootstrap_afr
+from zcp_core.errors import DataError, ZcpError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+UnequalArms = Literal["refuse", "allow"]
+NOT_RECORDED = "not recorded"
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,58 @@ def resolve_arms(folder: str | Path | None, blind: str = "nohint", leaked: str =
 
 
 @dataclass(frozen=True)
+class ArmInfo:
+    """What one arm holds and where it came from.
+
+    Attributes:
+        name: The arm's label (its condition, e.g. ``nohint``).
+        n_chains: Chains in the arm.
+        n_problems: Distinct problems (uids).
+        keep_filter: Keep-correct filter its records carry (``mathverify``, ``paper``, ``mixed: …`` or
+            ``not recorded`` for files the filter did not write, e.g. unfiltered arms).
+        keep: ``first`` (one chain per problem), ``all``, ``mixed: …`` or ``not recorded``.
+        n_forced: Chains whose final answer ``box_prefill`` forced.
+        own: AFR over the chains that boxed their answer themselves.
+    """
+
+    name: str
+    n_chains: int
+    n_problems: int
+    keep_filter: str
+    keep: str
+    n_forced: int
+    own: AFRStats
+
+    @property
+    def forced_majority(self) -> bool:
+        """Whether forced finishes are more than half of the arm."""
+        return 2 * self.n_forced > self.n_chains
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for summaries."""
+        return {"name": self.name, "n_chains": self.n_chains, "n_problems": self.n_problems,
+                "filter": self.keep_filter, "keep": self.keep, "n_forced": self.n_forced,
+                "forced_majority": self.forced_majority, "own": self.own.to_dict()}
+
+
+def _one_or_mixed(values: Iterable[str]) -> str:
+    vals = sorted(set(values))
+    if not vals:
+        return NOT_RECORDED
+    return vals[0] if len(vals) == 1 else "mixed: " + ", ".join(vals)
+
+
+def arm_info(name: str, records: Sequence[Mapping[str, Any]], frame: pd.DataFrame) -> ArmInfo:
+    """An arm's provenance and forced-finish count from its records and their AFR frame (row for row)."""
+    prov = [r.get("keep_correct") or {} for r in records]
+    own = frame[~frame["forced_finish"].astype(bool)]
+    return ArmInfo(name, len(frame), int(frame["uid"].nunique()),
+                   _one_or_mixed(str(x.get("filter", NOT_RECORDED)) for x in prov),
+                   _one_or_mixed(str(x.get("keep", NOT_RECORDED)) for x in prov),
+                   int(frame["forced_finish"].astype(bool).sum()), afr_stats(own))
+
+
+@dataclass(frozen=True)
 class ScreenResult:
     """A screen's numbers.
 
@@ -102,97 +163,86 @@ class ScreenResult:
         arms: The files read.
         blind: Blind-arm AFR statistics.
         leaked: Leaked-arm AFR statistics.
-        ci_all: Intervals (fractions) for AFR(blind), AFR(leaked), dAFR, all-chains denominator.
-        ci_covered: The same over covered chains.
+        ci_covered: Intervals (fractions) for AFR(blind), AFR(leaked), dAFR over covered chains (the paper's).
+        ci_all: The same over all chains.
         ci_all_excl: The same over all chains without answer-in-question items.
         frame: Per-chain frame of both arms (column ``arm``).
         threshold: Answer-first cut-off.
         n_boot: Bootstrap replicates.
         seed: Bootstrap seed.
+        blind_info: Blind arm's size, filter, keep mode and forced finishes.
+        leaked_info: The same for the leaked arm.
+        unequal: Whether arms of unequal size were refused or allowed.
     """
 
     arms: ArmFiles
     blind: AFRStats
     leaked: AFRStats
-    ci_all: tuple[Interval, Interval, Interval]
     ci_covered: tuple[Interval, Interval, Interval]
+    ci_all: tuple[Interval, Interval, Interval]
     ci_all_excl: tuple[Interval, Interval, Interval]
     frame: pd.DataFrame
     threshold: float
     n_boot: int
     seed: int
+    blind_info: ArmInfo
+    leaked_info: ArmInfo
+    unequal: UnequalArms = "refuse"
 
     @property
     def dafr(self) -> float:
-        """dAFR in percentage points (all-chains denominator)."""
+        """dAFR in percentage points over covered chains (the paper's denominator; the headline)."""
+        return 100 * (self.leaked.afr_covered - self.blind.afr_covered)
+
+    @property
+    def dafr_all(self) -> float:
+        """dAFR in percentage points over all chains."""
         return 100 * (self.leaked.afr_all - self.blind.afr_all)
 
+    @property
+    def dafr_own(self) -> float:
+        """dAFR (covered) over the chains that boxed their answer themselves."""
+        return 100 * (self.leaked_info.own.afr_covered - self.blind_info.own.afr_covered)
 
-def screen(arms: ArmFiles, threshold: float = DEFAULT_THRESHOLD, n_boot: int = 2000, seed: int = 0) -> ScreenResult:
-    """Measure AFR in both arms and bootstrap their CIs and dAFR (paired on uids)."""
+
+def check_equal_arms(arms: ArmFiles, blind: ArmInfo, leaked: ArmInfo) -> None:
+    """Raise when the arms differ in size, saying why that matters.
+
+    Raises:
+        ZcpError: Naming both files and sizes.
+    """
+    if blind.n_chains == leaked.n_chains:
+        return
+    raise ZcpError(
+        f"the arms differ in size: blind {arms.blind} has {blind.n_chains} chains on {blind.n_problems} problems, "
+        f"leaked {arms.leaked} has {leaked.n_chains} on {leaked.n_problems}. dAFR compares two students that saw "
+        "the same amount of data, so the paper keeps one chain per problem in each arm. Run `zcp afr filter` with "
+        "the default --keep first, or pass --allow-unequal-arms (unequal='allow') to compare them anyway.")
+
+
+def screen(arms: ArmFiles, threshold: float = DEFAULT_THRESHOLD, n_boot: int = 2000, seed: int = 0,
+           unequal: UnequalArms = "refuse") -> ScreenResult:
+    """Measure AFR in both arms and bootstrap their CIs and dAFR (paired on uids).
+
+    Raises:
+        ZcpError: When the arms differ in size and ``unequal`` is ``refuse``.
+    """
     import pandas as pd
 
-    fb = afr_frame(records_frame(read_records(arms.blind), arms.blind_name), threshold).assign(arm="blind")
-    fl = afr_frame(records_frame(read_records(arms.leaked), arms.leaked_name), threshold).assign(arm="leaked")
-    cis = {(den, ex): tuple(bootstrap_afr([fb, fl], den, n_boot, seed, ex))  # type: ignore[arg-type]
-           for den, ex in (("all", False), ("covered", False), ("all", True))}
-    return ScreenResult(arms, afr_stats(fb), afr_stats(fl), cis[("all", False)], cis[("covered", False)],  # type: ignore[arg-type]
-                        cis[("all", True)], pd.concat([fb, fl], ignore_index=True), threshold, n_boot, seed)  # type: ignore[arg-type]
+    rb, rl = read_records(arms.blind), read_records(arms.leaked)
+    fb = afr_frame(records_frame(rb, arms.blind_name), threshold).assign(arm="blind")
+    fl = afr_frame(records_frame(rl, arms.leaked_name), threshold).assign(arm="leaked")
+    ib, il = arm_info(arms.blind_name, rb, fb), arm_info(arms.leaked_name, rl, fl)
+    if unequal == "refuse":
+        check_equal_arms(arms, ib, il)
 
+    def cis(den: Denominator, exclude_aiq: bool) -> tuple[Interval, Interval, Interval]:
+        b, lk, d = bootstrap_afr([fb, fl], den, n_boot, seed, exclude_aiq)
+        return b, lk, d
 
-def _pct(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
-
-
-def screen_line(r: ScreenResult) -> str:
-    """The paper's line: ``AFR  blind(nohint)=26.6% (n=918)  leaked(hint)=47.4% (n=924)  signature dAFR=+20.8``."""
-    d = "nan" if math.isnan(r.dafr) else f"{r.dafr:+.1f}"
-    return (f"AFR  blind({r.arms.blind_name})={_pct(r.blind.afr_all)} (n={r.blind.n_chains})  "
-            f"leaked({r.arms.leaked_name})={_pct(r.leaked.afr_all)} (n={r.leaked.n_chains})  signature dAFR={d}")
-
-
-def _pp(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
-
-
-def _ci_text(name: str, iv: Sequence[Interval]) -> str:
-    b, lk, d = iv
-    return (f"  {name}: blind {_pct(b.value)} [{_pct(b.low)}, {_pct(b.high)}]  leaked {_pct(lk.value)} "
-            f"[{_pct(lk.low)}, {_pct(lk.high)}]  dAFR {_pp(d.value)} [{_pp(d.low)}, {_pp(d.high)}]")
-
-
-def screen_report(r: ScreenResult) -> str:
-    """The screen line followed by labelled bootstrap CIs and the denominators."""
-    lines = [screen_line(r),
-             f"95% bootstrap CIs ({r.n_boot} resamples of problems, seed {r.seed}; threshold {r.threshold}):",
-             _ci_text("all chains     ", r.ci_all),
-             _ci_text("covered chains ", r.ci_covered),
-             _ci_text("all, excl. answer-in-question", r.ci_all_excl),
-             f"covered (block states the answer): blind {r.blind.n_covered}/{r.blind.n_chains}, "
-             f"leaked {r.leaked.n_covered}/{r.leaked.n_chains}; answer-in-question chains excluded: "
-             f"blind {r.blind.n_chains - r.blind.n_chains_excl}, leaked {r.leaked.n_chains - r.leaked.n_chains_excl}",
-             f"inputs: {r.arms.blind} | {r.arms.leaked} ({'matched' if r.arms.matched else 'unmatched'} arms)"]
-    if not r.blind.n_chains or not r.leaked.n_chains:
-        lines.append("warning: an arm is empty (no matched pairs?); there is nothing to compare")
-    return "\n".join(lines)
-
-
-def _iv(iv: Interval, scale: float = 100.0) -> dict[str, float]:
-    return {"value": scale * iv.value, "low": scale * iv.low, "high": scale * iv.high}
-
-
-def screen_summary(r: ScreenResult) -> dict[str, Any]:
-    """The ``--json`` object (percentages) with the run's headline."""
-    names = ("afr_blind", "afr_leaked", "dafr")
-    return {
-        "headline": {"label": f"dAFR ({r.arms.leaked_name} - {r.arms.blind_name}, pp)", "value": r.dafr},
-        "line": screen_line(r), "threshold": r.threshold, "n_boot": r.n_boot, "seed": r.seed,
-        "blind_file": str(r.arms.blind), "leaked_file": str(r.arms.leaked), "matched": r.arms.matched,
-        "blind": r.blind.to_dict(), "leaked": r.leaked.to_dict(),
-        "ci_all_chains": {k: _iv(v) for k, v in zip(names, r.ci_all)},
-        "ci_covered_chains": {k: _iv(v) for k, v in zip(names, r.ci_covered)},
-        "ci_all_chains_excl_answer_in_question": {k: _iv(v) for k, v in zip(names, r.ci_all_excl)},
-    }
+    return ScreenResult(arms, afr_stats(fb), afr_stats(fl), cis("covered", False), cis("all", False),
+                        cis("all", True), pd.concat([fb, fl], ignore_index=True), threshold, n_boot, seed,
+                        ib, il, unequal)
 
 
 def excise(records: Sequence[Mapping[str, Any]], frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -241,8 +291,10 @@ class ExcisionResult:
         path: The excised copy written.
         n_excised: Chains edited.
         stats: AFR of the excised copy.
-        gap_recovered: ``(AFR(leaked) − AFR(excised)) / dAFR``; NaN when dAFR is 0.
+        gap_recovered: ``(AFR(leaked) − AFR(excised)) / dAFR`` over covered chains (the headline's
+            denominator); NaN when dAFR is 0.
         frame: Per-chain frame of the excised copy (``arm`` = ``excised``).
+        gap_recovered_all: The same over all chains.
     """
 
     path: Path
@@ -250,6 +302,7 @@ class ExcisionResult:
     stats: AFRStats
     gap_recovered: float
     frame: pd.DataFrame
+    gap_recovered_all: float = math.nan
 
 
 def excision_control(r: ScreenResult, out: str | Path) -> ExcisionResult:
@@ -260,6 +313,7 @@ def excision_control(r: ScreenResult, out: str | Path) -> ExcisionResult:
     path = write_records(out, ex)
     ef = afr_frame(records_frame(ex, r.arms.leaked_name), r.threshold).assign(arm="excised")
     st = afr_stats(ef)
-    gap = r.leaked.afr_all - r.blind.afr_all
-    rec = (r.leaked.afr_all - st.afr_all) / gap if gap else math.nan
-    return ExcisionResult(path, sum(1 for x in ex if "excision" in x), st, rec, ef)
+    gap, gap_all = r.leaked.afr_covered - r.blind.afr_covered, r.leaked.afr_all - r.blind.afr_all
+    rec = (r.leaked.afr_covered - st.afr_covered) / gap if gap and not math.isnan(gap) else math.nan
+    rec_all = (r.leaked.afr_all - st.afr_all) / gap_all if gap_all and not math.isnan(gap_all) else math.nan
+    return ExcisionResult(path, sum(1 for x in ex if "excision" in x), st, rec, ef, rec_all)

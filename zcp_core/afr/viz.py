@@ -46,27 +46,33 @@ def _bar(name: str, iv: Mapping[str, float], color: str | None) -> Any:
                            "arrayminus": [iv["value"] - iv["low"]]})
 
 
-def afr_ci_figure(summary: Mapping[str, Any], key: str = "ci_all_chains") -> go.Figure:
-    """AFR of each arm and dAFR (percentage points), each with its bootstrap 95% CI."""
+def afr_ci_figure(summary: Mapping[str, Any], key: str = "ci_covered_chains") -> go.Figure:
+    """AFR of each arm (or corpus) and dAFR (percentage points), each with its bootstrap 95% CI.
+
+    ``key`` picks the denominator: ``ci_covered_chains`` (the paper's, the default) or ``ci_all_chains``.
+    """
     import plotly.graph_objects as go
 
+    covered = key == "ci_covered_chains"
     fig = go.Figure()
-    if "ci_all_chains" in summary and "afr_blind" in summary.get(key, {}):
+    if "afr_blind" in summary.get(key, {}):
         ci = summary[key]
         fig.add_trace(_bar("AFR blind", ci["afr_blind"], _COLORS["blind"]))
         fig.add_trace(_bar("AFR leaked", ci["afr_leaked"], _COLORS["leaked"]))
         fig.add_trace(_bar("dAFR", ci["dafr"], "#54A24B"))
         if "excision" in summary:
-            v = summary["excision"]["afr_excised"]
+            ex = summary["excision"]
+            v = ex["afr_excised"] if covered else ex.get("afr_excised_all", ex["afr_excised"])
             fig.add_trace(go.Bar(x=["AFR excised"], y=[v], marker_color=_COLORS["excised"], name="AFR excised"))
     elif summary.get("mode") == "compare":
         for side in ("a", "b"):
-            fig.add_trace(_bar(f"AFR {summary[side]['name']}", summary[side]["ci_all_chains"], None))
-        fig.add_trace(_bar("difference", summary["diff_all_chains"], "#54A24B"))
-    elif "ci_all_chains" in summary:
-        fig.add_trace(_bar(f"AFR {summary.get('name', '')}", summary["ci_all_chains"], None))
+            fig.add_trace(_bar(f"AFR {summary[side]['name']}", summary[side][key], None))
+        fig.add_trace(_bar("difference", summary["diff_covered_chains" if covered else "diff_all_chains"], "#54A24B"))
+    elif key in summary:
+        fig.add_trace(_bar(f"AFR {summary.get('name', '')}", summary[key], None))
     fig.add_hline(y=0, line_color="gray")
-    fig.update_layout(showlegend=False, yaxis_title="% (AFR) or percentage points (difference)", margin={"t": 30})
+    fig.update_layout(showlegend=False, yaxis_title="% (AFR) or percentage points (difference)", margin={"t": 30},
+                      title="covered chains (the paper's denominator)" if covered else "all chains")
     return fig
 
 

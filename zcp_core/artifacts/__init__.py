@@ -8,7 +8,7 @@ and cleaner live in :mod:`zcp_core.artifacts.scanner` and
 
 from __future__ import annotations
 
-from zcp_core.artifacts.cleaner import CleanConfig, CleanResult, clean, undo
+from zcp_core.artifacts.cleaner import CleanConfig, CleanResult, clean, under_cleaning_marks, undo
 from zcp_core.artifacts.patterns import (
     FAMILY_ORDER,
     HIGH_PRECISION,
@@ -36,5 +36,6 @@ __all__ = [
     "CleanConfig", "CleanResult", "FAMILY_ORDER", "Family", "HIGH_PRECISION", "Pattern", "PatternError",
     "PatternLibrary", "PatternTimeout", "RunInputs", "Span", "artifact_spans", "clean", "compile_library",
     "dedupe_texts", "export_run", "family_table", "load_decisions", "load_library", "reclean", "reclean_requests",
-    "run_decisions", "save_decisions", "scan", "summarize", "undo", "write_clean_run", "write_scan_run",
+    "run_decisions", "save_decisions", "scan", "summarize", "under_cleaning_marks", "undo", "write_clean_run",
+    "write_scan_run",
 ]

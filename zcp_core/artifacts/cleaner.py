@@ -6,14 +6,22 @@ the match; ``flag`` never edits. Each edit keeps its span in the original text
 and the removed characters, so :func:`undo` restores the original exactly.
 Accept/reject decisions per ``edit_id`` are respected; over-cleaning (text
 shrank a lot, or sentence/token counts far from the human median of its
-domain) and under-cleaning (a residual detector score) are flagged.
+domain) and under-cleaning are flagged.
+
+Under-cleaning: a residual scorer (e.g. a detector) scores every edited text,
+and only the most AI-like are marked, as the paper re-cleans only the most
+AI-like samples. The rule is ``top_share`` (default: the top 10% of residual
+scores, i.e. the ``ceil(share × scored)`` highest; texts tied with the last of
+them are marked too) or ``threshold`` (score above a value the user sets).
+:attr:`CleanResult.under_cleaning` says which rule ran and how many it marked.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary
@@ -26,6 +34,8 @@ if TYPE_CHECKING:
     from zcp_core.schema import TextRecord
 
 Decision = Literal["accept", "reject"]
+#: How the under-cleaning flag picks texts: the top share of residual scores, or a score threshold.
+ResidualRule = Literal["top_share", "threshold"]
 EDIT_COLUMNS = ["edit_id", "id", "pattern_id", "family", "action", "start", "end", "original", "replacement",
                 "accepted", "applied", "stage"]
 DROPPED_COLUMNS = ["id", "pattern_id", "reason", "original_text"]
@@ -44,13 +54,47 @@ class CleanConfig:
         shrink_ratio: Flag when cleaned length / original length is below this.
         count_low: Flag when sentence or token count / human median is below this.
         count_high: ... or above this.
-        residual_threshold: Flag when the scorer's residual AI-likelihood is above this.
+        residual_rule: ``top_share`` (mark the most AI-like share of the scored texts) or ``threshold``.
+        residual_top_share: The share ``top_share`` marks (0.10: the top 10% of residual scores).
+        residual_threshold: ``threshold``: mark when the residual AI-likelihood is above this.
     """
 
     shrink_ratio: float = 0.5
     count_low: float = 1 / 3
     count_high: float = 3.0
+    residual_rule: ResidualRule = "top_share"
+    residual_top_share: float = 0.10
     residual_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.residual_rule not in ("top_share", "threshold"):
+            raise ValueError(f"residual_rule must be 'top_share' or 'threshold', got {self.residual_rule!r}")
+        if not 0 < self.residual_top_share <= 1:
+            raise ValueError(f"residual_top_share must be in (0, 1], got {self.residual_top_share}")
+
+    def residual_rule_text(self) -> str:
+        """The under-cleaning rule in words (audit card, summaries)."""
+        if self.residual_rule == "threshold":
+            return f"residual score above {self.residual_threshold:g} (a threshold set by the user)"
+        return (f"top {100 * self.residual_top_share:g}% of residual scores among the scored (edited) texts: the "
+                f"ceil({self.residual_top_share:g} x scored) most AI-like, and any tied with the last of them")
+
+
+def under_cleaning_marks(scores: Sequence[float], cfg: CleanConfig) -> tuple[list[bool], float]:
+    """Which scored texts the under-cleaning flag marks, and the score cut it used.
+
+    ``top_share`` marks the ``ceil(share × n)`` highest scores (and ties with
+    the lowest of them); ``threshold`` marks scores above the threshold.
+    """
+    vals = [float(x) for x in scores]
+    if cfg.residual_rule == "threshold":
+        return [v > cfg.residual_threshold for v in vals], cfg.residual_threshold
+    if not vals:
+        return [], math.nan
+    # round() first: 0.1 * 30 is 3.0000000000000004 in floating point, whose ceil would be 4.
+    k = max(1, math.ceil(round(cfg.residual_top_share * len(vals), 9)))
+    cut = sorted(vals, reverse=True)[k - 1]
+    return [v >= cut for v in vals], cut
 
 
 @dataclass(frozen=True)
@@ -64,8 +108,10 @@ class CleanResult:
             ``applied`` is False for rejected or overlapped edits).
         dropped: ``id, pattern_id, reason, original_text``.
         flags: ``id, kind, value, threshold`` (over/under-cleaning and
-            flag-only pattern hits).
+            flag-only pattern hits; a ``residual_score`` flag's threshold is the cut its rule used).
         library_sha256: Hash of the pattern library used.
+        under_cleaning: The under-cleaning rule and its outcome: ``rule``, ``rule_text``, ``assessed``
+            (False without a scorer), ``scored``, ``marked``, ``cut``.
     """
 
     texts: tuple[TextRecord, ...]
@@ -73,6 +119,7 @@ class CleanResult:
     dropped: pd.DataFrame
     flags: pd.DataFrame
     library_sha256: str = ""
+    under_cleaning: Mapping[str, Any] = field(default_factory=dict)
 
 
 def sentence_end(text: str, pos: int) -> int:
@@ -238,7 +285,7 @@ def clean(
         decisions: ``edit_id -> accept|reject``; edits not listed are accepted.
         scorer: Optional residual AI-likelihood scorer over cleaned texts
             (under-cleaning flags); called once with all edited texts.
-        config: Flag thresholds.
+        config: Flag thresholds and the under-cleaning rule.
         engine: ``local`` or ``ray`` for the scan step (identical results).
 
     Returns:
@@ -275,18 +322,21 @@ def clean(
             flags.extend(_flags(t, new, medians, cfg))
     for m in matches[matches["action"] == "flag"].itertuples(index=False):
         flags.append({"id": str(m.id), "kind": f"pattern:{m.pattern_id}", "value": 1.0, "threshold": float("nan")})
+    under = {"rule": cfg.residual_rule, "rule_text": cfg.residual_rule_text(), "assessed": scorer is not None,
+             "scored": 0, "marked": 0, "cut": None}
     if scorer is not None and edited_ids:
         by_id = {t.id: t.text for t in kept}
-        scores = scorer([by_id[i] for i in edited_ids])
-        for rid, s in zip(edited_ids, scores, strict=True):
-            if float(s) > cfg.residual_threshold:
-                flags.append({"id": rid, "kind": "residual_score", "value": float(s),
-                              "threshold": cfg.residual_threshold})
+        scores = [float(x) for x in scorer([by_id[i] for i in edited_ids])]
+        marks, cut = under_cleaning_marks(scores, cfg)
+        for rid, sc, marked in zip(edited_ids, scores, marks, strict=True):
+            if marked:
+                flags.append({"id": rid, "kind": "residual_score", "value": sc, "threshold": cut})
+        under.update(scored=len(scores), marked=sum(marks), cut=cut)
     edits_df = pd.DataFrame(all_edits, columns=EDIT_COLUMNS).astype({"start": "int64", "end": "int64",
                                                                      "accepted": "bool", "applied": "bool",
                                                                      "stage": "int64"})
     return CleanResult(
         texts=tuple(kept), edits=edits_df, dropped=pd.DataFrame(dropped, columns=DROPPED_COLUMNS),
         flags=pd.DataFrame(flags, columns=FLAG_COLUMNS).astype({"value": "float64", "threshold": "float64"}),
-        library_sha256=library.sha256,
+        library_sha256=library.sha256, under_cleaning=under,
     )

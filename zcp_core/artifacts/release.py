@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from zcp_core.artifacts.cleaner import CleanResult, clean
+from zcp_core.artifacts.cleaner import CleanConfig, CleanResult, clean
 from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary, load_library
 from zcp_core.artifacts.scanner import dedupe_texts, family_table, scan, summarize, text_flags
 from zcp_core.artifacts.shards import Engine
@@ -104,10 +104,26 @@ def audit_card(result: CleanResult, texts: Sequence[TextRecord], library: Patter
         lines.append(f"| {pid} | {n} |")
     kinds = result.flags["kind"].str.split(":").str[0].value_counts().sort_index()
     lines += ["", "## Flags (review these)", "", "| kind | count |", "|---|---|",
-              *(f"| {k} | {n} |" for k, n in kinds.items()), "",
+              *(f"| {k} | {n} |" for k, n in kinds.items()), "", *under_cleaning_lines(result.under_cleaning),
               "Every edit is in `edits.parquet` with its span and original text, so it can be undone "
               "(`zcp_core.artifacts.cleaner.undo`); dropped texts keep their original in `dropped.parquet`.", ""]
     return "\n".join(lines)
+
+
+def under_cleaning_lines(under: Mapping[str, Any]) -> list[str]:
+    """The audit card's under-cleaning section: the rule, and how many texts it marked."""
+    lines = ["## Under-cleaning flag (`residual_score`)", ""]
+    rule = under.get("rule_text", "")
+    if not under.get("assessed"):
+        return lines + [f"- Not assessed: no residual scorer was given (the rule would have been: {rule}).", ""]
+    scored, marked = int(under.get("scored", 0)), int(under.get("marked", 0))
+    share = f" ({100 * marked / scored:.1f}%)" if scored else ""
+    lines += [f"- Rule: {rule}.",
+              f"- Marked {marked} of {scored} scored (edited) texts{share}."]
+    if marked:
+        lines.append(f"- Cut: residual score {'>=' if under.get('rule') == 'top_share' else '>'} "
+                     f"{float(under['cut']):.4g}.")
+    return lines + ["- Only marked texts are candidates for re-cleaning (`zcp_core.artifacts.reclean`).", ""]
 
 
 def write_release(folder: Path, result: CleanResult) -> None:
@@ -140,12 +156,17 @@ def write_clean_run(
     decisions: Mapping[str, str] | None = None,
     scorer: Callable[[list[str]], list[float]] | None = None,
     engine: Engine = "local",
+    config: CleanConfig | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Clean deduplicated texts and write a ``clean`` run with the release; returns folder and summary."""
+    """Clean deduplicated texts and write a ``clean`` run with the release; returns folder and summary.
+
+    ``config`` holds the flag thresholds and the under-cleaning rule (default: top 10% of residual scores).
+    """
     from zcp_core.data import texts_frame
 
     uniq, dups = dedupe_texts(texts)
-    result = clean(uniq, library, decisions=decisions, scorer=scorer, engine=engine)  # type: ignore[arg-type]
+    cfg = config or CleanConfig()
+    result = clean(uniq, library, decisions=decisions, scorer=scorer, config=cfg, engine=engine)  # type: ignore[arg-type]
     applied = result.edits[result.edits["applied"]]
     summary = {
         "texts": len(uniq), "kept": len(result.texts), "dropped": len(result.dropped), "duplicates": len(dups),
@@ -154,14 +175,17 @@ def write_clean_run(
         "by_family": {f: int((applied["family"] == f).sum()) for f in FAMILY_ORDER if f != "domain"},
         "flags": {str(k): int(v) for k, v in result.flags["kind"].str.split(":").str[0].value_counts().items()},
         "library": {"version": library.version, "sha256": library.sha256},
+        "under_cleaning": dict(result.under_cleaning),
         "headline": {"label": "texts edited or dropped", "value": int(applied["id"].nunique())},
     }
-    config = {"engine": engine, "library_sha256": library.sha256, "decisions": len(decisions or {}),
-              "scorer": getattr(scorer, "__name__", None) if scorer else None, **dict(inputs.config or {})}
+    run_config = {"engine": engine, "library_sha256": library.sha256, "decisions": len(decisions or {}),
+                  "scorer": getattr(scorer, "__name__", None) if scorer else None,
+                  "under_cleaning_rule": cfg.residual_rule, "residual_top_share": cfg.residual_top_share,
+                  "residual_threshold": cfg.residual_threshold, **dict(inputs.config or {})}
     tables = {"edits": result.edits, "dropped": result.dropped, "flags": result.flags,
               "originals": texts_frame(uniq), "duplicates": dups}
-    folder = write_run(out, RunSpec("clean", config, inputs.command, dataset=inputs.paths), result.edits, summary,
-                       tables)
+    folder = write_run(out, RunSpec("clean", run_config, inputs.command, dataset=inputs.paths), result.edits,
+                       summary, tables)
     library_copy(library, folder)
     write_release(folder, result)
     if decisions:
@@ -217,6 +241,10 @@ def export_run(run_path: str | Path, out: str | Path | None = None) -> Path:
              for r in originals.itertuples(index=False)]
     inputs = RunInputs(tuple(d["path"] for d in run.manifest.get("datasets", [])),
                        command=f"export of {run_path}", config={"exported_from": str(run_path)})
+    mc, dflt = run.manifest.get("config", {}), CleanConfig()
+    cfg = CleanConfig(residual_rule=mc.get("under_cleaning_rule", dflt.residual_rule),  # the run's own rule
+                      residual_top_share=float(mc.get("residual_top_share", dflt.residual_top_share)),
+                      residual_threshold=float(mc.get("residual_threshold", dflt.residual_threshold)))
     folder, _ = write_clean_run(out or run_path, texts, run_library(run_path), inputs,
-                                decisions=run_decisions(run_path) or None)
+                                decisions=run_decisions(run_path) or None, config=cfg)
     return folder

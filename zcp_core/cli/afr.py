@@ -1,8 +1,8 @@
 """``zcp afr``: answer-leakage screening (generate, filter, screen, profile).
 
     zcp afr generate --model smollm2 --problems data/arith/problems.jsonl --conditions nohint,hint --out runs/arith
-    zcp afr filter runs/arith --conditions nohint,hint
-    zcp afr screen runs/arith [--excise]
+    zcp afr filter runs/arith --conditions nohint,hint [--filter paper] [--keep all]
+    zcp afr screen runs/arith [--excise] [--allow-unequal-arms]
     zcp afr profile base.jsonl --adapter skythought --compare long.jsonl --adapter2 skythought
 """
 
@@ -52,9 +52,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_common(g)
     g.set_defaults(func=generate)
 
-    f = asub.add_parser("filter", help="keep-correct filter (math-verify) and matched arms")
+    f = asub.add_parser("filter", help="keep-correct filter and matched arms (one chain per problem by default)")
     f.add_argument("dir")
     f.add_argument("--conditions", type=_conditions, default=["nohint", "hint"])
+    f.add_argument("--filter", dest="keep_filter", choices=["mathverify", "paper"], default="mathverify",
+                   help="mathverify: math-verify only (default); paper: the seed's exact -> math-verify -> "
+                        "digit-stripping cascade, for reproducing published numbers")
+    f.add_argument("--keep", choices=["first", "all"], default="first",
+                   help="first: the first kept chain per problem (lowest sample index) in each arm, as the paper "
+                        "(default); all: every kept chain (arms may then differ in size)")
     add_common(f)
     f.set_defaults(func=filter_cmd)
 
@@ -64,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--leaked", default="hint", help="condition name or JSONL file (default hint)")
     s.add_argument("--threshold", type=float, default=0.2)
     s.add_argument("--excise", action="store_true", help="excision control: drop the answer-stating line")
+    s.add_argument("--allow-unequal-arms", action="store_true",
+                   help="compare arms of different sizes (refused by default: the paper holds data per arm fixed)")
     s.add_argument("--n-boot", type=int, default=2000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", default=None, help="run folder (default DIR/screen)")
@@ -108,53 +116,66 @@ def generate(args: argparse.Namespace) -> int:
 
     summary = dict(load_run(out).summary)
     emit(args, summary, f"wrote {len(chains)} chains to {out}: " + ", ".join(f"{c}.jsonl" for c in args.conditions)
-         + f" ({summary['with_boxed']} with \\boxed, {summary['truncated']} truncated)")
+         + f" ({summary['boxed_by_model']} boxed by the model, {summary['forced_finish']} forced finishes, "
+         f"{summary['truncated']} truncated)")
     return 0
 
 
 def filter_cmd(args: argparse.Namespace) -> int:
     """Keep-correct filter and matched files; writes a chains run in DIR/filter."""
-    from zcp_core.afr import filter_dir
+    from zcp_core.afr import FILTER_DESCRIPTIONS, filter_dir, filter_warnings
     from zcp_core.runs import RunSpec, write_run
 
-    res = filter_dir(args.dir, args.conditions)
+    res = filter_dir(args.dir, args.conditions, args.keep_filter, args.keep)
+    warnings = filter_warnings(res)
     summary = {"headline": {"label": "matched problems", "value": len(res.matched_uids)},
-               "conditions": args.conditions, "counts": {k: dict(v) for k, v in res.counts.items()},
-               "matched_uids": len(res.matched_uids), "files": dict(res.files)}
-    write_run(Path(args.dir) / "filter", RunSpec(kind="chains", config={"conditions": args.conditions, "step": "filter"},
+               "conditions": args.conditions, "filter": res.keep_filter,
+               "filter_description": FILTER_DESCRIPTIONS[res.keep_filter], "keep": res.keep,
+               "counts": {k: dict(v) for k, v in res.counts.items()}, "matched_uids": len(res.matched_uids),
+               "files": dict(res.files), "warnings": warnings}
+    cfg = {"conditions": args.conditions, "step": "filter", "filter": res.keep_filter, "keep": res.keep}
+    write_run(Path(args.dir) / "filter", RunSpec(kind="chains", config=cfg,
                                                  dataset=tuple(str(Path(args.dir) / f"{c}.jsonl") for c in args.conditions)),
               res.verdicts, summary)
-    lines = [f"{c}: {v['kept']}/{v['chains']} chains correct ({v['kept_uids']} problems); "
-             f"{v['matched_chains']} chains in {c}_matched.jsonl" for c, v in res.counts.items()]
+    keep = "first kept chain per problem (lowest sample index)" if res.keep == "first" else "every kept chain"
+    lines = [f"keep-correct filter: {res.keep_filter} ({FILTER_DESCRIPTIONS[res.keep_filter]}); keep: {res.keep} "
+             f"({keep})"]
+    lines += [f"{c}: {v['kept']}/{v['chains']} chains correct ({v['kept_uids']} problems); "
+              f"{v['matched_chains']} chains in {c}_matched.jsonl ({v['matched_forced']} forced finishes)"
+              for c, v in res.counts.items()]
     lines.append(f"matched problems (kept by every condition): {len(res.matched_uids)}")
-    emit(args, summary, "\n".join(lines))
+    emit(args, summary, "\n".join(lines + warnings))
     return 0
 
 
 def screen_cmd(args: argparse.Namespace) -> int:
-    """Print the paper's AFR line and CIs; write an afr run."""
+    """Print the paper's AFR line, the all-chains line, provenance and CIs; write an afr run."""
     import pandas as pd
 
     from zcp_core.afr import excision_control, resolve_arms, screen, screen_report, screen_summary
     from zcp_core.runs import RunSpec, write_run
 
     arms = resolve_arms(args.dir, args.blind, args.leaked)
-    res = screen(arms, args.threshold, args.n_boot, args.seed)
+    res = screen(arms, args.threshold, args.n_boot, args.seed, "allow" if args.allow_unequal_arms else "refuse")
     summary = screen_summary(res)
     text = screen_report(res)
     frame = res.frame
     if args.excise:
         ex = excision_control(res, Path(args.dir) / f"{arms.leaked_name}_excised.jsonl")
-        summary["excision"] = {"file": str(ex.path), "n_excised": ex.n_excised, "afr_excised": 100 * ex.stats.afr_all,
-                               "stats": ex.stats.to_dict(), "gap_recovered": ex.gap_recovered}
+        st = ex.stats
+        summary["excision"] = {"file": str(ex.path), "n_excised": ex.n_excised, "afr_excised": 100 * st.afr_covered,
+                               "afr_excised_all": 100 * st.afr_all, "stats": st.to_dict(),
+                               "gap_recovered": ex.gap_recovered, "gap_recovered_all": ex.gap_recovered_all}
         text += f"\nexcision control: {ex.n_excised} answer-first chains edited -> {ex.path}\n"
-        text += f"  AFR excised({arms.leaked_name})={100 * ex.stats.afr_all:.1f}% (n={ex.stats.n_chains}); "
+        text += (f"  AFR excised({arms.leaked_name})={100 * st.afr_covered:.1f}% (n={st.n_covered}); "
+                 f"all chains {100 * st.afr_all:.1f}% (n={st.n_chains}); ")
         gap = ex.gap_recovered
         text += f"gap recovered {100 * gap:.0f}%" if gap == gap else "dAFR is 0: no gap to recover"
         frame = pd.concat([frame, ex.frame], ignore_index=True)
     out = Path(args.out) if args.out else Path(args.dir) / "screen"
     cfg = {"threshold": args.threshold, "n_boot": args.n_boot, "seed": args.seed, "blind": args.blind,
-           "leaked": args.leaked, "excise": args.excise}
+           "leaked": args.leaked, "excise": args.excise, "unequal_arms": res.unequal,
+           "filter": summary["filter"], "keep": summary["keep"]}
     write_run(out, RunSpec(kind="afr", config=cfg, dataset=(str(arms.blind), str(arms.leaked)), seed=args.seed),
               frame, summary)
     log(f"run written to {out}")

@@ -41,6 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _add_inputs(c)
     c.add_argument("--out", required=True, help="run folder to write")
     c.add_argument("--decisions", default=None, help='JSON {edit_id: "accept"|"reject"} to respect')
+    c.add_argument("--scorer", default=None, metavar="DETECTOR",
+                   help="detector run or folder (`zcp detector`) that scores edited texts for under-cleaning flags")
+    under = c.add_mutually_exclusive_group()
+    under.add_argument("--under-top", type=float, default=0.10, metavar="SHARE",
+                       help="under-cleaning: mark the top SHARE of residual scores (default 0.10: the top 10%%)")
+    under.add_argument("--under-threshold", type=float, default=None, metavar="SCORE",
+                       help="under-cleaning: mark residual scores above SCORE instead of a top share")
     c.set_defaults(func=run_clean)
 
 
@@ -95,15 +102,29 @@ def run_scan(args: argparse.Namespace) -> int:
 
 def run_clean(args: argparse.Namespace) -> int:
     """Clean texts and write a ``clean`` run with the release."""
-    from zcp_core.artifacts import load_decisions, write_clean_run
+    from zcp_core.artifacts import CleanConfig, RunInputs, load_decisions, write_clean_run
 
+    cfg = (CleanConfig(residual_rule="threshold", residual_threshold=args.under_threshold)
+           if args.under_threshold is not None else CleanConfig(residual_top_share=args.under_top))
+    scorer = None
+    if args.scorer:
+        from zcp_core.detector import detector_scorer
+
+        scorer = detector_scorer(args.scorer)
     texts, lib = _load(args)
     decisions = load_decisions(args.decisions) if args.decisions else None
-    folder, summary = write_clean_run(args.out, texts, lib, _inputs(args), decisions=decisions, engine=args.engine)
+    inputs = _inputs(args)
+    if args.scorer:  # the manifest names the detector that scored, not just its function
+        inputs = RunInputs(inputs.paths, inputs.command, {**dict(inputs.config or {}), "scorer": str(args.scorer)})
+    folder, summary = write_clean_run(args.out, texts, lib, inputs, decisions=decisions, scorer=scorer,
+                                      engine=args.engine, config=cfg)
     summary = {**summary, "run": str(folder)}
+    u = summary["under_cleaning"]
+    under = (f"under-cleaning flag: {u['marked']} of {u['scored']} scored texts marked; rule: {u['rule_text']}"
+             if u["assessed"] else f"under-cleaning flag: not assessed (no --scorer); rule: {u['rule_text']}")
     text = (f"{summary['texts']} distinct texts: {summary['edited_texts']} edited or dropped "
             f"({summary['applied']} edits applied, {summary['rejected']} rejected by decision), "
-            f"{summary['dropped']} dropped, kept {summary['kept']}\nflags: {summary['flags']}\n"
+            f"{summary['dropped']} dropped, kept {summary['kept']}\nflags: {summary['flags']}\n{under}\n"
             f"release: {folder / 'cleaned'}  audit card: {folder / 'README.md'}")
     emit(args, summary, text)
     return 0

@@ -35,7 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="cut the question, or use the question as first piece and the solution as second")
     p.add_argument("--pair-field", default=None, help="NLI: metadata field holding sentence 2 (e.g. hypothesis)")
     p.add_argument("--judge", default=None,
-                   help="judge model spec, or 'rule' for the model-free judge (default: the audited model)")
+                   help="'rule' for the model-free judge (the default), or a judge model spec other than the "
+                        "audited model (the paper's judge is a different, stronger model)")
+    p.add_argument("--allow-self-judge", action="store_true",
+                   help="allow --judge to name the audited model (or 'self'); small models cannot do the job")
     p.add_argument("--min-exact", type=int, default=1, help="rule: contaminated with at least this many exact")
     p.add_argument("--min-near-exact", type=int, default=2, help="rule: ... or at least this many near-exact")
     p.add_argument("--metric", default="rouge_l", choices=["rouge_l", "edit_sim"], help="score the bootstrap compares")
@@ -47,24 +50,47 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _judge(args: argparse.Namespace, backend: Any) -> tuple[Any, str]:
-    if args.judge == "rule":
-        return None, "rule"
-    if not args.judge or args.judge == args.model:
-        return backend, "model"
+_REFUSE_SELF = ("--judge {} is the audited model; the paper's judge is a different, stronger model. Use the default "
+                "rule judge, name another model with --judge, or pass --allow-self-judge.")
+
+
+def _self_judge_asked(args: argparse.Namespace) -> bool:
+    """Whether ``--judge`` names the audited model; refused (before any model loads) without the opt-in."""
+    from zcp_core.errors import ZcpError
+
+    asked = args.judge in ("self", args.model)
+    if asked and not args.allow_self_judge:
+        raise ZcpError(_REFUSE_SELF.format(args.judge))
+    return asked
+
+
+def _judge(args: argparse.Namespace, backend: Any) -> tuple[Any, str, str]:
+    """(judge backend or None, judge mode, judge name) from ``--judge`` and ``--allow-self-judge``."""
+    from zcp_core.errors import ZcpError
+
+    if args.judge in (None, "rule"):
+        return None, "rule", "rule"
+    if _self_judge_asked(args):
+        return backend, "self", args.model
     from zcp_core.cli.common import backend_from_args
 
-    return backend_from_args(args, args.judge), "model"
+    judge = backend_from_args(args, args.judge)
+    if getattr(judge, "model_id", None) == getattr(backend, "model_id", object()):  # another spec, same model
+        if not args.allow_self_judge:
+            raise ZcpError(_REFUSE_SELF.format(args.judge))
+        return backend, "self", args.judge
+    return judge, "model", args.judge
 
 
 def _text(summary: dict[str, Any]) -> str:
     d = summary.get("details", {}).get("test", {})
+    judge = summary.get("details", {}).get("judge", {}).get("model", "?")
     verdict = "CONTAMINATED" if summary["contaminated"] else "not contaminated"
     return (f"{summary['partition']}: n={summary['n']}  ROUGE-L guided {summary['rouge_l']['guided']:.3f} vs general "
             f"{summary['rouge_l']['general']:.3f}  (diff {d.get('mean_diff') or 0:.3f}, "
             f"95% CI [{d.get('ci_low') or 0:.3f}, {d.get('ci_high') or 0:.3f}])  p={summary['p']:.4g}  "
-            f"Confidence {summary['confidence']:.3f}  judge: {summary['exact']} exact, {summary['near_exact']} "
-            f"near-exact -> {verdict}")
+            f"Confidence {summary['confidence']:.3f}  judge ({judge}): "
+            f"{summary['exact']} exact, {summary['near_exact']} near-exact -> {verdict}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
     from zcp_core.runs import RunSpec
 
     fields = fields_from_args(args)
+    _self_judge_asked(args)  # refuse a self-judge before loading anything
     backend = backend_from_args(args)
-    judge, judge_mode = _judge(args, backend)
+    judge, judge_mode, judge_name = _judge(args, backend)
     rule = PartitionRule(args.min_exact if args.min_exact >= 0 else None,
                          args.min_near_exact if args.min_near_exact >= 0 else None)
     parts = [(args.dataset, args.split_name)]
@@ -91,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
                            n_resamples=args.n_resamples, rule=rule)
         log(f"{name}: {len(split.instances)} instances ({len(split.skipped)} skipped) from {path}")
         results.append(run_partition(backend, split, cfg, judge=judge, judge_mode=judge_mode))  # type: ignore[arg-type]
-    config = {k: v for k, v in vars(args).items() if k != "func"}
+    config = {**{k: v for k, v in vars(args).items() if k != "func"}, "judge": judge_name, "judge_mode": judge_mode}
     spec = RunSpec(kind="guided", config=config, model=args.model, model_revision=getattr(backend, "revision", None),
                    dataset=tuple(p for p, _ in parts), seed=args.seed)
     folder = write_guided_run(args.out, spec, results)
@@ -102,5 +129,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         out = {"partitions": [{k: s[k] for k in SINGLE_KEYS} for s in sums],
                "side_by_side": {s["partition"]: {k: s[k] for k in SINGLE_KEYS if k != "partition"} for s in sums}}
-    emit(args, out, "\n".join(_text(s) for s in sums) + f"\nrun: {folder}")
+    out["judge"] = {"name": judge_name, "mode": judge_mode}
+    emit(args, out, "\n".join(_text(s) for s in sums) + f"\njudge: {judge_name} ({judge_mode})\nrun: {folder}")
     return 0

@@ -2,7 +2,9 @@
 
 One partition (e.g. GSM8K test) goes through: split (``zcp_core.guided``) ->
 one batched generate call with the guided and general prompts -> overlap
-scores -> judge (one batched call, or the model-free rule) -> paired
+scores -> judge (the model-free rule by default, or one batched call to a
+judge model that is not the audited one; ``self`` is an explicit opt-in;
+the summary records which judge ran) -> paired
 bootstrap of guided vs general overlap (``zcp_core.stats``) and the
 partition rule. Two partitions (e.g. test and train) are run the same way
 and reported side by side, as the paper reports per partition.
@@ -34,7 +36,11 @@ if TYPE_CHECKING:
     from zcp_core.stats import TestResult
 
 Metric = Literal["rouge_l", "edit_sim"]
-JudgeMode = Literal["model", "rule"]
+#: ``rule`` (model-free; the default), ``model`` (a judge backend other than the audited model, e.g. a stronger
+#: one, as in the paper) or ``self`` (the audited model judges its own completions: an explicit opt-in, since a
+#: small audited model cannot do the job).
+JudgeMode = Literal["rule", "model", "self"]
+JUDGE_MODES: tuple[str, ...] = ("rule", "model", "self")
 ALPHA = 0.05
 
 
@@ -115,22 +121,43 @@ def _generate(backend: Any, split: SplitResult, cfg: GuidedConfig, progress: boo
     return guided_p, general_p, [o.text for o in outs[:n]], [o.text for o in outs[n:]]
 
 
+def _judge_backend(backend: Any, judge: Any, judge_mode: JudgeMode) -> Any:
+    """The backend that judges, or None for the rule; refuses the audited model unless ``self`` is asked for."""
+    if judge_mode not in JUDGE_MODES:
+        raise ValueError(f"unknown judge mode {judge_mode!r}; expected one of {JUDGE_MODES}")
+    if judge_mode == "rule":
+        return None
+    if judge_mode == "self":
+        return backend
+    same = judge is backend or (judge is not None and getattr(judge, "model_id", None) is not None
+                                and getattr(judge, "model_id", None) == getattr(backend, "model_id", None))
+    if judge is None or same:
+        raise ValueError("judge_mode='model' needs a judge backend other than the audited model; pass judge=..., "
+                         "use judge_mode='rule', or judge_mode='self' to let the audited model judge itself")
+    return judge
+
+
 def run_partition(backend: Any, split: SplitResult, cfg: GuidedConfig, judge: Any = None,
-                  judge_mode: JudgeMode = "model", progress: bool = True) -> PartitionResult:
+                  judge_mode: JudgeMode = "rule", progress: bool = True) -> PartitionResult:
     """Probe one partition end to end.
 
     Args:
         backend: The model under audit.
         split: Instances from :func:`zcp_core.guided.split_items` / :func:`~zcp_core.guided.split_texts`.
         cfg: Probe settings.
-        judge: Judge backend for ``judge_mode="model"`` (defaults to ``backend``).
-        judge_mode: ``model`` (LLM judge) or ``rule`` (exact string / edit similarity >= 0.85).
+        judge: Judge backend for ``judge_mode="model"``; it must not be the audited model.
+        judge_mode: ``rule`` (exact string / edit similarity >= 0.85; the default), ``model`` (the LLM
+            judge ``judge``) or ``self`` (the audited model judges itself; opt-in).
         progress: Show progress bars.
+
+    Raises:
+        ValueError: For ``model`` without a judge, or with the audited model as judge.
     """
     import pandas as pd
 
     from zcp_core.guided.overlap import bleurt_scores, bleurt_status, score_pairs
 
+    jb = _judge_backend(backend, judge, judge_mode)  # checked before any generation
     inst = split.instances
     guided_p, general_p, guided_raw, general_raw = _generate(backend, split, cfg, progress)
     guided = [clean_completion(t, i) for t, i in zip(guided_raw, inst, strict=True)]
@@ -143,11 +170,10 @@ def run_partition(backend: Any, split: SplitResult, cfg: GuidedConfig, judge: An
         cols["bleurt_general"] = bleurt_scores(general, refs, bstat)
     else:
         cols["bleurt_guided"] = cols["bleurt_general"] = [math.nan] * len(inst)
-    if judge_mode == "rule":
+    if jb is None:
         judged = rule_judge(cols["exact_guided"], cols["edit_sim_guided"])
         judge_name = "rule"
     else:
-        jb = judge if judge is not None else backend
         judged = judge_pairs(jb, refs, guided, cols["exact_guided"], cfg.judge_max_new_tokens, progress)
         judge_name = str(getattr(jb, "model_id", "model"))
     rows = []
@@ -164,7 +190,7 @@ def run_partition(backend: Any, split: SplitResult, cfg: GuidedConfig, judge: An
     records = pd.DataFrame(rows, columns=RECORD_COLUMNS)
     skipped = pd.DataFrame([{"partition": cfg.label, "id": s.id, "reason": s.reason} for s in split.skipped],
                            columns=["partition", "id", "reason"])
-    summary = summarise(records, cfg, judge_name, bstat.reason, len(split.skipped))
+    summary = summarise(records, cfg, judge_name, bstat.reason, len(split.skipped), judge_mode)
     return PartitionResult(records, skipped, summary)
 
 
@@ -177,7 +203,7 @@ RECORD_COLUMNS = [
 
 
 def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reason: str = "",
-              n_skipped: int = 0) -> dict[str, Any]:
+              n_skipped: int = 0, judge_mode: str = "") -> dict[str, Any]:
     """The partition summary (CLI ``--json`` shape) from a records table.
 
     ``contaminated`` is the judge-count rule (the paper's Algorithm 2);
@@ -189,6 +215,9 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
     n_exact, n_near = labels.count("exact"), labels.count("near_exact")
     contaminated = cfg.rule.verdict(n_exact, n_near)
     conf = test.confidence
+    from zcp_core.stats import min_pairs_reason
+
+    too_few = min_pairs_reason(len(records))  # the product's one minimum-sample rule (stats.MIN_PAIRS instances)
     return {
         "partition": cfg.label,
         "n": int(len(records)),
@@ -199,21 +228,22 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
         "near_exact": n_near,
         "contaminated": contaminated,
         "headline": {"label": f"Contamination Confidence ({cfg.label}, guided vs general {cfg.metric})",
-                     "value": conf},
+                     "value": None if too_few else conf, **({"reason": too_few} if too_few else {})},
         "details": {
             "dataset_name": cfg.dataset_name, "split_name": cfg.split_name, "task": cfg.task,
             "math_mode": cfg.math_mode, "metric": cfg.metric,
-            "test": test.to_dict(), "overlap_significant": bool(test.p < ALPHA and test.mean_diff > 0),
+            "test": test.to_dict(), "overlap_significant": bool(not too_few and test.p < ALPHA and test.mean_diff > 0),
             "edit_sim": {"guided": _mean(records["edit_sim_guided"]), "general": _mean(records["edit_sim_general"])},
             "exact_match": {"guided": int(records["exact_guided"].sum()),
                             "general": int(records["exact_general"].sum())},
             "bleurt": {"status": bleurt_reason, "guided": _mean(records["bleurt_guided"]),
                        "general": _mean(records["bleurt_general"])},
-            "judge": {"model": judge_name, "unparsed": int((~records["judge_parsed"].astype(bool)).sum()),
+            "judge": {"model": judge_name, "mode": judge_mode,
+                      "unparsed": int((~records["judge_parsed"].astype(bool)).sum()),
                       "corrected": int((records["match_reason"] != "").sum())},
             "rule": cfg.rule.describe(), "n_skipped": n_skipped, "max_new_tokens": cfg.max_new_tokens,
             "seed": cfg.seed, "n_resamples": cfg.n_resamples,
-            "note": "fewer than 10 instances: the bootstrap p is unreliable" if len(records) < 10 else "",
+            "note": too_few,
         },
     }
 
