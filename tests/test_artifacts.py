@@ -256,14 +256,14 @@ def test_audit_card_states_the_under_cleaning_rule_and_count(lib, tmp_path):
     from zcp_core.artifacts import RunInputs, write_clean_run
     from zcp_core.runs import load_run
 
-    folder, summary = write_clean_run(tmp_path / "c", _tales(40), lib, RunInputs(("tales",)), scorer=_score)
+    folder, summary = write_clean_run(tmp_path / "c", _tales(40), lib, RunInputs(("tales",), license="apache-2.0"), scorer=_score)
     card = (folder / "README.md").read_text()
     assert "## Under-cleaning flag" in card
     assert "- Rule: top 10% of residual scores among the scored (edited) texts" in card
     assert "- Marked 4 of 40 scored (edited) texts (10.0%)." in card and "- Cut: residual score >= 0.86." in card
     assert summary["under_cleaning"]["marked"] == 4 and summary["flags"]["residual_score"] == 4
     assert load_run(folder).manifest["config"]["under_cleaning_rule"] == "top_share"
-    folder2, _ = write_clean_run(tmp_path / "d", _tales(3), lib, RunInputs(("tales",)))
+    folder2, _ = write_clean_run(tmp_path / "d", _tales(3), lib, RunInputs(("tales",), license="apache-2.0"))
     assert "- Not assessed: no residual scorer was given" in (folder2 / "README.md").read_text()
 
 

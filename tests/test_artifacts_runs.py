@@ -43,7 +43,7 @@ def scan_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def clean_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs_clean") / "clean-sample"
-    assert cli(["clean", *map(str, SAMPLE), "--out", str(out)]) == 0
+    assert cli(["clean", *map(str, SAMPLE), "--out", str(out), "--allow-unlicensed"]) == 0
     return out
 
 
@@ -102,7 +102,7 @@ def test_clean_run_release(clean_run):
 
 
 def test_clean_cli_under_threshold_is_recorded(tmp_path, capsys):
-    assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "r"), "--under-threshold", "0.7"]) == 0
+    assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "r"), "--under-threshold", "0.7", "--allow-unlicensed"]) == 0
     assert "under-cleaning flag: not assessed (no --scorer); rule: residual score above 0.7" in capsys.readouterr().out
     cfg = load_run(tmp_path / "r").manifest["config"]
     assert (cfg["under_cleaning_rule"], cfg["residual_threshold"]) == ("threshold", 0.7)
@@ -165,7 +165,7 @@ def test_ray_engine_byte_identical(tmp_path, monkeypatch, sample_texts):
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     monkeypatch.setenv("HOME", str(tmp_path))
     lib = load_library()
-    inputs = RunInputs(tuple(map(str, SAMPLE)))
+    inputs = RunInputs(tuple(map(str, SAMPLE)), allow_unlicensed=True)
     import tempfile
 
     short = tempfile.mkdtemp(prefix="zr", dir="/tmp")  # Ray's socket paths must stay under 107 bytes
@@ -200,3 +200,34 @@ def test_detectrl_targets_on_multi_llm(shared_data):
     assert s["by_llm_type"]["Claude-instant"]["rate"] >= 0.70
     assert s["human_false_positives"]["rate"] <= 0.01
     assert s["human_false_positives"]["texts"] >= 3900
+
+
+def test_clean_release_is_publishable_and_says_it_is_unlicensed(clean_run, tmp_path):
+    import stat
+
+    import datasets
+
+    rel = clean_run / "cleaned"
+    card = (rel / "README.md").read_text()
+    assert card.startswith("---\nlicense: unknown\n") and "path: data.parquet" in card
+    assert "**The source data has no licence**" in card and "--allow-unlicensed" in card
+    assert "ZCP-CANARY " in card and "## Counts" in card and "dropped:" in card and "DetectRL" in card
+    assert (rel / "CANARY.txt").read_text().strip() in card
+    for f in rel.iterdir():
+        if f.is_file():
+            assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
+    ds = datasets.load_dataset(str(rel))
+    assert list(ds) == ["test"] and ds["test"].num_rows == load_run(clean_run).summary["kept"]
+    info = json.loads((rel / "hf" / "dataset_info.json").read_text())
+    assert info["description"] and info["citation"] and info["license"] == "unknown"
+
+
+def test_clean_refuses_unlicensed_data_unless_allowed(tmp_path, capsys):
+    from zcp_core.cli.main import main
+
+    assert main(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert "no licence" in err and "DetectRL ships no licence" in err and "--allow-unlicensed" in err
+    assert not (tmp_path / "x").exists()
+    assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "y"), "--license", "cc-by-4.0"]) == 0
+    assert (tmp_path / "y" / "cleaned" / "README.md").read_text().startswith("---\nlicense: cc-by-4.0\n")

@@ -23,6 +23,7 @@ from zcp_core.artifacts.shards import Engine
 from zcp_core.runs import RunSpec, atomic_write_bytes, atomic_write_json, load_run, write_run
 
 if TYPE_CHECKING:
+    from zcp_core.publish import Card, LicenseInfo
     from zcp_core.schema import TextRecord
 
 DECISIONS_FILE = "decisions.json"
@@ -31,11 +32,21 @@ LIBRARY_COPY = "patterns.yaml"
 
 @dataclass(frozen=True)
 class RunInputs:
-    """What a scan or clean run was made from (for the manifest)."""
+    """What a scan or clean run was made from (for the manifest).
+
+    Attributes:
+        paths: The input files.
+        command: The command line.
+        config: Extra settings to record.
+        license: Licence file or id of the inputs (default: found beside them); a clean release inherits it.
+        allow_unlicensed: Release a cleaned copy of inputs that have no licence (the card says so).
+    """
 
     paths: tuple[str, ...]
     command: str = ""
     config: Mapping[str, Any] | None = None
+    license: str | None = None
+    allow_unlicensed: bool = False
 
 
 def library_copy(library: PatternLibrary, folder: Path) -> None:
@@ -126,10 +137,12 @@ def under_cleaning_lines(under: Mapping[str, Any]) -> list[str]:
     return lines + ["- Only marked texts are candidates for re-cleaning (`zcp_core.artifacts.reclean`).", ""]
 
 
-def write_release(folder: Path, result: CleanResult) -> None:
-    """Write the cleaned data as JSONL, parquet and an HF ``datasets`` folder under ``folder/cleaned``."""
+def write_release(folder: Path, result: CleanResult, card: Card) -> Path:
+    """Write the publishable release under ``folder/cleaned``: the data (JSONL, parquet, an HF ``datasets``
+    folder), its dataset card and the upstream licence, all files 0644. Returns the release folder."""
     import pandas as pd
 
+    from zcp_core.publish import publish_files
     from zcp_core.runs import atomic_write_parquet
 
     out = folder / "cleaned"
@@ -141,11 +154,42 @@ def write_release(folder: Path, result: CleanResult) -> None:
             for t in result.texts]
     df = pd.DataFrame(rows, columns=["id", "text", "label", "llm_type", "data_type", "metadata"])
     atomic_write_parquet(out / "data.parquet", df)
+    atomic_write_bytes(out / "CANARY.txt", (card.canary + "\n").encode())
     try:
         import datasets  # type: ignore[import-untyped]
     except ImportError:  # the JSONL and parquet copies are the release; HF is a convenience
-        return
-    datasets.Dataset.from_pandas(df, preserve_index=False).save_to_disk(str(out / "hf"))
+        return publish_files(out, card).parent
+    info = datasets.DatasetInfo(description=card.title, citation=card.citation,
+                                license=card.license.spdx if card.license.known else "unknown")
+    datasets.Dataset.from_pandas(df, preserve_index=False, info=info).save_to_disk(str(out / "hf"))
+    return publish_files(out, card).parent
+
+
+def release_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary, inputs: RunInputs,
+                 lic: LicenseInfo) -> Card:
+    """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit."""
+    import hashlib
+
+    from zcp_core.publish import Card, citation_for
+    from zcp_core.runs import sha256_file
+
+    applied = result.edits[result.edits["applied"]]
+    edited = int(applied["id"].nunique())
+    canary = "ZCP-CANARY " + hashlib.sha256(f"{library.sha256}:{sorted(inputs.paths)}:{edited}".encode()).hexdigest()[:32]
+    reasons = ", ".join(f"{pid}: {n}" for pid, n in result.dropped["pattern_id"].value_counts().sort_index().items())
+    title = (f"Cleaned release: {edited} texts edited or dropped" if edited
+             else "Cleaned release: no artifact found, nothing changed")
+    return Card(
+        title=title, data_file="data.parquet", split="test", license=lic,
+        source=(*[f"`{p}` (sha256 `{sha256_file(p) if Path(p).is_file() else 'n/a'}`)" for p in inputs.paths],
+                f"command: `{inputs.command}`", f"pattern library {library.version} (sha256 `{library.sha256}`)"),
+        citation=citation_for(inputs.paths), canary=canary,
+        counts={"texts (distinct)": str(len(texts)), "kept": str(len(result.texts)),
+                "edited (kept, with spans removed)": str(int(applied[applied["action"] != "drop_text"]["id"].nunique())),
+                "dropped": f"{len(result.dropped)}" + (f" ({reasons})" if reasons else ""),
+                "edits rejected by a reviewer": str(int((~result.edits["accepted"]).sum()))},
+        body=audit_card(result, texts, library).split("\n", 2)[2], tags=("ai-text-detection", "artifact-cleaning"),
+    )
 
 
 def write_clean_run(
@@ -163,7 +207,10 @@ def write_clean_run(
     ``config`` holds the flag thresholds and the under-cleaning rule (default: top 10% of residual scores).
     """
     from zcp_core.data import texts_frame
+    from zcp_core.publish import find_license, require_license
 
+    lic = find_license(inputs.paths, inputs.license)
+    require_license(lic, inputs.allow_unlicensed)  # before any work: an unlicensed source is refused up front
     uniq, dups = dedupe_texts(texts)
     cfg = config or CleanConfig()
     result = clean(uniq, library, decisions=decisions, scorer=scorer, config=cfg, engine=engine)  # type: ignore[arg-type]
@@ -181,16 +228,18 @@ def write_clean_run(
     run_config = {"engine": engine, "library_sha256": library.sha256, "decisions": len(decisions or {}),
                   "scorer": getattr(scorer, "__name__", None) if scorer else None,
                   "under_cleaning_rule": cfg.residual_rule, "residual_top_share": cfg.residual_top_share,
-                  "residual_threshold": cfg.residual_threshold, **dict(inputs.config or {})}
+                  "residual_threshold": cfg.residual_threshold, "license": inputs.license,
+                  "allow_unlicensed": inputs.allow_unlicensed, **dict(inputs.config or {})}
     tables = {"edits": result.edits, "dropped": result.dropped, "flags": result.flags,
               "originals": texts_frame(uniq), "duplicates": dups}
     folder = write_run(out, RunSpec("clean", run_config, inputs.command, dataset=inputs.paths), result.edits,
                        summary, tables)
     library_copy(library, folder)
-    write_release(folder, result)
     if decisions:
         save_decisions(folder, decisions)
     atomic_write_bytes(folder / "README.md", audit_card(result, uniq, library).encode("utf-8"))
+    write_release(folder, result, release_card(result, uniq, library, inputs, lic))
+    summary["license"] = lic.spdx
     return folder, summary
 
 
@@ -239,9 +288,10 @@ def export_run(run_path: str | Path, out: str | Path | None = None) -> Path:
     originals = run.table("originals")
     texts = [TextRecord(id=r.id, text=r.text, label=r.label, llm_type=r.llm_type, data_type=r.data_type)
              for r in originals.itertuples(index=False)]
-    inputs = RunInputs(tuple(d["path"] for d in run.manifest.get("datasets", [])),
-                       command=f"export of {run_path}", config={"exported_from": str(run_path)})
     mc, dflt = run.manifest.get("config", {}), CleanConfig()
+    inputs = RunInputs(tuple(d["path"] for d in run.manifest.get("datasets", [])),
+                       command=f"export of {run_path}", config={"exported_from": str(run_path)},
+                       license=mc.get("license"), allow_unlicensed=bool(mc.get("allow_unlicensed")))
     cfg = CleanConfig(residual_rule=mc.get("under_cleaning_rule", dflt.residual_rule),  # the run's own rule
                       residual_top_share=float(mc.get("residual_top_share", dflt.residual_top_share)),
                       residual_threshold=float(mc.get("residual_threshold", dflt.residual_threshold)))

@@ -48,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        help="under-cleaning: mark the top SHARE of residual scores (default 0.10: the top 10%%)")
     under.add_argument("--under-threshold", type=float, default=None, metavar="SCORE",
                        help="under-cleaning: mark residual scores above SCORE instead of a top share")
+    c.add_argument("--license", default=None,
+                   help="licence file or id of the input data (default: its LICENSE or SOURCES.md entry)")
+    c.add_argument("--allow-unlicensed", action="store_true",
+                   help="release a cleaned copy of data whose source has no licence (DetectRL has none; the card says so)")
     c.set_defaults(func=run_clean)
 
 
@@ -111,11 +115,16 @@ def run_clean(args: argparse.Namespace) -> int:
         from zcp_core.detector import detector_scorer
 
         scorer = detector_scorer(args.scorer)
+    from zcp_core.publish import find_license, require_license
+
+    require_license(find_license(args.paths, args.license), args.allow_unlicensed)  # refuse before loading
     texts, lib = _load(args)
     decisions = load_decisions(args.decisions) if args.decisions else None
     inputs = _inputs(args)
+    inputs = RunInputs(inputs.paths, inputs.command, inputs.config, args.license, args.allow_unlicensed)
     if args.scorer:  # the manifest names the detector that scored, not just its function
-        inputs = RunInputs(inputs.paths, inputs.command, {**dict(inputs.config or {}), "scorer": str(args.scorer)})
+        inputs = RunInputs(inputs.paths, inputs.command, {**dict(inputs.config or {}), "scorer": str(args.scorer)},
+                           inputs.license, inputs.allow_unlicensed)
     folder, summary = write_clean_run(args.out, texts, lib, inputs, decisions=decisions, scorer=scorer,
                                       engine=args.engine, config=cfg)
     summary = {**summary, "run": str(folder)}
