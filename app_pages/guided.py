@@ -20,7 +20,9 @@ records = run.records
 st.subheader("Partition verdicts")
 cols = st.columns(len(parts))
 for col, row in zip(cols, parts.to_dict("records")):
-    col.metric(f"{row['partition']}: Contamination Confidence", f"{row['confidence']:.2f}",
+    no_verdict = row.get("confidence") is None or row["confidence"] != row["confidence"]
+    col.metric(f"{row['partition']}: Contamination Confidence", "n/a" if no_verdict else f"{row['confidence']:.2f}",
+               help=row.get("reason") or None,
                delta="contaminated (judge rule)" if row["contaminated"] else "not contaminated (judge rule)",
                delta_color="inverse" if row["contaminated"] else "off")
     col.markdown(vg.verdict_line(row))

@@ -88,8 +88,10 @@ def _text(summary: dict[str, Any]) -> str:
     verdict = "CONTAMINATED" if summary["contaminated"] else "not contaminated"
     return (f"{summary['partition']}: n={summary['n']}  ROUGE-L guided {summary['rouge_l']['guided']:.3f} vs general "
             f"{summary['rouge_l']['general']:.3f}  (diff {d.get('mean_diff') or 0:.3f}, "
-            f"95% CI [{d.get('ci_low') or 0:.3f}, {d.get('ci_high') or 0:.3f}])  p={summary['p']:.4g}  "
-            f"Confidence {summary['confidence']:.3f}  judge ({judge}): "
+            f"95% CI [{d.get('ci_low') or 0:.3f}, {d.get('ci_high') or 0:.3f}])  "
+            + (f"p={summary['p']:.4g}  Confidence {summary['confidence']:.3f}  " if summary["confidence"] is not None
+               else f"{summary.get('reason') or 'no verdict'}  ")
+            + f"judge ({judge}): "
             f"{summary['exact']} exact, {summary['near_exact']} near-exact -> {verdict}")
 
 

@@ -222,8 +222,10 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
         "partition": cfg.label,
         "n": int(len(records)),
         "rouge_l": {"guided": _mean(records["rouge_l_guided"]), "general": _mean(records["rouge_l_general"])},
-        "p": test.p,
-        "confidence": conf,
+        # Below stats.MIN_PAIRS instances there is no verdict: p and C are withheld, the reason is given.
+        "p": None if too_few else test.p,
+        "confidence": None if too_few else conf,
+        "reason": too_few,
         "exact": n_exact,
         "near_exact": n_near,
         "contaminated": contaminated,
@@ -260,7 +262,8 @@ def side_by_side(summaries: Sequence[Mapping[str, Any]]) -> Any:
             "partition": s["partition"], "n": s["n"], "rouge_l_guided": s["rouge_l"]["guided"],
             "rouge_l_general": s["rouge_l"]["general"], "metric": d.get("metric", "rouge_l"),
             "mean_diff": t.get("mean_diff"), "ci_low": t.get("ci_low"), "ci_high": t.get("ci_high"),
-            "p": s["p"], "confidence": s["confidence"], "exact": s["exact"], "near_exact": s["near_exact"],
+            "p": s["p"], "confidence": s["confidence"], "reason": s.get("reason", ""), "exact": s["exact"],
+            "near_exact": s["near_exact"],
             "contaminated": s["contaminated"], "overlap_significant": d.get("overlap_significant"),
         })
     return pd.DataFrame(rows)
@@ -271,13 +274,15 @@ def combined_summary(results: Sequence[PartitionResult]) -> dict[str, Any]:
     if len(results) == 1:
         return dict(results[0].summary)
     sums = [dict(r.summary) for r in results]
-    best = max(sums, key=lambda s: s["confidence"])
-    return {
-        "partitions": sums,
-        "side_by_side": side_by_side(sums).to_dict("records"),
-        "headline": {"label": f"max Contamination Confidence over partitions ({best['partition']})",
-                     "value": best["confidence"]},
-    }
+    rated = [s for s in sums if s["confidence"] is not None]
+    if not rated:
+        reason = next((s["reason"] for s in sums if s.get("reason")), "no partition could be tested")
+        headline = {"label": "max Contamination Confidence over partitions", "value": None, "reason": reason}
+    else:
+        best = max(rated, key=lambda s: s["confidence"])
+        headline = {"label": f"max Contamination Confidence over partitions ({best['partition']})",
+                    "value": best["confidence"]}
+    return {"partitions": sums, "side_by_side": side_by_side(sums).to_dict("records"), "headline": headline}
 
 
 def write_guided_run(out: str, spec: Any, results: Sequence[PartitionResult]) -> Any:

@@ -89,18 +89,36 @@ def partitions_figure(partitions: Any) -> Any:
                              marker_color=color))
     for _, row in partitions.iterrows():
         fig.add_annotation(x=row["partition"], y=max(row["rouge_l_guided"], row["rouge_l_general"]),
-                           text=f"p={row['p']:.3g}, C={row['confidence']:.2f}", showarrow=False, yshift=14)
+                           text=_pc(row), showarrow=False, yshift=14)
     fig.update_layout(barmode="group", yaxis_title="mean ROUGE-L", height=340, margin=dict(t=40, b=40))
     return fig
 
 
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and x != x)
+
+
+def _pc(row: Mapping[str, Any]) -> str:
+    """``p=…, C=…`` for a partition, or the reason there is no verdict (too few instances)."""
+    if _missing(row.get("confidence")):
+        return str(row.get("reason") or "no verdict")
+    return f"p={row['p']:.3g}, C={row['confidence']:.2f}"
+
+
 def verdict_line(row: Mapping[str, Any]) -> str:
-    """One sentence stating a partition's verdict under both of the paper's algorithms."""
+    """One sentence stating a partition's verdict under both of the paper's algorithms.
+
+    Below the minimum sample the overlap test gives no verdict, and the sentence says so instead of
+    calling anything significant.
+    """
     rule = "contaminated" if row["contaminated"] else "not contaminated"
+    head = (f"**{row['partition']}** (n={row['n']}): judge rule says **{rule}** "
+            f"({row['exact']} exact, {row['near_exact']} near-exact); ")
+    if _missing(row.get("confidence")):
+        return head + f"guided vs general overlap: {row.get('reason') or 'no verdict'} (mean diff {row['mean_diff']:.3f})."
     sig = "significantly" if row.get("overlap_significant") else "not significantly"
-    return (f"**{row['partition']}** (n={row['n']}): judge rule says **{rule}** "
-            f"({row['exact']} exact, {row['near_exact']} near-exact); guided overlap is {sig} higher than general "
-            f"(mean diff {row['mean_diff']:.3f}, p={row['p']:.3g}, Contamination Confidence {row['confidence']:.2f}).")
+    return head + (f"guided overlap is {sig} higher than general "
+                   f"(mean diff {row['mean_diff']:.3f}, p={row['p']:.3g}, Contamination Confidence {row['confidence']:.2f}).")
 
 
 def bleurt_note(summary: Mapping[str, Any]) -> str:
