@@ -4,6 +4,7 @@ import streamlit as st
 
 from zcp_core.app import pick_run
 from zcp_core.lab import viz as viz_lab
+from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
 
 st.title("Contamination lab")
 st.caption(
@@ -48,7 +49,14 @@ c1.metric(f"AUROC ({s.get('auroc_metric')} gap)", f"{s.get('auroc', float('nan')
 c2.metric("TPR at 5% FPR", f"{s.get('tpr_at_5fpr', float('nan')):.3f}")
 c3.metric("C / U items", f"{s.get('n_c')} / {s.get('n_u')}")
 st.write(f"Model `{s.get('model')}`, lab build `{s.get('build')}` ({s.get('mode')}, {s.get('profile')}).")
-st.plotly_chart(viz_lab.confidence_figure(run.table("confidence")))
+small = [sp for sp in ("C", "U") if (s.get(f"n_{sp.lower()}") or 0) < MIN_PAIRS]
+if small:
+    st.warning(f"{' and '.join(small)}: {TOO_FEW_PAIRS}; no Contamination Confidence is shown for "
+               f"{'them' if len(small) > 1 else 'it'}.")
+conf_table = run.table("confidence")
+if small and "n" in conf_table:  # runs written before the rule: withhold those confidences here too
+    conf_table = conf_table.assign(confidence=conf_table["confidence"].where(conf_table["n"] >= MIN_PAIRS))
+st.plotly_chart(viz_lab.confidence_figure(conf_table))
 st.caption("Contamination Confidence per metric: C (trained on) should clear 0.95, U (held out) should stay under 0.6.")
 st.plotly_chart(viz_lab.roc_figure(run.table("roc"), dict(s.get("detection") or {})))
 st.caption("Per-item detection: how well each metric's original-minus-reference gap separates C from U "

@@ -59,7 +59,7 @@ print(list(zip(lp.tokens, [round(v, 3) for v in lp.logprobs])))
 
 # %% [markdown]
 # ## The Zero-CoT probe
-# Five GSM8K items against their deterministic numeric twins. With so few pairs the Contamination Confidence stays near 0.5 (no evidence) — notebook 01 and the lab (02) show more.
+# Five GSM8K items against their deterministic numeric twins. Five pairs are below the product's minimum sample (10 pairs), so the probe reports *too few pairs for a verdict* instead of a Contamination Confidence — notebook 01 and the lab (02) show more.
 
 # %%
 from zcp_core.probe import ProbeConfig, run_probe

@@ -34,10 +34,10 @@ from zcp_core.probe import viz as viz_probe
 from zcp_core.reference import perturb_gsm8k
 
 # %% [markdown]
-# Parameters: kept small so the notebook runs in about a minute on a CPU.
+# Parameters: kept small so the notebook runs in a minute or two on a CPU.
 
 # %%
-N_ITEMS = 10
+N_ITEMS = 30  # about 60% of GSM8K items get a verified twin: enough pairs (>= 10) for a verdict
 CONFIG = ProbeConfig(metrics=("acc", "p_first", "p_all"), ratios=(0.0,), n_resamples=2000)
 RUN_DIR = os.path.join(tempfile.mkdtemp(prefix="zcp-nb01-"), "probe-gsm8k")
 

@@ -71,3 +71,33 @@ def test_console_script_is_fast_and_light() -> None:
             "'scipy','openai','re2','peft','math_verify') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---- reference build: independent judges; probe: a reference run folder --------------------------------
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "needs two judges that are other models than the generator"),
+    (["--judge", "smollm2", "--judge2", "hf:/elsewhere"], "judge 1 is the generator (smollm2)"),
+    (["--judge", "hf:/a", "--judge2", "hf:/a"], "judges 1 and 2 are the same model (hf:/a)"),
+])
+def test_reference_build_llm_refuses_self_judging(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  extra: list[str], message: str) -> None:
+    out = tmp_path / "ref"
+    rc = main(["reference", "build", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"), "--method", "llm",
+               "--generator", "smollm2", "--limit", "1", "--out", str(out), *extra])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert message in err and "--allow-self-judge" in err
+    assert not out.exists()  # refused before any model loads or anything is written
+
+
+def test_probe_reads_the_twins_of_a_reference_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from zcp_core.cli.probe import _load_sets
+
+    data = str(ROOT / "data/gsm8k/test.jsonl")
+    assert main(["reference", "build", "--dataset", data, "--method", "numeric", "--limit", "6",
+                 "--out", str(tmp_path / "ref"), "--json"]) == 0
+    built = json.loads(capsys.readouterr().out)
+    args = build_parser().parse_args(["probe", "--dataset", data, "--limit", "6", "--reference", str(tmp_path / "ref")])
+    original, reference, _, _ = _load_sets(args)
+    assert len(original) == 6 and len(reference) == built["traced"] > 0
+    assert {t.original_id for t in reference} <= {o.id for o in original}

@@ -105,7 +105,7 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     s = lab_eval.summary
     assert set(s["contaminated"]) == set(s["clean"]) == {"acc", "p_first", "p_all"}
     for v in (*s["contaminated"].values(), *s["clean"].values()):
-        assert 0.5 <= v <= 1.0  # C is in [0.5, 1] for prior 0.5
+        assert v is None  # 2 pairs per split: too few pairs for a verdict (stats.MIN_PAIRS is 10)
     assert s["mode"] == "direct" and 0.0 <= s["auroc"] <= 1.0 and 0.0 <= s["tpr_at_5fpr"] <= 1.0
     assert (s["n_c"], s["n_u"]) == (2, 2)
     run = load_run(lab_eval.run_path)
@@ -117,6 +117,7 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     assert {"fpr", "tpr"} <= set(run.table("roc").columns)
     assert set(run.table("flips")["split"]) == {"C", "U"}
     assert set(run.table("confidence")["split"]) == {"C", "U", "all"}
+    assert (run.table("confidence")["reason"] == "too few pairs for a verdict (n < 10)").all()
 
 
 def _run_page(runs: Path) -> object:

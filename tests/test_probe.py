@@ -13,15 +13,20 @@ from zcp_core.probe import (
     ProbeConfig,
     confidence_summary,
     cot_prefix,
+    enforce_min_pairs,
+    enforce_min_pairs_table,
     item_flags,
     item_gaps,
     probe_items,
     run_probe,
+    sample_size_curve,
     truncation_curve,
 )
+from zcp_core.probe import tests_table as table_of_tests  # not named test*, so pytest does not collect it
 from zcp_core.probe.analysis import _flip
 from zcp_core.probe.measure import _Cot, _extract
 from zcp_core.schema import Item
+from zcp_core.stats import TOO_FEW_PAIRS
 
 FAST = {"max_new_tokens": 12, "n_resamples": 500}
 
@@ -75,6 +80,10 @@ def test_config_validates_and_always_probes_zero():
         ProbeConfig(metrics=("acc", "bleu"))
     with pytest.raises(ValueError, match="ratios"):
         ProbeConfig(ratios=(1.5,))
+    assert ProbeConfig().continuous_test == "permutation"
+    assert ProbeConfig(continuous_test="bootstrap").test_options()["continuous_test"] == "bootstrap"
+    with pytest.raises(ValueError, match="continuous_test"):
+        ProbeConfig(continuous_test="t-test")  # type: ignore[arg-type]
 
 
 def _synthetic(n=30, p_nan=False):
@@ -108,6 +117,54 @@ def test_confidence_summary_shape_and_headline_fallback():
     api = confidence_summary(_synthetic(p_nan=True), ("acc", "p_first", "p_all"))
     assert api["metrics"]["p_all"]["confidence"] is None and "unavailable" in api["metrics"]["p_all"]["reason"]
     assert api["headline"]["metric"] == "acc"
+
+
+@pytest.mark.parametrize("n", [9, 10])
+def test_min_pairs_rule_in_the_confidence_json(n):
+    recs = _synthetic(n=n)
+    out = confidence_summary(recs, ("acc", "p_first", "p_all"))
+    for m in ("acc", "p_first", "p_all"):
+        v = out["metrics"][m]
+        assert v["n"] == n and v["direction"] == "original>reference"  # description stays
+        if n < 10:
+            assert (v["p"], v["bf10"], v["confidence"], v["reason"]) == (None, None, None, TOO_FEW_PAIRS)
+        else:
+            assert 0.5 <= v["confidence"] <= 1 and "reason" not in v
+    if n < 10:
+        assert out["headline"]["value"] is None and out["headline"]["reason"] == TOO_FEW_PAIRS
+        table = table_of_tests(recs, ("acc", "p_all"))
+        measured = table[table["metric"].isin(["acc", "p_all"])]
+        assert (measured["reason"] == TOO_FEW_PAIRS).all() and measured["confidence"].isna().all()
+        assert (measured["n"] == n).all()
+    else:
+        assert out["headline"]["metric"] == "p_all" and out["headline"]["value"] is not None
+    assert enforce_min_pairs(out) == out  # a json that follows the rule is unchanged
+
+
+def test_enforce_min_pairs_on_a_run_written_before_the_rule():
+    old = confidence_summary(_synthetic(n=12), ("acc", "p_all"))
+    old["metrics"]["p_all"]["n"] = old["metrics"]["acc"]["n"] = 4  # as an old run with 4 pairs stored it
+    fixed = enforce_min_pairs(old)
+    assert fixed["metrics"]["p_all"]["confidence"] is None and fixed["metrics"]["p_all"]["reason"] == TOO_FEW_PAIRS
+    assert fixed["headline"] == {"metric": None, "confidence": None, "label": "Contamination Confidence",
+                                 "value": None, "reason": TOO_FEW_PAIRS}
+    table = table_of_tests(_synthetic(n=12), ("acc", "p_all")).assign(n=4)
+    assert enforce_min_pairs_table(table).query("metric in ['acc', 'p_all']")["confidence"].isna().all()
+
+
+def test_permutation_is_the_default_and_bootstrap_an_option():
+    recs = _synthetic(n=12)
+    perm = table_of_tests(recs, ("p_all",)).set_index("metric").loc["p_all"]
+    boot = table_of_tests(recs, ("p_all",), continuous_test="bootstrap", n_resamples=500).set_index("metric").loc["p_all"]
+    assert (perm["test"], boot["test"]) == ("permutation", "bootstrap")
+    assert perm["p"] == pytest.approx(1 / 4096)  # every gap positive: exact p 2**-12
+    assert perm["confidence"] > 0.99 and boot["confidence"] > 0.9
+
+
+def test_sample_size_curve_leaves_out_sizes_below_min_pairs():
+    curve = sample_size_curve(_synthetic(n=30), ["p_all"], sizes=(5, 9, 10, 30), repeats=3)
+    assert curve["n"].tolist() == [10, 30]
+    assert sample_size_curve(_synthetic(n=8), ["p_all"]).empty
 
 
 def test_item_gaps_and_flags_on_synthetic_records():
@@ -188,10 +245,18 @@ def test_run_folder_confidence_json_and_cli(zero_run, capsys):
     assert confidence_cmd(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"metrics", "headline"}
-    assert set(out["metrics"]["acc"]) == {"n", "effect", "p", "bf10", "confidence", "direction"}
-    assert out["metrics"]["acc"]["n"] == 3
-    assert out["metrics"]["con"]["confidence"] is None and "reason" in out["metrics"]["con"]
-    assert {"metric", "confidence", "label", "value"} <= set(out["headline"])
+    # Three pairs are too few for a verdict: no p, BF or confidence, and the reason instead.
+    assert set(out["metrics"]["acc"]) == {"n", "effect", "p", "bf10", "confidence", "direction", "reason"}
+    assert out["metrics"]["acc"]["n"] == 3 and out["metrics"]["acc"]["confidence"] is None
+    assert out["metrics"]["acc"]["reason"] == TOO_FEW_PAIRS == out["metrics"]["p_all"]["reason"]
+    assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]
+    assert out["headline"]["value"] is None and out["headline"]["reason"] == TOO_FEW_PAIRS
+    assert run.manifest["config"]["continuous_test"] == "permutation"
+    assert run.summary["continuous_test"] == "permutation" and run.summary["min_pairs"] == 10
+    assert confidence_cmd(parser.parse_args(["confidence", str(zero_run.run_path)])) == 0
+    text = capsys.readouterr().out
+    assert "too few pairs for a verdict (n < 10)" in text and "significant" not in text
+    assert "headline: no Contamination Confidence: too few pairs for a verdict (n < 10)" in text
 
 
 def test_parse_failures_are_counted(smollm2, pairs):
@@ -211,6 +276,8 @@ def test_truncation_generates_one_capped_cot_and_con(smollm2, pairs):
     assert recs["ratio"].tolist() == [0.0, 0.5]
     assert recs["cot_tokens"].tolist() == [6, 6] and recs["cot_capped"].all() and recs["cot_cap"].tolist() == [6, 6]
     assert recs["cot_text"].nunique() == 1
+    # A 6-token CoT states no final answer: Con is False (inconsistent), never read from its last number.
+    assert recs["cot_answer"].isna().all() and recs["con"].tolist() == [False, False]
     curve = truncation_curve(recs, ["acc"])
     assert curve["ratio"].tolist() == [0.0, 0.5]
 
@@ -219,29 +286,39 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     from zcp_core.probe import release, undo_release
 
     # Originals whose gold is what the model answers at zero-CoT (so they are "correct"), and twins that
-    # the model gets wrong: one deterministic twin (replaceable) and one without verification (kept).
-    qs = ["What is 2 + 3?", "What is 10 minus 4?"]
+    # the model gets wrong: a re-executed numeric twin (replaceable), a numeric twin without a passed
+    # re-execution record (kept) and one made by no method zcp can verify (kept).
+    qs = ["What is 2 + 3?", "What is 10 minus 4?", "What is 7 + 1?"]
     probe0 = probe_items(smollm2, [Item(id=f"toy-{i}", question=q, answer="0") for i, q in enumerate(qs)],
                          ProbeConfig(metrics=("acc",), max_new_tokens=12))
     golds = probe0["pred"].tolist()
     assert all(golds), golds
     original = [Item(id=f"toy-{i}", question=q, answer=g, source="toy") for i, (q, g) in enumerate(zip(qs, golds))]
+    numeric = {"method": "numeric-perturbation-v1"}
     reference = [
         Item(id="toy-0-ref", question=qs[0], answer=golds[0] + "1", source="toy-numeric-ref", original_id="toy-0",
-             metadata={"method": "numeric-perturbation-v1"}),
+             metadata={**numeric, "verification": {"method": "numeric-perturbation-v1", "reexecuted": True,
+                                                   "check": "reexecute-v1"}}),
         Item(id="toy-1-ref", question=qs[1], answer=golds[1] + "1", source="toy-manual", original_id="toy-1"),
+        Item(id="toy-2-ref", question=qs[2], answer=golds[2] + "1", source="toy-numeric-ref", original_id="toy-2",
+             metadata=numeric),
     ]
     res = run_probe(smollm2, original, reference, ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
                                                               n_resamples=200), out=tmp_path / "run")
-    assert res.items["flagged"].tolist() == [True, True]
-    rel = release(res.run_path, tmp_path / "release")
-    assert [r.original_id for r in rel.replaced] == ["toy-0"] and rel.replaced[0].verification == "deterministic"
-    assert [k.original_id for k in rel.kept] == ["toy-1"]
+    assert res.items["flagged"].tolist() == [True, True, True]
+    rel = release(res.run_path, tmp_path / "release", license="apache-2.0")  # toy items: no dataset to inherit from
+    assert [r.original_id for r in rel.replaced] == ["toy-0"] and rel.replaced[0].verification == "reexecuted"
+    assert "re-executed" in rel.replaced[0].verified_by
+    kept = {k.original_id: k.reason for k in rel.kept}
+    assert set(kept) == {"toy-1", "toy-2"}
+    assert "cannot verify" in kept["toy-1"] and "re-execution" in kept["toy-2"]
     bench = [json.loads(x) for x in (tmp_path / "release" / "benchmark.jsonl").read_text().splitlines()]
-    assert [b["id"] for b in bench] == ["toy-0-ref", "toy-1"]
+    assert [b["id"] for b in bench] == ["toy-0-ref", "toy-1", "toy-2"]
     assert all(b["metadata"]["canary"] == rel.canary for b in bench) and rel.canary.startswith("ZCP-CANARY ")
     card = (tmp_path / "release" / "README.md").read_text()
     assert rel.canary in card and "toy-0-ref" in card and "toy-1" in card
+    assert "| toy-0 | toy-0-ref | reexecuted | numeric twin (numeric-perturbation-v1); solution re-executed" in card
+    assert "deterministic" not in card and "judge_verified" not in card
     assert len((tmp_path / "release" / "replacements.jsonl").read_text().splitlines()) == 1
     assert undo_release(tmp_path / "release") == original
 

@@ -46,13 +46,33 @@ def test_page_with_a_probe_run(runs_root, monkeypatch):
     at.run()
     assert not at.exception
     assert at.title[0].value == "Zero-CoT probe"
+    # Three pairs: the page shows why there is no confidence instead of a number.
+    assert at.metric[0].value == "n/a"
+    assert any("too few pairs for a verdict (n < 10)" in w.value for w in at.warning)
     subheaders = [s.value for s in at.subheader]
-    for h in ("Contamination Confidence per metric", "Zero-CoT flips", "Truncation curve", "Sample-size curve"):
+    for h in ("Contamination Confidence per metric", "Items", "Truncation curve", "Sample-size curve"):
         assert h in subheaders
-    # confidence table + flips table; the flips table keeps full-CoT columns because a CoT was generated
-    assert len(at.dataframe) == 2
-    flips = at.dataframe[1].value
-    assert any(c.startswith("cot_correct_") for c in flips.columns)
+    # confidence table, item browser, flips table; the flips table keeps full-CoT columns (a CoT was generated)
+    assert len(at.dataframe) == 3
+    browser = at.dataframe[1].value
+    assert list(browser.columns[:3]) == ["Item", "Flagged", "Flip"] and len(browser) == 3
+    assert browser["Flagged"].tolist() == sorted(browser["Flagged"].tolist(), reverse=True)  # flagged first
+    flips = at.dataframe[2].value
+    assert any(c.startswith("cot_correct_") for c in flips.columns) and len(flips) == 3
     assert len(at.get("plotly_chart")) >= 6
-    at.multiselect[0].set_value(["orig_only", "ref_only", "both", "neither"]).run()
-    assert not at.exception and len(at.dataframe[1].value) == 3
+
+
+def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):
+    """Selecting a row of the item browser opens the item: both questions, answers, P_* and raw completions."""
+    monkeypatch.setenv("ZCP_RUNS", str(runs_root))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    first = at.dataframe[1].value.iloc[0]["Item"]
+    at.session_state["item_browser"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{first}**" in text and "**original**" in text and "**reference**" in text
+    assert "Gold:" in text and "Prediction:" in text and ":orange-background[" in text  # changed numbers marked
+    assert len(at.code) >= 2  # both raw completions
+    assert any("P_all" in c.value for c in at.caption)

@@ -1,4 +1,5 @@
-"""Golden tests for zcp_core.stats: BF/C mapping, McNemar, bootstrap, pairing, AUROC."""
+"""Golden tests for zcp_core.stats: BF/C mapping, McNemar, permutation and bootstrap tests, size under the null,
+the minimum-sample rule, pairing, AUROC."""
 
 from __future__ import annotations
 
@@ -10,16 +11,23 @@ import pytest
 from zcp_core.errors import DataError
 from zcp_core.schema import Item
 from zcp_core.stats import (
+    EXACT_MAX_N,
+    MIN_PAIRS,
     P_FLOOR,
+    TOO_FEW_PAIRS,
     ItemPair,
     auroc,
     bf10_from_p,
     confidence_from_p,
     log_binom_sf,
     mcnemar_test,
+    min_pairs_reason,
     pair_items,
     paired_bootstrap_test,
+    paired_permutation_test,
+    paired_test,
     roc_curve,
+    sign_flip_pvalues,
     tpr_at_fpr,
 )
 
@@ -152,6 +160,139 @@ def test_bootstrap_all_zero_and_empty() -> None:
     assert (e.n, e.confidence, e.direction) == (0, 0.5, "none")
     one = paired_bootstrap_test([0.9], [0.1], n_resamples=200)  # one pair is no evidence
     assert (one.n, one.p, one.confidence, one.direction) == (1, 1.0, 0.5, "original>reference")
+
+
+# ---- sign-flip permutation test -------------------------------------------------------------------
+# differences -> exact one-sided p (count of the 2**n sign vectors whose sum reaches the observed one)
+PERMUTATION = [
+    ([1.0] * 10, 1 / 1024),  # every sign positive: only the observed vector reaches it
+    ([3.0, 1.0, 2.0], 1 / 8),  # the smallest p three pairs can give
+    ([1.0, 2.0, 3.0, 4.0, -1.0], 3 / 32),  # sums >= 9: {+ + + +, -}, {+ + + +, +}, {- + + +, +}
+    ([0.5, -0.5], 3 / 4),  # ties count as reaching the observed sum
+    ([0.0, 0.0, 0.0], 1.0),
+]
+
+
+@pytest.mark.parametrize("diffs, p", PERMUTATION)
+def test_permutation_exact_golden(diffs: list[float], p: float) -> None:
+    r = paired_permutation_test(diffs, [0.0] * len(diffs), metric="p_all")
+    assert r.p == pytest.approx(p, rel=1e-12) and r.test == "permutation" and r.n == len(diffs)
+    assert r.confidence == pytest.approx(confidence_from_p(p), abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 5, 9, 13])
+def test_permutation_agrees_with_scipy_exact(n: int) -> None:
+    import numpy as np
+    from scipy.stats import permutation_test
+
+    d = np.random.default_rng(n).normal(0.2, 1.0, size=n)
+    ref = permutation_test((d,), lambda x, axis: x.sum(axis=axis), permutation_type="samples",
+                           alternative="greater", n_resamples=10**9).pvalue  # 2**n < 10**9: scipy enumerates
+    assert float(sign_flip_pvalues(d)) == pytest.approx(ref, rel=1e-12)
+
+
+def test_permutation_monte_carlo_floor_seed_and_rows() -> None:
+    import numpy as np
+
+    n = EXACT_MAX_N + 14
+    r = paired_permutation_test([0.3 + 0.01 * i for i in range(n)], [0.0] * n, n_resamples=2000, seed=3)
+    assert r.p == pytest.approx(1 / 2001) and r.confidence > 0.98  # the observed sum is the largest possible
+    d = np.random.default_rng(0).normal(0.1, 1.0, size=(5, n))
+    batch = sign_flip_pvalues(d, 2000, seed=7)
+    assert [float(sign_flip_pvalues(row, 2000, seed=7)) for row in d] == pytest.approx(batch.tolist())
+    assert not np.array_equal(batch, sign_flip_pvalues(d, 2000, seed=8))  # the seed matters, and only it
+    assert np.all((batch >= 1 / 2001) & (batch <= 1))
+
+
+def test_permutation_ci_effect_direction_and_nan() -> None:
+    orig = [0.9, 0.8, 0.7, 0.95, 0.6, 0.85, 0.75, 0.5, 0.65, 0.9]
+    ref = [0.5, 0.7, 0.75, 0.6, 0.55, 0.5, 0.8, 0.45, 0.4, 0.7]
+    r = paired_permutation_test(orig, ref)
+    d = [a - b for a, b in zip(orig, ref, strict=True)]
+    mean = sum(d) / len(d)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1))
+    half = 2.262157 * sd / math.sqrt(len(d))  # Student t(9) 97.5% quantile
+    assert (r.mean_diff, r.effect) == (pytest.approx(mean), pytest.approx(mean / sd))
+    assert (r.ci_low, r.ci_high) == (pytest.approx(mean - half, abs=1e-6), pytest.approx(mean + half, abs=1e-6))
+    # brute force over the 1,024 sign vectors, in plain Python
+    import itertools
+
+    hits = sum(sum(s * abs(x) for s, x in zip(signs, d)) >= sum(d) - 1e-12
+               for signs in itertools.product((1, -1), repeat=len(d)))
+    assert r.p == pytest.approx(hits / 1024) and r.confidence == pytest.approx(confidence_from_p(hits / 1024))
+    assert r.p < 0.05
+    back = paired_permutation_test(ref, orig)
+    assert back.direction == "reference>original" and back.confidence == 0.5 and back.bf10 == 1.0
+    nan = float("nan")
+    part = paired_permutation_test([0.9, nan, 0.8, 0.7], [0.1, 0.2, nan, 0.3])
+    assert part.n == 2 and part.mean_diff == pytest.approx(0.6)
+    empty = paired_permutation_test([], [])
+    assert (empty.n, empty.p, empty.confidence, empty.direction) == (0, 1.0, 0.5, "none")
+
+
+def test_paired_test_dispatches_on_the_mode() -> None:
+    o, r = [0.5, 0.6, 0.7, 0.4], [0.1, 0.2, 0.3, 0.0]
+    assert paired_test(o, r).test == "permutation"
+    assert paired_test(o, r, "bootstrap", n_resamples=200) == paired_bootstrap_test(o, r, n_resamples=200)
+    with pytest.raises(ValueError, match="unknown continuous test"):
+        paired_test(o, r, "t-test")  # type: ignore[arg-type]
+
+
+# ---- size under a symmetric null ------------------------------------------------------------------
+DRAWS = 2000
+
+
+@pytest.mark.parametrize("n", [3, 5, 10, 30, 100])
+def test_permutation_holds_its_size_under_a_symmetric_null(n: int) -> None:
+    """Both arms from one skewed distribution (like P_all), so each difference is symmetric about 0."""
+    import numpy as np
+
+    rng = np.random.default_rng(1000 + n)
+    orig, ref = rng.beta(0.5, 2.0, size=(2, DRAWS, n))
+    p = sign_flip_pvalues(orig - ref)  # the production defaults: 10,000 sign vectors, seed 0
+    share = float(np.mean(p < 0.05))
+    if n >= 10:
+        assert 0.03 <= share <= 0.07, share
+    else:  # an exact test with 2**n sign vectors cannot reach 0.05 often: conservative, never liberal
+        assert share <= 0.07, share
+    assert float(np.mean(p < 0.01)) <= 0.02
+    # C is meaningful under the null: mostly exactly 0.5 (no evidence), rarely high.
+    conf = np.array([confidence_from_p(x) for x in p[:200]])
+    assert np.median(conf) == 0.5 and np.mean(conf > 0.9) <= 0.05
+
+
+@pytest.mark.parametrize("n", [3, 5, 10, 30, 100])
+def test_mcnemar_holds_its_size_under_a_symmetric_null(n: int) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(2000 + n)
+    orig, ref = rng.random((2, DRAWS, n)) < 0.4  # both arms right 40% of the time, independently
+    b = (orig & ~ref).sum(axis=1)
+    c = (ref & ~orig).sum(axis=1)
+    # The production test on each distinct (b, c) table; the draws only count how often each occurs.
+    p_of = {(bi, ci): mcnemar_test([True] * bi + [False] * ci + [True] * (n - bi - ci),
+                                   [False] * bi + [True] * ci + [True] * (n - bi - ci)).p
+            for bi, ci in set(zip(b.tolist(), c.tolist()))}
+    p = np.array([p_of[bc] for bc in zip(b.tolist(), c.tolist())])
+    assert float(np.mean(p < 0.05)) <= 0.07
+    if n == 100:
+        assert float(np.mean(p < 0.05)) >= 0.02  # exact, so somewhat conservative, but not blind
+
+
+def test_permutation_finds_a_real_effect_at_ten_pairs() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    ref = rng.beta(0.5, 2.0, size=(DRAWS, 10))
+    p = sign_flip_pvalues(ref + 0.3 - ref * 0.3 - ref)  # original = ref + 0.3 (1 - ref): always higher
+    assert float(np.mean(p < 0.05)) == 1.0 and float(p.max()) == 1 / 1024
+
+
+# ---- one minimum-sample rule ------------------------------------------------------------------------
+@pytest.mark.parametrize("n, reason", [(0, TOO_FEW_PAIRS), (9, TOO_FEW_PAIRS), (10, ""), (500, "")])
+def test_min_pairs_rule(n: int, reason: str) -> None:
+    assert MIN_PAIRS == 10 and TOO_FEW_PAIRS == "too few pairs for a verdict (n < 10)"
+    assert min_pairs_reason(n) == reason
 
 
 def _ref(i: str, orig: str | None) -> Item:

@@ -16,8 +16,6 @@ from typing import Literal
 GradeStatus = Literal["ok", "no_answer", "parse_error"]
 MAX_GRADE_CHARS = 600
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
-_ANSWER_IS = re.compile(r"(?:final answer|answer)\s*(?:is|:)\s*\$?\\?\(?\s*([^\n$]+?)\s*\$?\s*(?:\.|$)", re.I)
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
 def _balanced(text: str, open_at: int) -> str | None:
@@ -58,6 +56,16 @@ def last_boxed(text: str) -> str | None:
 
 
 AnswerSource = Literal["boxed", "answer_is", "last_number", "none"]
+#: ``final``: only a ``\\boxed{}`` or an explicit final-answer phrase counts (a full CoT, which may be cut
+#: off mid-calculation). ``lenient``: also the last number (a short zero-CoT completion).
+ExtractPolicy = Literal["final", "lenient"]
+# "the answer is", "final answer:", "**Answer:**", "answer would be"...; the connector is required.
+_ANSWER_IS = re.compile(
+    r"(?:final\s+answer|\banswer)\s*[*_]*\s*(?:is\b|:|=|(?:would|will|should)\s+be\b)\s*[*_]*\s*:?[ \t]*",
+    re.I)
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_MATH_SPANS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
+_OPEN, _CLOSE = "([{", ")]}"
 
 
 @dataclass(frozen=True)
@@ -68,25 +76,83 @@ class Extracted:
     source: AnswerSource
 
 
-def extract_answer(text: str, fallbacks: bool = True) -> Extracted:
-    """The last ``\\boxed{}``; else "the answer is X"; else the last number.
+def _cut_sentence(tail: str) -> str:
+    """``tail`` up to the end of its sentence, outside brackets: a full stop that is not a decimal point,
+    ``;``, ``!``, ``?``, or a comma that does not separate thousands ("1,234.56" stays whole)."""
+    depth = 0
+    for k, ch in enumerate(tail):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and (ch in ";!?" or (ch == "." and not tail[k + 1:k + 2].isdigit())
+                             or (ch == "," and not re.match(r",\d{3}(?!\d)", tail[k:]))):
+            return tail[:k]
+    return tail
+
+
+def _phrase_answer(tail: str) -> str | None:
+    """The answer right after a final-answer phrase: a math span, or the rest of the sentence."""
+    tail = tail.split("\n", 1)[0].strip()
+    for left, right in _MATH_SPANS:
+        if tail.startswith(left):
+            close = tail.find(right, len(left))
+            if close > len(left):
+                tail = tail[len(left):close]
+                break
+            if left == "$":  # "$15" with no closing "$" is money, not math
+                tail = tail[1:]
+    ans = _cut_sentence(tail).strip().strip("*_").strip()
+    # Prose such as "not clear" is no answer; a number or a LaTeX command is.
+    return ans if re.search(r"\d|\\[A-Za-z]", ans) else None
+
+
+def extract_answer(text: str, policy: ExtractPolicy = "final") -> Extracted:
+    """The last ``\\boxed{}``; else the answer after the last final-answer phrase; else (``lenient``) the last number.
+
+    The phrase's answer keeps decimals, thousands separators, signs, units and
+    LaTeX (``\\frac{1}{2}``) and stops at the end of its sentence, so "The
+    answer is: 12." gives ``12`` and "answer is 3.5 hours." gives ``3.5 hours``
+    (:func:`grade` reads the number in it).
 
     Args:
         text: Model output (for a prefilled ``\\boxed``, pass prefill + output).
-        fallbacks: Whether to try the non-boxed fallbacks.
+        policy: ``final`` (a full CoT: no answer means none) or ``lenient`` (also the last number).
     """
     b = last_boxed(text)
     if b:
         return Extracted(b, "boxed")
-    if not fallbacks:
-        return Extracted(None, "none")
-    m = list(_ANSWER_IS.finditer(text))
-    if m:
-        return Extracted(m[-1].group(1).strip(), "answer_is")
-    nums = _NUMBER.findall(text)
-    if nums:
-        return Extracted(nums[-1].replace(",", ""), "last_number")
+    for m in reversed(list(_ANSWER_IS.finditer(text))):
+        ans = _phrase_answer(text[m.end():])
+        if ans is not None:
+            return Extracted(ans, "answer_is")
+    if policy == "lenient":
+        nums = _NUMBER.findall(text)
+        if nums:
+            return Extracted(nums[-1].replace(",", ""), "last_number")
     return Extracted(None, "none")
+
+
+_TEXT_CMD = re.compile(r"\\(?:text|textbf|textrm|mathrm|mbox|textnormal)\s*\{([^{}]*)\}")
+# A number with optional money sign, percent and unit words: "$1,234.56", "3.5 hours", "-5 degrees", "20%".
+_NUMBER_WITH_UNITS = re.compile(
+    r"^(?:\\?\$\s*)?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*(\\?%)?"
+    r"(?:\s+[A-Za-z]{2,}\.?(?:[\s/-]+[A-Za-z]+\.?)*)?$")
+
+
+def normalize_answer(expr: str) -> str:
+    """A number written with units or money as the bare number; anything else unchanged.
+
+    ``\\text{3.5 hours}`` -> ``3.5``, ``$1,234.56`` -> ``1234.56``, ``12.`` -> ``12``,
+    ``-5 degrees`` -> ``-5``, ``20%`` -> ``20%``. LaTeX (``\\frac{1}{2}``), sets
+    (``1,2``), expressions (``3x``) and single-letter units are left to math-verify.
+    """
+    s = _TEXT_CMD.sub(lambda m: " " + m.group(1) + " ", expr).strip()
+    s = re.sub(r"^\$(.*)\$$", r"\1", s).strip().rstrip(".").strip()
+    m = _NUMBER_WITH_UNITS.match(s)
+    if not m:
+        return expr
+    return m.group(1).replace(",", "") + ("%" if m.group(2) else "")
 
 
 @dataclass(frozen=True)
@@ -121,7 +187,7 @@ def _parse(expr: str, kind: Literal["pred", "gold"]) -> list[object]:
 
 
 def grade(pred: str | None, gold: str) -> Grade:
-    """Whether ``pred`` equals ``gold`` under math-verify.
+    """Whether ``pred`` equals ``gold`` under math-verify, after :func:`normalize_answer` on both.
 
     A missing or unparseable prediction is incorrect and says so in
     ``status``; it is never dropped.
@@ -132,6 +198,7 @@ def grade(pred: str | None, gold: str) -> Grade:
         return Grade(False, "no_answer", "", "")
     if len(pred) > MAX_GRADE_CHARS or len(gold) > MAX_GRADE_CHARS:
         return Grade(False, "parse_error", "", "")
+    pred, gold = normalize_answer(pred), normalize_answer(gold)
     g = _parse(gold, "gold")
     p = _parse(pred, "pred")
     if not p or not g:

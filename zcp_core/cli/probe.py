@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--dataset", required=True, help="original benchmark file")
     add_fields(p)
     p.add_argument("--reference", default=None,
-                   help="reference twins (items with original_id); omitted for GSM8K: built by numeric perturbation")
+                   help="reference twins: an items file with original_id, or a `zcp reference build --out` folder; "
+                        "omitted for GSM8K: built by numeric perturbation")
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
     p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
@@ -43,6 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-new-tokens", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--prior", type=float, default=0.5, help="prior probability of contamination for C")
+    p.add_argument("--paired-test", choices=["permutation", "bootstrap"], default="permutation",
+                   help="test of the continuous metrics (p_first, p_all): sign-flip permutation (exact up to 16 "
+                        "pairs; holds its size at every n) or the paired bootstrap (anti-conservative at small n)")
+    p.add_argument("--n-resamples", type=int, default=10_000,
+                   help="random sign vectors (permutation, above 16 pairs) or bootstrap resamples")
     add_model(p)
     add_common(p)
     p.set_defaults(func=probe_cmd)
@@ -57,6 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r = sub.add_parser("release", help="refreshed benchmark: flagged items replaced by verified twins")
     r.add_argument("run", help="probe run folder")
     r.add_argument("--out", required=True, help="release folder")
+    r.add_argument("--license", default=None,
+                   help="licence file or id of the source data (default: its LICENSE or SOURCES.md entry)")
+    r.add_argument("--allow-unlicensed", action="store_true",
+                   help="release data whose source has no licence (the card says so)")
     add_common(r)
     r.set_defaults(func=release_cmd)
 
@@ -72,7 +82,10 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
     keep = {o.id for o in original}
     notes: dict[str, Any] = {}
     if args.reference:
-        reference = [it for it in load_items(args.reference) if it.original_id in keep]
+        from zcp_core.reference import load_reference
+
+        # A `zcp reference build --out` folder or its reference.jsonl.
+        reference = [it for it in load_reference(args.reference) if it.original_id in keep]
     elif original and all(o.source == "gsm8k" and o.metadata.get("calculations") is not None for o in original):
         from zcp_core.reference import perturb_gsm8k
 
@@ -98,7 +111,8 @@ def probe_cmd(args: argparse.Namespace) -> int:
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
                          max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
-                         mode=args.mode, seed=args.seed, prior=args.prior)
+                         mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
+                         n_resamples=args.n_resamples)
     original, reference, para, notes = _load_sets(args)
     out = args.out or f"runs/probe-{Path(args.dataset).stem}"
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
@@ -124,6 +138,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     if "n_pairs" in summary:
         lines.append(f"pairs {summary['n_pairs']}, originals without a twin {summary.get('unpaired_original', 0)}, "
                      f"flagged items {summary.get('flagged', 0)}")
+    if summary.get("continuous_test"):
+        lines.append(f"tests: exact McNemar (acc, con), {summary['continuous_test']} (p_first, p_all); "
+                     f"no verdict below {summary.get('min_pairs', 10)} pairs")
     gt = summary.get("generated_tokens")
     if gt:
         lines.append("generated tokens: " + ", ".join(f"{a} answer {v['answer']} + CoT {v['cot']}"
@@ -132,28 +149,35 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def format_confidence(conf: dict[str, Any]) -> str:
-    """A metric x (n, effect, p, BF10, C, direction) table."""
+    """A metric x (n, effect, p, BF10, C, direction) table; a metric without a verdict shows why instead."""
+    from zcp_core.probe import enforce_min_pairs
 
     def f(x: Any, spec: str) -> str:
         return "-" if x is None else format(x, spec)
 
+    conf = enforce_min_pairs(conf)
     lines = [f"{'metric':<8} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
     order = ("acc", "con", "p_first", "p_all")
     for m, v in sorted(conf["metrics"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
         if v.get("confidence") is None:
-            lines.append(f"{m:<8} {'-':>5} {'-':>8} {'-':>10} {'-':>10} {'-':>6}  {v.get('reason', 'not measured')}")
+            n = "-" if v.get("n") is None else str(v["n"])
+            lines.append(f"{m:<8} {n:>5} {f(v.get('effect'), '8.3f'):>8} {'-':>10} {'-':>10} {'-':>6}  "
+                         f"{v.get('reason') or 'not measured'}")
         else:
             lines.append(f"{m:<8} {v['n']:>5} {f(v['effect'], '8.3f')} {f(v['p'], '10.3g')} {f(v['bf10'], '10.3g')} "
                          f"{v['confidence']:6.3f}  {v['direction']}")
     h = conf["headline"]
-    lines.append(f"headline: C = {f(h['confidence'], '.3f')} ({h['metric']})")
+    if h.get("confidence") is None:
+        lines.append(f"headline: no Contamination Confidence: {h.get('reason') or 'no metric could be tested'}")
+    else:
+        lines.append(f"headline: C = {h['confidence']:.3f} ({h['metric']})")
     return "\n".join(lines)
 
 
 def confidence_cmd(args: argparse.Namespace) -> int:
     """Print each metric's n, effect, p, BF10 and C for a probe run."""
     from zcp_core.errors import DataError
-    from zcp_core.probe import confidence_summary
+    from zcp_core.probe import confidence_summary, enforce_min_pairs
     from zcp_core.runs import load_run
 
     run = load_run(args.run)
@@ -164,10 +188,13 @@ def confidence_cmd(args: argparse.Namespace) -> int:
         stored = {k: run.summary[k] for k in ("metrics", "headline") if k in run.summary}
     if args.prior is not None or not stored:
         cfg = run.manifest.get("config", {})
+        # Runs written before the permutation test existed used the bootstrap: recompute them with it.
         stored = confidence_summary(run.records, cfg.get("metrics", ()), suspect_arm=args.arm,
                                     prior=args.prior if args.prior is not None else cfg.get("prior", 0.5),
-                                    n_resamples=cfg.get("n_resamples", 10_000), seed=cfg.get("seed", 0))
-    out = {"metrics": stored["metrics"], "headline": stored["headline"]}
+                                    n_resamples=cfg.get("n_resamples", 10_000), seed=cfg.get("seed", 0),
+                                    continuous_test=cfg.get("continuous_test", "bootstrap"))
+    # Runs written before the minimum-sample rule may hold a confidence for too few pairs.
+    out = enforce_min_pairs({"metrics": stored["metrics"], "headline": stored["headline"]})
     emit(args, out, format_confidence(out))
     return 0
 
@@ -176,7 +203,7 @@ def release_cmd(args: argparse.Namespace) -> int:
     """Write a refreshed benchmark from a probe run."""
     from zcp_core.probe import release
 
-    res = release(args.run, args.out)
+    res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed)
     summary = res.to_dict()
     text = (f"release written to {res.path}: {res.n_items} items, {len(res.replaced)} replaced by verified twins, "
             f"{len(res.kept)} flagged but kept (no verified twin)\ncanary: {res.canary}")

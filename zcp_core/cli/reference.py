@@ -11,10 +11,13 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zcp_core.cli.common import add_common, emit, log
 from zcp_core.cli.data import add_fields, fields_from_args
+
+if TYPE_CHECKING:
+    from zcp_core.reference.llm import JudgePolicy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,8 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--dataset", required=True, help="benchmark file (GSM8K jsonl for --method numeric)")
     b.add_argument("--method", choices=["numeric", "llm"], default="numeric")
     b.add_argument("--generator", default="smollm2", help="model spec of the LLM generator (--method llm)")
-    b.add_argument("--judge", default=None, help="model spec of judge 1 (default: the generator)")
-    b.add_argument("--judge2", default=None, help="model spec of judge 2 (default: judge 1)")
+    b.add_argument("--judge", default=None,
+                   help="model spec of judge 1 (--method llm; required, and not the generator's model)")
+    b.add_argument("--judge2", default=None,
+                   help="model spec of judge 2 (--method llm; required, and not the generator's or judge 1's model)")
+    b.add_argument("--allow-self-judge", action="store_true",
+                   help="accept judges equal to the generator or to each other (one vote, not three; "
+                        "such twins are recorded as not independently judged and `zcp release` will not use them)")
     b.add_argument("--attempts", type=int, default=3, help="LLM attempts per item (judges' reasons fed back)")
     b.add_argument("--max-tries", type=int, default=50, help="numeric draws per item before giving up")
     _shared(b)
@@ -67,6 +75,50 @@ def _backend(spec: str, args: argparse.Namespace) -> Any:
     return backend_from_args(args, spec)
 
 
+def _judge_specs(args: argparse.Namespace) -> tuple[str, str]:
+    """Judge 1 and 2 specs, refused (before any model loads) when they are not independent votes."""
+    from zcp_core.errors import ZcpError
+    from zcp_core.reference import judge_conflicts
+
+    if args.allow_self_judge:
+        j1 = args.judge or args.generator
+        return j1, args.judge2 or j1
+    if not args.judge or not args.judge2:
+        raise ZcpError("--method llm needs two judges that are other models than the generator: pass --judge "
+                          "SPEC and --judge2 SPEC (or --allow-self-judge to accept one model voting for itself)")
+    clash = judge_conflicts(args.generator, [args.judge, args.judge2])
+    if clash:
+        raise ZcpError("; ".join(clash) + ": greedy, cached judges of one model are one vote. Pass other "
+                          "models, or --allow-self-judge to accept this")
+    return args.judge, args.judge2
+
+
+def _build_llm(args: argparse.Namespace, items: list[Any], config: dict[str, Any]) -> tuple[Any, str, Any]:
+    """LLM twins with two judges; records which models generated and judged (config and each twin)."""
+    from zcp_core.errors import ZcpError
+    from zcp_core.reference import build_reference_llm, judge_conflicts
+
+    j1_spec, j2_spec = _judge_specs(args)
+    loaded: dict[str, Any] = {}
+    for spec in (args.generator, j1_spec, j2_spec):
+        if spec not in loaded:
+            loaded[spec] = _backend(spec, args)
+    gen = loaded[args.generator]
+    policy: JudgePolicy = "allow_self" if args.allow_self_judge else "distinct"
+    # Two specs can name one model ("smollm2" and its hf: path): check the loaded model ids as well.
+    clash = judge_conflicts(gen.model_id, [loaded[j1_spec].model_id, loaded[j2_spec].model_id])
+    if clash and policy == "distinct":
+        raise ZcpError("; ".join(clash) + " (by model id): pass other models, or --allow-self-judge")
+    rs = build_reference_llm(gen, [loaded[j1_spec], loaded[j2_spec]], items, attempts=args.attempts,
+                             seed=args.seed, judge_policy=policy)
+    config.update(generator=args.generator, judge=j1_spec, judge2=j2_spec, attempts=args.attempts,
+                  judge_policy=policy, models={
+                      "generator": {"spec": args.generator, "model": gen.model_id, "revision": gen.revision},
+                      "judges": [{"spec": s, "model": loaded[s].model_id, "revision": loaded[s].revision}
+                                 for s in (j1_spec, j2_spec)]})
+    return rs, args.generator, gen.revision
+
+
 def build(args: argparse.Namespace) -> int:
     """Build reference twins and write them with a run."""
     import pandas as pd
@@ -85,25 +137,15 @@ def build(args: argparse.Namespace) -> int:
         rs = perturb_gsm8k(items, seed=args.seed, max_tries=args.max_tries)
         config["max_tries"] = args.max_tries
     else:
-        from zcp_core.reference import build_reference_llm
-
-        j1_spec = args.judge or args.generator
-        j2_spec = args.judge2 or j1_spec
-        loaded: dict[str, Any] = {}
-        for spec in (args.generator, j1_spec, j2_spec):
-            if spec not in loaded:
-                loaded[spec] = _backend(spec, args)
-        if j1_spec == j2_spec:
-            log("note: both judges are the same model, so they are not independent (pass --judge2)")
-        gen = loaded[args.generator]
-        rs = build_reference_llm(gen, [loaded[j1_spec], loaded[j2_spec]], items, attempts=args.attempts,
-                                 seed=args.seed)
-        model, revision = args.generator, gen.revision
-        config.update(generator=args.generator, judge=j1_spec, judge2=j2_spec, attempts=args.attempts)
+        rs, model, revision = _build_llm(args, items, config)
     out = Path(args.out)
     jsonl = write_items_jsonl(out / "reference.jsonl", rs.items)
     by_orig = {it.original_id: it for it in rs.items}
     fails = {f.id: f for f in rs.failures}
+    # Which models generated and judged each twin (LLM); numeric twins are computed, not judged.
+    models = config.get("models") or {}
+    generated_by = (models.get("generator") or {}).get("model") or rs.method
+    judged_by = ", ".join(j["model"] for j in models.get("judges", []))
     rows = []
     for it in items:
         twin, fail = by_orig.get(it.id), fails.get(it.id)
@@ -112,6 +154,7 @@ def build(args: argparse.Namespace) -> int:
             "reason": fail.reason if fail else "", "failure_kind": failure_kind(fail.reason) if fail else "",
             "answer": twin.answer if twin else "", "original_answer": it.answer,
             "attempts": len(fail.attempts) if fail else len(twin.metadata.get("attempts", [])) if twin else 0,
+            "generated_by": generated_by, "judged_by": judged_by,
         })
     n, ok = len(items), len(rs.items)
     kinds = dict(Counter(failure_kind(f.reason) for f in rs.failures))
@@ -121,11 +164,16 @@ def build(args: argparse.Namespace) -> int:
         "headline": {"label": "traced share" if args.method == "numeric" else "accepted share",
                      "value": round(ok / n, 4) if n else 0.0},
     }
+    from zcp_core.reference import twin_card
+
+    card = twin_card(items, rs.items)  # do the twins look like their originals (digits, size, leading digit)?
+    summary["twin_card"] = card.as_dict()
     write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
                            model_revision=revision, dataset=(args.dataset,), seed=args.seed),
-              pd.DataFrame(rows), summary)
+              pd.DataFrame(rows), summary, tables={"twin_card": card.frame()})
     text = [f"{ok}/{n} items got a reference twin ({rs.method}); wrote {jsonl}"]
     text += [f"  failed ({k}): {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    text += ["twin card (originals against twins):", card.markdown()]
     emit(args, summary, "\n".join(text))
     return 0
 

@@ -9,7 +9,9 @@ The evaluate run (kind ``lab``, ``summary["stage"] == "evaluate"``) holds:
     records: the probe records plus ``split`` (``C``/``U``).
     gaps: ``pair_id, split, label, metric, suspect, reference, gap`` (one row per pair and metric).
     roc: ``metric, fpr, tpr, threshold`` (ROC points of each metric's gap).
-    confidence: ``split`` (``C``, ``U`` or ``all``), ``metric, n, effect, p, bf10, confidence, direction``.
+    confidence: ``split`` (``C``, ``U`` or ``all``), ``metric, n, effect, p, bf10, confidence, direction,
+        reason`` (``reason`` is ``too few pairs for a verdict (n < 10)`` where a split has fewer than
+        ``stats.MIN_PAIRS`` pairs; its ``p``, ``bf10`` and ``confidence`` are then empty).
     flips: the probe's per-pair flags (``flip``, ``flagged``, ``p_all_gap``...) plus ``split``.
     dropped: ``id, split, reason`` for C/U items without a reference twin now.
 """
@@ -181,9 +183,10 @@ def eval_items(name: str, seed: int = 0) -> EvalItems:
 
 
 def split_confidence(records: pd.DataFrame, config: ProbeConfig) -> pd.DataFrame:
-    """Contamination Confidence per split: columns ``split, metric, n, effect, p, bf10, confidence, direction``.
+    """Contamination Confidence per split: columns ``split, metric, n, effect, p, bf10, confidence, direction, reason``.
 
     ``all`` pools C and U: the figure that matters for a model that was never fine-tuned (the clean base).
+    A split with fewer than ``stats.MIN_PAIRS`` pairs gets no confidence (``None``) and the reason.
     """
     import pandas as pd
 
@@ -193,7 +196,7 @@ def split_confidence(records: pd.DataFrame, config: ProbeConfig) -> pd.DataFrame
     for sp in ("C", "U", "all"):
         part = records if sp == "all" else records[records["split"] == sp]
         cs = confidence_summary(part, config.metrics, **config.test_options())
-        rows += [{"split": sp, "metric": m, **{k: v.get(k) for k in CONFIDENCE_KEYS}}
+        rows += [{"split": sp, "metric": m, **{k: v.get(k) for k in CONFIDENCE_KEYS}, "reason": v.get("reason", "")}
                  for m, v in cs["metrics"].items() if m in config.metrics]
     return pd.DataFrame(rows)
 
@@ -247,6 +250,7 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
     if out is not None:
         rspec = RunSpec(kind=LAB_RUN_KIND, config={"stage": "evaluate", "name": name, "metrics": list(opts.metrics),
                                                    "seed": opts.seed, "n_resamples": opts.n_resamples,
+                                                   "continuous_test": pcfg.continuous_test,
                                                    "max_new_tokens": opts.max_new_tokens},
                         command=f"zcp lab evaluate --name {name}" + (" --con" if opts.con else ""), model=spec,
                         model_revision=getattr(backend, "revision", None), dataset=(ev.dataset,), seed=opts.seed)
@@ -307,6 +311,11 @@ def format_table(summary: Mapping[str, Any]) -> str:
         pooled = summary.get("all_items", {}).get(m)
         lines.append(f"{m:<9} {f(c):>7} {f(summary['clean'].get(m)):>7} {f(pooled):>7} {f(d.get('auroc')):>7} "
                      f"{f(d.get('tpr_at_5fpr')):>7}")
+    from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
+
+    small = [sp for sp in ("c", "u") if summary[f"n_{sp}"] < MIN_PAIRS]
+    if small:
+        lines.append(f"{' and '.join(sp.upper() for sp in small)}: {TOO_FEW_PAIRS}; no confidence shown")
     t = summary["targets"]
     lines += ["", f"targets: C>=0.95 on C (p_first, p_all): {t['c_on_c_logit_ge_0.95']}; "
               f"C<=0.6 on U (all): {t['c_on_u_all_le_0.6']}", f"({summary['eval_seconds']:.0f} s)"]

@@ -6,8 +6,12 @@ them and the app only reads them. Confidence tests use r = 0 rows (ZCP).
 
 Tests (from :mod:`zcp_core.stats`): binary metrics (``acc``, ``con``) use the
 exact one-sided McNemar test, continuous ones (``p_first``, ``p_all``) the
-seeded paired bootstrap. Pairs are joined on ``pair_id``; originals without a
-twin are left out (and counted by the caller).
+sign-flip permutation test (``continuous_test="permutation"``, the default,
+exact up to 16 pairs) or the seeded paired bootstrap (``"bootstrap"``). Pairs
+are joined on ``pair_id``; originals without a twin are left out (and counted
+by the caller). With fewer than ``stats.MIN_PAIRS`` pairs a metric gets no
+verdict: ``p``, ``bf10`` and ``confidence`` are ``None`` and ``reason`` is
+``stats.TOO_FEW_PAIRS`` (``n``, ``effect`` and ``direction`` stay, as description).
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:
     import pandas as pd
 
-    from zcp_core.stats import TestResult
+    from zcp_core.stats import ContinuousTest, TestResult
 
 BINARY = ("acc", "con")
 CONTINUOUS = ("p_first", "p_all")
 ALL_METRICS = ("acc", "con", "p_first", "p_all")
 CONFIDENCE_KEYS = ("n", "effect", "p", "bf10", "confidence", "direction")
+#: The keys a metric loses below ``stats.MIN_PAIRS`` pairs (they would read as a verdict).
+VERDICT_KEYS = ("p", "bf10", "confidence")
 SAMPLE_SIZES = (50, 100, 200, 500, 1000)
 # Headline preference: the logprob metric is stable at 50-100 items (paper), accuracy is the fallback.
 HEADLINE_ORDER = ("p_all", "acc", "p_first", "con")
@@ -57,9 +63,14 @@ def _unmeasured(reason: str) -> dict[str, Any]:
 
 
 def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original", prior: float = 0.5,
-                 n_resamples: int = 10_000, seed: int = 0) -> dict[str, TestResult | str]:
-    """The paired test of each metric, or the reason it could not be run."""
-    from zcp_core.stats import mcnemar_test, paired_bootstrap_test
+                 n_resamples: int = 10_000, seed: int = 0,
+                 continuous_test: ContinuousTest = "permutation") -> dict[str, TestResult | str]:
+    """The paired test of each metric, or the reason it could not be run.
+
+    A test with fewer than ``stats.MIN_PAIRS`` pairs is still returned (its ``n``, effect and direction
+    describe the data); :func:`confidence_summary` and :func:`tests_table` withhold its verdict.
+    """
+    from zcp_core.stats import mcnemar_test, paired_test
 
     out: dict[str, TestResult | str] = {}
     arms = set(records["arm"]) if len(records) else set()
@@ -84,47 +95,106 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
                 reasons = sorted({str(x) for x in z["logprob_reason"] if x}) if "logprob_reason" in z else []
                 out[m] = f"unavailable: {', '.join(reasons) or 'no logprobs'}"
                 continue
-            out[m] = paired_bootstrap_test(g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist(),
-                                           metric=m, n_resamples=n_resamples, seed=seed, prior=prior)
+            out[m] = paired_test(g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist(),
+                                 continuous_test, metric=m, n_resamples=n_resamples, seed=seed, prior=prior)
     return out
 
 
+def _metric_entry(t: TestResult | str) -> dict[str, Any]:
+    """One metric of the confidence json; below ``MIN_PAIRS`` pairs the verdict keys are withheld."""
+    from zcp_core.stats import min_pairs_reason
+
+    if isinstance(t, str):
+        return _unmeasured(t)
+    d = t.to_dict()
+    out = {k: d[k] for k in CONFIDENCE_KEYS}
+    why = min_pairs_reason(t.n)
+    return {**out, **dict.fromkeys(VERDICT_KEYS), "reason": why} if why else out
+
+
+def enforce_min_pairs(conf: dict[str, Any]) -> dict[str, Any]:
+    """A confidence json with the minimum-sample rule applied (for runs written before it existed).
+
+    Metrics with ``n < MIN_PAIRS`` lose ``p``, ``bf10`` and ``confidence`` and get the reason; the
+    headline is chosen again. A json that already follows the rule comes back equal.
+    """
+    from zcp_core.stats import min_pairs_reason
+
+    metrics = {}
+    for m, v in conf["metrics"].items():
+        why = min_pairs_reason(v["n"]) if v.get("n") is not None and v.get("confidence") is not None else ""
+        metrics[m] = {**v, **dict.fromkeys(VERDICT_KEYS), "reason": why} if why else dict(v)
+    return {**conf, "metrics": metrics, "headline": _headline(metrics)}
+
+
+def enforce_min_pairs_table(tests: pd.DataFrame) -> pd.DataFrame:
+    """A stored ``tests`` table with the minimum-sample rule applied (rows of runs written before it existed)."""
+    from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
+
+    if "n" not in tests or not len(tests):
+        return tests
+    small = tests["n"].notna() & (tests["n"] < MIN_PAIRS) & tests["confidence"].notna()
+    out = tests.copy()
+    out.loc[small, list(VERDICT_KEYS)] = float("nan")
+    out.loc[small, "reason"] = TOO_FEW_PAIRS
+    return out
+
+
+def _headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The headline metric (first of ``HEADLINE_ORDER`` with a confidence), or why there is none."""
+    from zcp_core.stats import TOO_FEW_PAIRS
+
+    head = next((m for m in HEADLINE_ORDER if m in metrics and metrics[m]["confidence"] is not None), None)
+    if head is None:
+        # Say why there is no verdict: too few pairs wins over a per-metric reason (unavailable...).
+        reasons = [str(metrics[m].get("reason") or "") for m in HEADLINE_ORDER if m in metrics]
+        why = TOO_FEW_PAIRS if TOO_FEW_PAIRS in reasons else next(
+            (r for r in reasons if r and not r.startswith("not measured")), "no metric could be tested")
+        return {"metric": None, "confidence": None, "label": "Contamination Confidence", "value": None,
+                "reason": why}
+    conf = metrics[head]["confidence"]
+    return {"metric": head, "confidence": conf, "label": f"Contamination Confidence ({head})", "value": conf}
+
+
 def confidence_summary(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original",
-                       prior: float = 0.5, n_resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
+                       prior: float = 0.5, n_resamples: int = 10_000, seed: int = 0,
+                       continuous_test: ContinuousTest = "permutation") -> dict[str, Any]:
     """The ``zcp confidence --json`` object for one suspect arm against the reference (at r = 0).
 
     Shape: ``{"metrics": {m: {"n", "effect", "p", "bf10", "confidence", "direction"}}, "headline":
     {"metric", "confidence", "label", "value"}}``. Unmeasured metrics carry ``None`` values and a
-    ``"reason"``. The headline metric is ``p_all`` when measured and available, else ``acc``. With a
-    :class:`~zcp_core.probe.ProbeConfig` at hand, pass ``config.metrics`` and ``**config.test_options()``.
+    ``"reason"``; so do the verdict keys (``p``, ``bf10``, ``confidence``) of a metric with fewer than
+    ``stats.MIN_PAIRS`` pairs (reason ``too few pairs for a verdict (n < 10)``). The headline metric is
+    ``p_all`` when it has a confidence, else ``acc``...; with none, the headline's value is ``None`` and
+    it carries the ``reason``. With a :class:`~zcp_core.probe.ProbeConfig` at hand, pass ``config.metrics``
+    and ``**config.test_options()``.
     """
-    tests = metric_tests(records, metrics, suspect_arm, prior, n_resamples, seed)
-    out: dict[str, Any] = {}
-    for m, t in tests.items():
-        if isinstance(t, str):
-            out[m] = _unmeasured(t)
-        else:
-            d = t.to_dict()
-            out[m] = {k: d[k] for k in CONFIDENCE_KEYS}
-    head = next((m for m in HEADLINE_ORDER if out[m]["confidence"] is not None), None)
-    conf = out[head]["confidence"] if head else None
-    label = f"Contamination Confidence ({head})" if head else "Contamination Confidence"
-    return {"metrics": out, "headline": {"metric": head, "confidence": conf, "label": label, "value": conf}}
+    tests = metric_tests(records, metrics, suspect_arm, prior, n_resamples, seed, continuous_test)
+    out = {m: _metric_entry(t) for m, t in tests.items()}
+    return {"metrics": out, "headline": _headline(out)}
 
 
 def tests_table(records: pd.DataFrame, metrics: Sequence[str], arms: Sequence[str] = ("original",),
-                prior: float = 0.5, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+                prior: float = 0.5, n_resamples: int = 10_000, seed: int = 0,
+                continuous_test: ContinuousTest = "permutation") -> pd.DataFrame:
     """Every test's full result (CI, discordant counts...), one row per suspect arm x metric.
 
     Columns: ``arm``, ``metric``, ``reason`` (``""`` when tested) and the fields of ``stats.TestResult``.
+    Below ``stats.MIN_PAIRS`` pairs ``p``, ``bf10`` and ``confidence`` are empty and ``reason`` says why.
     """
     import pandas as pd
 
+    from zcp_core.stats import min_pairs_reason
+
     rows = []
     for arm in arms:
-        for m, t in metric_tests(records, metrics, arm, prior, n_resamples, seed).items():
-            rows.append({"arm": arm, "metric": m, "reason": t} if isinstance(t, str)
-                        else {"arm": arm, "metric": m, "reason": "", **t.to_dict()})
+        for m, t in metric_tests(records, metrics, arm, prior, n_resamples, seed, continuous_test).items():
+            if isinstance(t, str):
+                rows.append({"arm": arm, "metric": m, "reason": t})
+                continue
+            why = min_pairs_reason(t.n)
+            d = {**t.to_dict(), **dict.fromkeys(VERDICT_KEYS)} if why else t.to_dict()
+            rows.append({"arm": arm, "metric": m, "reason": why, **d})
     return pd.DataFrame(rows)
 
 
@@ -219,11 +289,12 @@ def truncation_curve(records: pd.DataFrame, metrics: Sequence[str] = ALL_METRICS
 
 def sample_size_curve(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original",
                       sizes: Sequence[int] = SAMPLE_SIZES, repeats: int = 20, seed: int = 0, prior: float = 0.5,
-                      n_resamples: int = 2_000) -> pd.DataFrame:
+                      n_resamples: int = 2_000, continuous_test: ContinuousTest = "permutation") -> pd.DataFrame:
     """C against the number of pairs N, by seeded repeated subsampling of pairs without replacement.
 
-    Sizes above the number of pairs are capped to it (that size is the full set, evaluated once).
-    The bootstrap uses ``n_resamples`` (2,000 by default, enough for the curve's spread).
+    Sizes above the number of pairs are capped to it (that size is the full set, evaluated once);
+    sizes below ``stats.MIN_PAIRS`` give no verdict and are left out. Resampling tests use
+    ``n_resamples`` (2,000 by default, enough for the curve's spread).
 
     Returns:
         Columns ``metric``, ``n``, ``repeats``, ``confidence_mean``, ``confidence_median``,
@@ -232,19 +303,21 @@ def sample_size_curve(records: pd.DataFrame, metrics: Sequence[str], suspect_arm
     import numpy as np
     import pandas as pd
 
+    from zcp_core.stats import MIN_PAIRS
+
     z = _zero(records)
     pairs = np.array(sorted(set(z[z["arm"] == suspect_arm]["pair_id"]) & set(z[z["arm"] == "reference"]["pair_id"])))
     rows = []
     total = len(pairs)
     rng = np.random.default_rng(seed)
-    for n in sorted({min(int(s), total) for s in sizes if s > 0}) if total else []:
+    for n in sorted({min(int(s), total) for s in sizes if s > 0} - set(range(MIN_PAIRS))) if total else []:
         reps = 1 if n == total else repeats
         draws = [pairs if n == total else rng.choice(pairs, size=n, replace=False) for _ in range(reps)]
         for m in metrics:
             confs, ps = [], []
             for k, ids in enumerate(draws):
                 sub = records[records["pair_id"].isin(set(ids))]
-                t = metric_tests(sub, [m], suspect_arm, prior, n_resamples, seed + k)[m]
+                t = metric_tests(sub, [m], suspect_arm, prior, n_resamples, seed + k, continuous_test)[m]
                 if isinstance(t, str):
                     break
                 confs.append(t.confidence)

@@ -144,3 +144,19 @@ def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemV
     gap = it["p_all_gap"]
     return ItemView(pair_id=pair_id, flip=str(it["flip"]), flagged=bool(it["flagged"]), evidence=str(it["evidence"]),
                     p_all_gap=float(gap) if gap == gap and gap is not None else float("nan"), arms=tuple(arms))
+
+
+def untested_items(run_path: Any, items: pd.DataFrame) -> pd.DataFrame:
+    """Originals of a probe run that have no twin, so no paired evidence: columns ``Item, Question, Reason``."""
+    import pandas as pd
+
+    from zcp_core.probe.run import load_item_set
+
+    try:
+        originals = load_item_set(run_path, "original")
+    except Exception:  # noqa: BLE001 - a run without stored item sets simply has nothing to list
+        return pd.DataFrame(columns=["Item", "Question", "Reason"])
+    paired = set(items["pair_id"])
+    rows = [{"Item": it.id, "Question": it.question[:90], "Reason": "no reference twin (the generator rejected it)"}
+            for it in originals if it.id not in paired]
+    return pd.DataFrame(rows, columns=["Item", "Question", "Reason"])

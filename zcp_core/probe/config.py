@@ -9,11 +9,15 @@
     pred: Extracted answer (None on a parse failure). pred_source: boxed |
         answer_is | last_number | none. grade_status: ok | no_answer | parse_error.
     acc: bool, pred equals gold (a parse failure is False). con: nullable bool,
-        pred equals the model's own full-CoT answer (a parse failure is False;
-        NA when Con was not measured or the CoT has no extractable answer).
+        pred equals the model's own full-CoT answer, read only from a
+        ``\\boxed{}`` or an explicit final-answer phrase (a zero-CoT parse failure
+        or a CoT without such an answer is False; NA when Con was not measured).
     p_first, p_all: float, NaN when not measured or unavailable. logprob_reason:
         ``""`` when measured, else why not.
-    answer_tokens: Tokens generated for the answer (all attempts). attempts: 1..4.
+    answer_tokens: Tokens generated for the answer (all attempts). answer_stop:
+        ``closed`` (the completion ends at the ``}`` closing its box), ``budget``
+        (``max_new_tokens`` ran out first) or ``eos`` (the model ended its turn).
+        attempts: 1..4.
     cot_text, cot_tokens, cot_cap, cot_capped, cot_answer, cot_correct: the
         full CoT (NA when none was generated), its length, cap, whether the cap
         was reached, its extracted answer and whether that is correct.
@@ -25,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from zcp_core.stats import CONTINUOUS_TESTS, ContinuousTest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +50,7 @@ BINARY_METRICS = ("acc", "con")
 Arm = Literal["original", "paraphrased", "reference"]
 RECORD_COLUMNS = (
     "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
-    "acc", "con", "p_first", "p_all", "logprob_reason", "answer_tokens", "attempts",
+    "acc", "con", "p_first", "p_all", "logprob_reason", "answer_tokens", "answer_stop", "attempts",
     "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct",
 )
 
@@ -61,9 +67,12 @@ class ProbeConfig:
         cot_tokens: Full-CoT token cap.
         full_cot: Generate the full CoT even when no metric or ratio needs it.
         mode: ``prefill`` (token manipulation) or ``prompt`` (closed-API prompting).
-        seed: Seed for sampling and the bootstrap.
+        seed: Seed for sampling and the resampling tests.
         prior: Prior probability of contamination for C.
-        n_resamples: Bootstrap resamples for continuous metrics.
+        n_resamples: Resamples of the continuous metrics' test (random sign vectors above 16 pairs
+            for ``permutation``, bootstrap resamples for ``bootstrap``).
+        continuous_test: Paired test of ``p_first``/``p_all``: ``permutation`` (sign flips, exact up to
+            16 pairs; holds its size at every n) or ``bootstrap`` (anti-conservative at small n).
         instruction: Appended to each question in the user turn (prefill mode).
     """
 
@@ -78,6 +87,7 @@ class ProbeConfig:
     prior: float = 0.5
     n_resamples: int = 10_000
     instruction: str = DEFAULT_INSTRUCTION
+    continuous_test: ContinuousTest = "permutation"
 
     def __post_init__(self) -> None:
         bad = [m for m in self.metrics if m not in METRICS]
@@ -86,13 +96,16 @@ class ProbeConfig:
         if not self.ratios or any(not 0.0 <= r <= 1.0 for r in self.ratios):
             raise ValueError(f"ratios must be in [0, 1], got {self.ratios}")
         object.__setattr__(self, "ratios", tuple(sorted({float(r) for r in self.ratios})))
+        if self.continuous_test not in CONTINUOUS_TESTS:
+            raise ValueError(f"continuous_test must be one of {CONTINUOUS_TESTS}, got {self.continuous_test!r}")
         if 0.0 not in self.ratios:
             # r = 0 carries every confidence test, so it is always probed.
             object.__setattr__(self, "ratios", (0.0, *self.ratios))
 
     def test_options(self) -> dict[str, Any]:
-        """The paired-test settings (``prior``, ``n_resamples``, ``seed``) as keyword arguments."""
-        return {"prior": self.prior, "n_resamples": self.n_resamples, "seed": self.seed}
+        """The paired-test settings (``prior``, ``n_resamples``, ``seed``, ``continuous_test``) as keyword arguments."""
+        return {"prior": self.prior, "n_resamples": self.n_resamples, "seed": self.seed,
+                "continuous_test": self.continuous_test}
 
     @property
     def needs_cot(self) -> bool:

@@ -1,11 +1,21 @@
 """Refreshed benchmark releases from a probe run (``zcp release RUN --out DIR``).
 
 Flagged items (zero-CoT correct on the original, wrong on its twin) are
-replaced by their reference twin, but only when the twin is trustworthy:
-deterministically recomputed (numeric perturbation, ``metadata["method"] ==
-"numeric-perturbation-v1"``) or judge-verified (LLM pipeline twins, accepted
-only when every judge said CORRECT, ``metadata["judges"]`` set). Other flagged
-items are kept and listed with the reason.
+replaced by their reference twin, but only when the twin is verified
+(:func:`twin_verification`):
+
+* ``reexecuted``: a numeric twin (``metadata["method"]`` starts with
+  ``numeric-perturbation-``) whose solution was re-executed from the twin's
+  own question values and matched its gold: ``metadata["verification"]
+  ["reexecuted"] is True``, written by :mod:`zcp_core.reference.numeric`.
+  A numeric twin without that record (e.g. one made before the check) is not
+  released;
+* ``two_distinct_judges``: an LLM twin (``llm-isomorphic-v1``) accepted by at
+  least two judges that are different models from each other and from the
+  generator (``metadata["generator"]`` and ``metadata["judges"]``, every judge
+  CORRECT on the accepted attempt).
+
+Other flagged items are kept and listed with the reason.
 
 A release folder holds:
 
@@ -13,8 +23,12 @@ A release folder holds:
   for their twins (items format; every item carries the canary in metadata);
 * ``replacements.jsonl``: one row per replacement with the evidence and the
   full original item, so :func:`undo_release` restores the original set;
-* ``README.md``: the audit card (what, on what evidence, by which model);
-* ``CANARY.txt`` and ``release.json`` (machine-readable summary).
+* ``README.md``: the dataset card (YAML front matter with licence and a ``configs:`` block, so
+  ``datasets.load_dataset(DIR)`` loads ``benchmark.jsonl`` alone) and the audit: what was replaced,
+  on what evidence, by which model, what was kept or untested and why;
+* the upstream licence file, ``CANARY.txt`` and ``release.json`` (machine-readable summary).
+
+Files are written 0644. Data whose source has no licence is refused unless ``allow_unlicensed``.
 """
 
 from __future__ import annotations
@@ -26,20 +40,41 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from zcp_core.publish import Card, LicenseInfo
     from zcp_core.schema import Item
 
-Verification = Literal["deterministic", "judge_verified"]
-DETERMINISTIC_METHODS = ("numeric-perturbation-v1",)
+Verification = Literal["reexecuted", "two_distinct_judges"]
+#: Method prefix of numeric twins (any version; the re-execution record is what is checked).
+NUMERIC_PREFIX = "numeric-perturbation-"
 JUDGED_METHODS = ("llm-isomorphic-v1",)
 
 
 @dataclass(frozen=True)
+class TwinCheck:
+    """Whether a twin may be released, how it was verified, or why not.
+
+    Attributes:
+        verification: ``reexecuted`` or ``two_distinct_judges``; None when the twin is not verified.
+        detail: What the check rests on (models, re-execution record), or why it failed.
+    """
+
+    verification: Verification | None
+    detail: str
+
+
+@dataclass(frozen=True)
 class Replacement:
-    """One flagged original swapped for its twin."""
+    """One flagged original swapped for its twin.
+
+    Attributes:
+        verification: ``reexecuted`` or ``two_distinct_judges`` (see :func:`twin_verification`).
+        verified_by: What the verification rests on (the judges and generator, or the re-execution).
+    """
 
     original_id: str
     replacement_id: str
     verification: str
+    verified_by: str
     flip: str
     p_all_gap: float | None
     p_all_gap_rank: int | None
@@ -65,23 +100,52 @@ class ReleaseResult:
     canary: str
     run: str
     model: str
+    untested: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``release.json`` and ``--json``)."""
         return {"path": str(self.path), "n_items": self.n_items, "canary": self.canary, "run": self.run,
                 "model": self.model, "replaced": [asdict(r) for r in self.replaced],
-                "kept": [asdict(k) for k in self.kept],
+                "kept": [asdict(k) for k in self.kept], "untested": list(self.untested),
                 "headline": {"label": "items replaced", "value": len(self.replaced)}}
 
 
-def twin_verification(item: Item) -> Verification | None:
-    """How a reference twin was checked, or None when it is not trustworthy enough to release."""
-    method = str(item.metadata.get("method") or "")
-    if method in DETERMINISTIC_METHODS:
-        return "deterministic"
-    if method in JUDGED_METHODS and item.metadata.get("judges"):
-        return "judge_verified"
-    return None
+def _accepting_judges(meta: Any) -> list[str]:
+    """Judge models that said CORRECT on the accepted (last) attempt; all of ``metadata["judges"]`` if unlogged."""
+    attempts = meta.get("attempts") or []
+    if not attempts:
+        return [str(j) for j in meta.get("judges") or []]
+    verdicts = attempts[-1].get("verdicts") or []
+    # Verdicts name judges "judge<k>:<model id>".
+    return [str(v.get("judge", "")).split(":", 1)[-1] for v in verdicts if v.get("verdict") == "CORRECT"]
+
+
+def twin_verification(item: Item) -> TwinCheck:
+    """How a reference twin was verified, or why it may not be released.
+
+    A numeric twin needs ``metadata["verification"]["reexecuted"] is True`` (its
+    solution re-executed from its own question values and the gold matched). An
+    LLM twin needs at least two distinct judge models, none of them the
+    generator, that all said CORRECT. Anything else is not released.
+    """
+    meta = item.metadata
+    method = str(meta.get("method") or "")
+    if method.startswith(NUMERIC_PREFIX):
+        ver = meta.get("verification")
+        if isinstance(ver, dict) and ver.get("reexecuted") is True:
+            return TwinCheck("reexecuted", f"numeric twin ({method}); solution re-executed from the twin's own "
+                                           f"question values, gold matched ({ver.get('check') or 're-execution'})")
+        return TwinCheck(None, "numeric twin without a passed re-execution check "
+                               "(metadata.verification.reexecuted is not true)")
+    if method in JUDGED_METHODS:
+        gen = str(meta.get("generator") or "")
+        judges = [str(j) for j in meta.get("judges") or []]
+        distinct = len(judges) >= 2 and len(set(judges)) == len(judges) and gen not in judges and all(judges)
+        if distinct and set(judges) <= set(_accepting_judges(meta)):
+            return TwinCheck("two_distinct_judges", f"judges {', '.join(judges)} all CORRECT; generator {gen}")
+        return TwinCheck(None, f"LLM twin not confirmed by two distinct judges other than the generator "
+                               f"(generator {gen or '?'}, judges {', '.join(judges) or 'none'})")
+    return TwinCheck(None, f"twin made by {method or 'an unknown method'}, which zcp cannot verify")
 
 
 def canary_for(manifest: dict[str, Any]) -> str:
@@ -96,25 +160,35 @@ def _num(x: Any) -> Any:
     return None if pd.isna(x) else x.item() if hasattr(x, "item") else x
 
 
-def release(run_path: str | Path, out: str | Path) -> ReleaseResult:
-    """Write a refreshed benchmark for a probe run.
+def release(run_path: str | Path, out: str | Path, license: str | None = None,
+            allow_unlicensed: bool = False) -> ReleaseResult:
+    """Write a refreshed benchmark for a probe run, ready to publish.
 
     Args:
         run_path: A probe run folder (with ``items.parquet`` and ``items_<arm>.jsonl``).
         out: Release folder to write.
+        license: A licence file or id for the source data; default: found beside the dataset.
+        allow_unlicensed: Release data whose source has no licence (the card says so).
 
     Returns:
         A :class:`ReleaseResult`.
+
+    Raises:
+        UnlicensedSource: The source has no licence and ``allow_unlicensed`` is False.
     """
     from zcp_core.data import write_items_jsonl
     from zcp_core.errors import DataError
     from zcp_core.probe.run import load_item_set
+    from zcp_core.publish import find_license, publish_files, require_license
     from zcp_core.runs import atomic_write_bytes, atomic_write_json, load_run
     from zcp_core.schema import Item
 
     run = load_run(run_path)
     if run.kind != "probe":
         raise DataError(str(run.path), None, "kind", f"not a probe run (kind {run.kind})")
+    sources = [d.get("path", "") for d in run.manifest.get("datasets", []) if d.get("path")]
+    lic = find_license(sources, license)
+    require_license(lic, allow_unlicensed)
     flags = run.table("items")
     originals = load_item_set(run.path, "original")
     twins = {t.original_id: t for t in load_item_set(run.path, "reference")}
@@ -124,14 +198,16 @@ def release(run_path: str | Path, out: str | Path) -> ReleaseResult:
     for row in flags[flags["flagged"]].to_dict("records"):
         oid = row["pair_id"]
         twin = twins.get(oid)
-        how = twin_verification(twin) if twin else None
-        if twin is None or how is None:
-            kept.append(KeptFlagged(oid, "no reference twin" if twin is None else
-                                    f"twin {twin.id} is neither deterministically recomputed nor judge-verified"))
+        if twin is None:
+            kept.append(KeptFlagged(oid, "no reference twin"))
+            continue
+        check = twin_verification(twin)
+        if check.verification is None:
+            kept.append(KeptFlagged(oid, f"twin {twin.id} is not verified: {check.detail}"))
             continue
         swap[oid] = twin
-        replaced.append(Replacement(oid, twin.id, how, row["flip"], _num(row["p_all_gap"]),
-                                    _num(row["p_all_gap_rank"]), row["evidence"]))
+        replaced.append(Replacement(oid, twin.id, check.verification, check.detail, row["flip"],
+                                    _num(row["p_all_gap"]), _num(row["p_all_gap_rank"]), row["evidence"]))
     out_items = []
     for it in originals:
         new = swap.get(it.id, it)
@@ -149,41 +225,60 @@ def release(run_path: str | Path, out: str | Path) -> ReleaseResult:
              for r in replaced]
     atomic_write_bytes(folder / "replacements.jsonl", ("\n".join(lines) + ("\n" if lines else "")).encode())
     atomic_write_bytes(folder / "CANARY.txt", (canary + "\n").encode())
-    res = ReleaseResult(folder, len(out_items), tuple(replaced), tuple(kept), canary, str(run.path), model)
-    atomic_write_bytes(folder / "README.md", audit_card(res, dict(run.manifest)).encode())
+    untested = tuple(it.id for it in originals if it.id not in twins)
+    res = ReleaseResult(folder, len(out_items), tuple(replaced), tuple(kept), canary, str(run.path), model,
+                        untested)
     atomic_write_json(folder / "release.json", res.to_dict())
+    publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
 
 
-def audit_card(res: ReleaseResult, manifest: dict[str, Any]) -> str:
-    """The release's README: what was replaced, on what evidence, by which model."""
+def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
+    """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
+    from zcp_core.publish import Card, citation_for
+
     s = manifest.get("summary", {})
     head = s.get("headline", {})
-    conf = head.get("confidence")
-    lines = [
-        "# Refreshed benchmark (zcp release)", "",
-        f"Canary: `{res.canary}`. Do not train on this data; the canary lets crawlers and audits find leaks.", "",
-        f"- Source probe run: `{res.run}`",
-        f"- Model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
-        f"- Datasets: {', '.join(d.get('path', '') for d in manifest.get('datasets', [])) or 'n/a'}",
-        f"- Contamination Confidence: {conf if conf is None else round(conf, 3)} ({head.get('metric')})",
-        f"- Items: {res.n_items}; replaced: {len(res.replaced)}; flagged but kept: {len(res.kept)}", "",
+    conf = head.get("confidence", head.get("value"))
+    verdict = (f"{conf:.3f} ({head.get('metric')})" if isinstance(conf, (int, float))
+               else f"no verdict was possible: {head.get('reason') or 'no metric could be tested'}")
+    datasets = [d for d in manifest.get("datasets", []) if d.get("path")]
+    title = ("Refreshed benchmark: " + f"{len(res.replaced)} flagged items replaced by verified twins"
+             if res.replaced else "Audited benchmark: nothing replaced")
+    body = [
+        "## How items were changed", "",
         "An item is flagged when the model answers it correctly with its chain of thought cut away (zero-CoT) "
         "but fails the reference twin with the same logic and new numbers. Flagged items are replaced only by "
-        "twins that were deterministically recomputed or judge-verified.", "",
+        "verified twins: `reexecuted` (a numeric twin whose solution was re-executed from its own question "
+        "values and matched its gold) or `two_distinct_judges` (an LLM twin accepted by two judges that are "
+        "different models from each other and from the generator). Nothing else is changed.", "",
         "Undo: every replaced original is stored in full in `replacements.jsonl`; "
-        "`zcp_core.probe.release.undo_release(DIR)` rebuilds the original item list.", "",
-        "## Replaced", "", "| original | replacement | verified | P_all gap | evidence |", "|---|---|---|---|---|",
+        "`zcp_core.probe.undo_release(DIR)` rebuilds the original item list.", "",
+        "## Replaced", "",
+        "| original | replacement | verified | verified by | P_all gap | evidence |", "|---|---|---|---|---|---|",
     ]
     for r in res.replaced:
         gap = "n/a" if r.p_all_gap is None else f"{r.p_all_gap:+.3f} (rank {r.p_all_gap_rank})"
-        lines.append(f"| {r.original_id} | {r.replacement_id} | {r.verification} | {gap} | "
-                     f"{r.evidence.replace('|', '/')} |")
+        body.append(f"| {r.original_id} | {r.replacement_id} | {r.verification} | "
+                    f"{r.verified_by.replace('|', '/')} | {gap} | {r.evidence.replace('|', '/')} |")
     if not res.replaced:
-        lines.append("| (none) | | | | |")
-    lines += ["", "## Flagged but kept", ""]
-    lines += [f"- {k.original_id}: {k.reason}" for k in res.kept] or ["(none)"]
-    return "\n".join(lines) + "\n"
+        body.append("| (none) | | | | | |")
+    body += ["", "## Flagged but kept", ""]
+    body += [f"- {k.original_id}: {k.reason}" for k in res.kept] or ["(none)"]
+    body += ["", "## Untested", ""]
+    body += ([f"- {i}: no reference twin, so the probe could not test it" for i in res.untested] or ["(none)"])
+    return Card(
+        title=title, data_file="benchmark.jsonl", split="test", license=lic,
+        source=(*[f"`{d['path']}` (sha256 `{d.get('sha256')}`)" for d in datasets],
+                f"zcp probe run `{res.run}`: `{manifest.get('command', '')}`",
+                f"model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
+                f"Contamination Confidence: {verdict}"),
+        citation=citation_for([d["path"] for d in datasets]), canary=res.canary,
+        counts={"items": str(res.n_items), "replaced": str(len(res.replaced)),
+                "flagged but kept": f"{len(res.kept)} (reasons below)",
+                "untested": f"{len(res.untested)} (no reference twin)", "dropped": "0 (a release never drops items)"},
+        body="\n".join(body), tags=("benchmark-refresh",),
+    )
 
 
 def undo_release(release_dir: str | Path) -> list[Item]:

@@ -75,7 +75,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     from zcp_core.probe.config import ProbeResult
     from zcp_core.probe.measure import probe_items
     from zcp_core.runs import RunSpec, write_run
-    from zcp_core.stats import pair_items
+    from zcp_core.stats import MIN_PAIRS, pair_items
 
     started = _dt.datetime.now(_dt.timezone.utc)
     ids = [o.id for o in original]
@@ -98,7 +98,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         "tests": tests_table(records, config.metrics, suspects, **kw),
         "truncation": truncation_curve(records, config.metrics),
         "sample_size": sample_size_curve(records, [m for m in config.metrics], "original", seed=config.seed,
-                                         prior=config.prior),
+                                         prior=config.prior, continuous_test=config.continuous_test),
     }
     summary.update(_counts(records, arms))
     summary.update({
@@ -113,6 +113,8 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         "model": model_spec or getattr(backend, "model_id", ""),
         "mode": config.mode,
         "ratios": list(config.ratios),
+        "continuous_test": config.continuous_test,
+        "min_pairs": MIN_PAIRS,
     })
     path = None
     if out is not None:

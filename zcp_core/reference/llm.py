@@ -11,6 +11,12 @@ batching and the response cache work (a rerun resumes from the cache).
 The parser is line-anchored: the published code's ``find("Answer:")`` also
 matches inside ``New Answer:``; here a header only counts at the start of a
 line, with optional markdown (``**New Answer:**``, ``### New Problem``).
+
+Independent judges: decoding is greedy and responses are cached, so a judge
+that is the generator, or two judges that are one model, are one vote.
+:func:`judge_conflicts` names such clashes; ``judge_policy="distinct"`` (the
+default) refuses them and ``"allow_self"`` lets them through (recorded in
+each twin's metadata, and ``zcp release`` will not publish such twins).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ if TYPE_CHECKING:
     from zcp_core.backends import Backend, GenerateRequest
 
 METHOD_LLM = "llm-isomorphic-v1"
+#: ``distinct``: judges must be different models from the generator and from each other; ``allow_self``: not.
+JudgePolicy = Literal["distinct", "allow_self"]
 GENERATOR_PROMPT = """You are given a math word problem with its solution and final answer.
 Write a NEW problem that is isomorphic to it:
 - change the story (names, objects, setting) and change every number;
@@ -154,8 +162,35 @@ def _judge_request(item: Item, cand: ParsedReference, max_new_tokens: int) -> Ge
     return GenerateRequest(messages=chat(prompt), params=SamplingParams(max_new_tokens=max_new_tokens))
 
 
+def judge_conflicts(generator: str, judges: Sequence[str]) -> list[str]:
+    """Why these judges are not independent votes ([] when they are): a judge is the generator, or two are one model.
+
+    Args:
+        generator: The generator's model (spec or id).
+        judges: Each judge's model, in order.
+    """
+    out = [f"judge {k} is the generator ({j})" for k, j in enumerate(judges, 1) if j == generator]
+    seen: dict[str, int] = {}
+    for k, j in enumerate(judges, 1):
+        if j in seen:
+            out.append(f"judges {seen[j]} and {k} are the same model ({j})")
+        seen.setdefault(j, k)
+    return out
+
+
+def _models(generator: Backend, judges: Sequence[Backend]) -> dict[str, Any]:
+    """Which models generated and judged (id and revision), for each twin's record."""
+    def one(b: Backend) -> dict[str, Any]:
+        return {"model": b.model_id, "revision": getattr(b, "revision", None)}
+
+    ids = [j.model_id for j in judges]
+    return {"generator": one(generator), "judges": [one(j) for j in judges],
+            "independent_judges": not judge_conflicts(generator.model_id, ids) and len(ids) >= 2}
+
+
 def build_reference_llm(generator: Backend, judges: Sequence[Backend], items: Sequence[Item], attempts: int = 3,
-                        seed: int = 0, max_new_tokens: int = 768, judge_tokens: int = 384) -> ReferenceSet:
+                        seed: int = 0, max_new_tokens: int = 768, judge_tokens: int = 384,
+                        judge_policy: JudgePolicy = "distinct") -> ReferenceSet:
     """Isomorphic reference twins by an LLM generator, accepted only when every judge agrees.
 
     Args:
@@ -166,13 +201,24 @@ def build_reference_llm(generator: Backend, judges: Sequence[Backend], items: Se
         seed: Seed of the generator's sampling (per item and attempt).
         max_new_tokens: Generator token cap.
         judge_tokens: Judge token cap.
+        judge_policy: ``distinct`` refuses a judge that is the generator's model or another judge's;
+            ``allow_self`` accepts them (such twins are recorded as not independently judged).
 
     Returns:
-        A :class:`ReferenceSet`; each twin's metadata holds every attempt with
-        its parse result and verdicts, and each failure carries its attempts too.
+        A :class:`ReferenceSet`; each twin's metadata holds the generator and judge models
+        (``generator``, ``judges``: model ids; ``models``: ids, revisions and ``independent_judges``)
+        and every attempt with its parse result and verdicts; each failure carries its attempts too.
+
+    Raises:
+        ValueError: No judge, or (``distinct``) judges that are not independent of the generator or each other.
     """
     if not judges:
         raise ValueError("build_reference_llm needs at least one judge")
+    clash = judge_conflicts(generator.model_id, [j.model_id for j in judges])
+    if clash and judge_policy == "distinct":
+        raise ValueError("judges must be independent of the generator and of each other: " + "; ".join(clash)
+                         + " (pass judge_policy='allow_self' to accept this)")
+    models = _models(generator, judges)
     logs: dict[str, list[dict[str, Any]]] = {it.id: [] for it in items}
     feedback: dict[str, str] = {it.id: "" for it in items}
     accepted: dict[str, Item] = {}
@@ -202,7 +248,8 @@ def build_reference_llm(generator: Backend, judges: Sequence[Backend], items: Se
                     id=f"{it.id}-ref", question=p.problem, answer=p.answer, solution=p.solution,
                     source=f"{it.source}-llm-ref", original_id=it.id,
                     metadata={"method": METHOD_LLM, "generator": generator.model_id,
-                              "judges": [jb.model_id for jb in judges], "seed": seed, "attempts": logs[it.id]},
+                              "judges": [jb.model_id for jb in judges], "models": models,
+                              "judge_policy": judge_policy, "seed": seed, "attempts": logs[it.id]},
                 )
                 continue
             if p.error:

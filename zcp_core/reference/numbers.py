@@ -229,3 +229,9 @@ def render_like(v: Fraction, token: NumberToken) -> str:
     if token.text.startswith(".") and out.startswith("0."):
         out = out[1:]  # ".5" style stays ".8", not "0.8"
     return out
+
+
+def render_literal(v: Fraction) -> str:
+    """``v`` as an expression literal: a decimal when exact, else ``(a/b)``; negatives in parentheses."""
+    txt = render(v) if decimals_of(v) is not None else f"({v.numerator}/{v.denominator})"
+    return f"({txt})" if v < 0 else txt

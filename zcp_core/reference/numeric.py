@@ -5,21 +5,34 @@ numbers, so a model that memorised the original answer cannot reuse it.
 GSM8K solutions carry calculator annotations ``<<expr=result>>``; they let us
 trace which numbers of the question feed the computation, draw new values of
 the same type and magnitude, recompute the chain exactly, and rewrite the
-question, the solution (new annotations, ``#### N``) and the answer.
+question, the solution (new annotations, ``#### N``) and the answer. A
+calculation the solution writes without an annotation ("99 + 5 = $104") is
+annotated first (:mod:`zcp_core.reference.annotate`).
 
 Which number plays which role (input, earlier result, unit constant) is
-decided in :mod:`zcp_core.reference.trace`. New values keep each input's sign,
-digit count, decimals and roundness; a draw is rejected when any intermediate
-(every operation of every annotation) turns non-integer, negative or zero
-where the original did not, when the answer does not change, or when a
-calculation written without annotations ("7 - 3 = 4") stops adding up. The
-solution text is rewritten by position where it mirrors an annotation, else by
-value; a number that could stand for two values is a conflict, not a guess.
+decided in :mod:`zcp_core.reference.trace`, which holds fixed whatever it cannot
+tell apart. New values look like the old ones (:mod:`zcp_core.reference.draw`:
+same digits and roundness, within a factor of 2). A draw is rejected when any
+intermediate (every operation of every annotation) turns non-integer, negative
+or zero where the original did not, when the answer does not change, when
+percentages of one whole stop fitting in 100, when a calculation written
+without annotations stops adding up, or when re-executing the twin from its
+own question does not give its gold (:mod:`zcp_core.reference.verify`). Among
+the draws that pass, one whose answer keeps its number of digits is preferred,
+then one keeping the order of same-sized question numbers, then one whose
+answer moves to a side drawn by coin. Every twin records its substitutions,
+what was held and why, and the re-execution record, which ``zcp release``
+reads before it publishes a twin::
+
+    metadata["verification"] = {"method": "numeric-perturbation-v2", "reexecuted": True, "gold_check": "pass",
+                                "recomputed_answer": ..., "question_numbers_checked": ...,
+                                "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
+                                "check": "reexecute-v1"}
 
 Items that cannot be traced safely are never guessed: they go to
 ``ReferenceSet.failures`` with a reason whose prefix (``untraced:``,
 ``ambiguous:``, ``bad_annotation:``, ``no_annotations:``, ``answer:``,
-``no_valid_draw:``, ``no_input:``) counts them by kind.
+``no_valid_draw:``, ``no_input:``, ``reexecution:``) counts them by kind.
 The LLM pipeline (the paper's) lives in :mod:`zcp_core.reference.llm`.
 """
 
@@ -27,36 +40,28 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from zcp_core.reference.numbers import (
-    ExprError,
-    decimals_of,
-    eval_steps,
-    expr_literals,
-    find_numbers,
-    render,
-    render_like,
-    safe_eval,
+from zcp_core.reference.annotate import annotate_visible
+from zcp_core.reference.cues import cued_constants
+from zcp_core.reference.draw import answer_digits, pick, sides, unit_cap
+from zcp_core.reference.numbers import ExprError, decimals_of, eval_steps, render, render_literal
+from zcp_core.reference.rewrite import (
+    NewSolution,
+    NewStep,
+    rewrite_question,
+    rewrite_solution,
+    value_mapping,
+    visible_equations,
 )
-from zcp_core.reference.trace import (
-    CALC,
-    CUES,
-    Step,
-    Trace,
-    Untraceable,
-    close_enough,
-    has_cue,
-    stated_value,
-    trace_item,
-)
+from zcp_core.reference.trace import Trace, Untraceable, stated_value, trace_item
+from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v1"
+METHOD_NUMERIC = "numeric-perturbation-v2"
 
 
 @dataclass(frozen=True)
@@ -89,56 +94,9 @@ class ReferenceSet:
     method: str
 
 
-def _draw(v: Fraction, percent: bool, rng: random.Random) -> Fraction:
-    """A new value of the same kind: same sign, digit count, decimals and roundness."""
-    k = decimals_of(v) or 0
-    m = int(v * 10**k)
-    digits = len(str(m))
-    step = 1
-    while m % (step * 10) == 0 and step * 10 < m:
-        step *= 10
-    if step == 1 and m % 5 == 0 and m > 5:
-        step = 5
-    lo = max(2 if digits == 1 else 10 ** (digits - 1), step)
-    hi = 10**digits - 1
-    if percent and k == 0:
-        hi = min(hi, 99 if m < 100 else 100)
-    choices = range(-(-lo // step), hi // step + 1)
-    if len(choices) <= 1:
-        return v
-    for _ in range(20):
-        new = Fraction(rng.choice(choices) * step, 10**k)
-        if new != v:
-            return new
-    return v
-
-
-_NUM = r"\$?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?"
-VISIBLE_EQ = re.compile(rf"(?<![\w.])({_NUM}(?:\s*[-+*/x\u00d7]\s*{_NUM})+)\s*=\s*({_NUM})")
-
-
-def _visible_equations(solution: str) -> list[bool]:
-    """Whether each written calculation outside the annotations ("7 - 3 = 4") is arithmetically right."""
-    out = []
-    for m in VISIBLE_EQ.finditer(CALC.sub(" ", solution)):
-        lhs = re.sub(r"[x\u00d7]", "*", m.group(1)).replace("$", "").replace(",", "").replace("%", "")
-        try:
-            out.append(close_enough(safe_eval(lhs), stated_value(m.group(2).replace("%", ""))))
-        except (ExprError, Untraceable):
-            out.append(False)
-    return out
-
-
-@dataclass(frozen=True)
-class _NewStep:
-    expr: str
-    value: Fraction
-    literals: tuple[Fraction, ...]  # new value of each literal, left to right
-
-
-def _evaluate(trace: Trace, new_inputs: dict[Fraction, Fraction]) -> list[_NewStep] | None:
+def _evaluate(trace: Trace, values: Mapping[int, Fraction]) -> list[NewStep] | None:
     """Recompute the chain; None when a step breaks a constraint the original met."""
-    out: list[_NewStep] = []
+    out: list[NewStep] = []
     for s in trace.steps:
         expr = s.expr
         lits: list[Fraction] = []
@@ -146,18 +104,18 @@ def _evaluate(trace: Trace, new_inputs: dict[Fraction, Fraction]) -> list[_NewSt
             if role.kind == "derived":
                 val = out[int(role.ref)].value
             elif role.kind == "input":
-                val = new_inputs[Fraction(role.ref)] * role.scale + role.offset
+                ti = int(role.ref)
+                val = values.get(ti, trace.tokens[ti].value) * role.scale + role.offset
             else:
                 lits.append(Fraction(role.ref))
                 continue
             lits.append(val)
-            txt = render(val) if decimals_of(val) is not None else f"({val.numerator}/{val.denominator})"
-            expr = expr[:start] + (f"({txt})" if val < 0 else txt) + expr[end:]
+            expr = expr[:start] + render_literal(val) + expr[end:]
         try:
-            value = safe_eval(expr)
             parts, old_parts = eval_steps(expr), eval_steps(s.expr)
         except ExprError:
             return None
+        value = parts[-1]
         # Every intermediate of the expression keeps the original's kind: "(80 - 98) + 49" is refused
         # because 80 - 98 is negative where 48 - 8 was not, even though the step's result is positive.
         for old, new in zip(old_parts, parts, strict=True):
@@ -166,7 +124,7 @@ def _evaluate(trace: Trace, new_inputs: dict[Fraction, Fraction]) -> list[_NewSt
         new_dec = decimals_of(value, 6)
         if new_dec is None or new_dec > max(decimals_of(s.result) or 0, 2):
             return None
-        out.append(_NewStep(expr, value, tuple(reversed(lits))))
+        out.append(NewStep(expr, value, tuple(reversed(lits))))
     return out
 
 
@@ -174,162 +132,132 @@ def _seed_for(seed: int, item_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{item_id}".encode()).digest()[:8], "big")
 
 
-def _free_mapping(trace: Trace, new_inputs: dict[Fraction, Fraction], chain: list[_NewStep],
-                  text: str) -> dict[Fraction, set[Fraction]]:
-    """Old value -> every new value it may stand for in running text (inputs and step results)."""
-    cand: dict[Fraction, set[Fraction]] = {}
-    for old, new in new_inputs.items():
-        cand.setdefault(old, set()).add(new)
-    for s, ns in zip(trace.steps, chain, strict=True):
-        for old in {s.result, stated_value(s.result_text)}:
-            cand.setdefault(old, set()).add(ns.value)
-    # Numbers that keep their value (unit constants, unperturbed question numbers) stay candidates for
-    # themselves, so "7 days" cannot silently become a step's new result that used to be 7.
-    keep = {Fraction(r.ref) for s in trace.steps for _, _, r in s.roles if r.kind == "const"}
-    keep |= {t.value for t in trace.tokens if t.value not in new_inputs} | {Fraction(0), Fraction(1)}
-    keep |= {v for v in CUES if has_cue(v, text)}  # "60 minutes in an hour" keeps its 60
-    for v in keep:
-        if v in cand:
-            cand[v].add(v)
-    return cand
+def _sides(trace: Trace, question: str) -> dict[int, tuple[list[Fraction], list[Fraction]]]:
+    """Each input's possible new values, below and above it (see :mod:`zcp_core.reference.draw`)."""
+    out = {}
+    for ti in trace.inputs:
+        t = trace.tokens[ti]
+        out[ti] = sides(t.value, t.percent, unit_cap(question[t.end:t.end + 40]))
+    return out
 
 
-class _Conflict(Exception):
-    pass
+def _draw(trace: Trace, cands: Mapping[int, tuple[list[Fraction], list[Fraction]]], rng: random.Random,
+          partial: bool) -> dict[int, Fraction]:
+    """New values for the trace's inputs; with ``partial`` each input changes with probability 1/2."""
+    new = {}
+    for ti in trace.inputs:
+        v = pick(*cands[ti], rng)
+        new[ti] = trace.tokens[ti].value if v is None else v
+    if partial and len(new) > 1:
+        keep = [ti for ti in trace.inputs if rng.random() < 0.5]
+        for ti in keep[: len(new) - 1]:
+            new[ti] = trace.tokens[ti].value
+    return new
 
 
-def _rewrite_segment(text: str, cand: dict[Fraction, set[Fraction]], fixed: dict[int, Fraction],
-                     solution: bool = True) -> str:
-    """Rewrite numbers in ``text``: positions in ``fixed`` get their value, the rest go by ``cand``."""
-    parts, last = [], 0
-    for t in find_numbers(text, fractions=not solution):
-        if t.start in fixed:
-            new = fixed[t.start]
-        elif t.kind == "fraction" or t.value not in cand:
-            continue
-        elif len(cand[t.value]) > 1:
-            raise _Conflict(f"{t.text!r} in the solution text could stand for several numbers")
-        else:
-            new = next(iter(cand[t.value]))
-        parts += [text[last:t.start], render_like(new, t)]
-        last = t.end
-    return "".join(parts) + text[last:]
+def _percents_fit(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
+    """Percentages that fit in one whole stay so ("50% of the time ... 40% sightseeing" may not become
+    50% and 60%)."""
+    pct = [(t.value, changed.get(i, t.value)) for i, t in enumerate(trace.tokens) if t.percent]
+    return len(pct) < 2 or sum(a for a, _ in pct) > 100 or sum(b for _, b in pct) <= 100
 
 
-def _rewrite_solution(solution: str, trace: Trace, chain: list[_NewStep],
-                      cand: dict[Fraction, set[Fraction]]) -> str:
-    """New solution text. Numbers are placed by position where the text mirrors an annotation
-    ("16 - 3 - 4 = <<16-3-4=9>>9"): the echo after ``>>`` is that step's result, and the numbers just
-    before ``<<`` that repeat the expression's literals (right to left) or its result take their new
-    values. Any other number goes by value, and one that could stand for two numbers is a conflict."""
-    spans = list(CALC.finditer(solution))
-    out, last = [], 0
-    for i in range(len(spans) + 1):
-        end = spans[i].start() if i < len(spans) else len(solution)
-        seg = solution[last:end]
-        toks = find_numbers(seg, fractions=False)
-        fixed: dict[int, Fraction] = {}
-        if i > 0 and toks and toks[0].start <= 2 and toks[0].value == stated_value(trace.steps[i - 1].result_text):
-            fixed[toks[0].start] = chain[i - 1].value  # the echo of the previous annotation
-        if i < len(spans):
-            old_lits = [v for _, _, v in _old_literals(trace.steps[i])]
-            j = len(old_lits) - 1
-            for t in reversed(toks):
-                if t.start in fixed:
-                    break
-                if j >= 0 and t.value == old_lits[j]:
-                    fixed[t.start] = chain[i].literals[j]
-                    j -= 1
-                elif t.value in (trace.steps[i].result, stated_value(trace.steps[i].result_text)):
-                    fixed[t.start] = chain[i].value
-        out.append(_rewrite_segment(seg, cand, fixed))
-        if i < len(spans):
-            out.append(f"<<{chain[i].expr}={render(chain[i].value)}>>")
-            last = spans[i].end()
-    return "".join(out)
-
-
-def _old_literals(step: Step) -> list[tuple[int, int, Fraction]]:
-    return [(lit.start, lit.end, lit.value) for lit in expr_literals(step.expr)]
+def _keeps_order(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
+    """Whether every two question numbers of one size (2 digits or more) compare as before ("starts at 47 WPM,
+    increased to 52" stays an increase): the story's words often rest on that order without any step using
+    it. A preference, not a rule: as a rule, even for numbers of one size only, it cost 24 GSM8K test twins."""
+    toks = [(i, t.value, changed.get(i, t.value), answer_digits(t.value)) for i, t in enumerate(trace.tokens)
+            if t.kind != "fraction"]
+    for i, a, a2, da in toks:
+        for j, b, b2, db in toks:
+            if (i in changed or j in changed) and da == db > 1 and a < b and not a2 < b2:
+                return False
+    return True
 
 
 def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
-    """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built."""
+    """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built.
+
+    The first half of the draws change every input; the second half change a
+    random subset (at least one), which rescues items whose every-input draws
+    all break integrality. The first twin that passes every check, keeps the
+    answer's number of digits, keeps the order of the question's numbers of one
+    size, and moves the answer to a side drawn by coin (larger or smaller) is
+    returned; failing that, the best seen (in that order of importance).
+    """
+    item = annotate_visible(item)
     try:
         trace = trace_item(item)
     except Untraceable as e:
         raise ValueError(str(e)) from e
     rng = random.Random(_seed_for(seed, item.id))
-    pct = {t.value for t in trace.tokens if t.percent}
     gold = stated_value(item.answer)
-    conflict, unannotated = "", False
-    old_eqs = _visible_equations(item.solution or "")
-    kept = {t.value for t in trace.tokens if t.value not in trace.inputs}
-    for _ in range(max_tries):
-        new_inputs = {v: _draw(v, v in pct, rng) for v in trace.inputs}
-        news = set(new_inputs.values())
-        if all(new_inputs[v] == v for v in trace.inputs) or len(news) < len(new_inputs) or news & kept:
-            continue  # two inputs sharing a value, or one equal to a kept number, would blur the text
-        chain = _evaluate(trace, new_inputs)
+    old_eqs = visible_equations(item.solution or "")
+    text = item.question + (item.solution or "")
+    fails: dict[str, str] = {}
+    cands = _sides(trace, item.question)
+    cued = cued_constants(text)
+    best: tuple[int, Item] | None = None
+    larger = rng.random() < 0.5  # the side this twin's answer should move to, so twins are as often larger
+    for attempt in range(max_tries):
+        new_values = _draw(trace, cands, rng, partial=attempt >= max_tries // 2)
+        changed = {ti: v for ti, v in new_values.items() if v != trace.tokens[ti].value}
+        if not changed or not _percents_fit(trace, changed):
+            continue
+        chain = _evaluate(trace, changed)
         if chain is None or chain[trace.answer_step].value == gold:
             continue
-        try:
-            solution = _rewrite_solution(item.solution or "", trace, chain, _free_mapping(trace, new_inputs, chain,
-                                                                                       item.question + (item.solution or "")))
-        except _Conflict as e:
-            conflict = str(e)
+        answer = chain[trace.answer_step].value
+        rank = ((answer_digits(answer) != answer_digits(gold)) * 4 + (not _keeps_order(trace, changed)) * 2
+                + ((answer > gold) != larger))
+        if best is not None and rank >= best[0]:
+            continue  # no better than a twin already checked: skip the costly checks
+        solution = rewrite_solution(item.solution or "", trace, chain, value_mapping(trace, changed, chain, cued))
+        if visible_equations(solution.text).count(False) > old_eqs.count(False):
+            fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
             continue
-        if [ok for ok, was in zip(_visible_equations(solution), old_eqs, strict=False) if was] != \
-                [True] * sum(old_eqs) or len(_visible_equations(solution)) != len(old_eqs):
-            unannotated = True  # a calculation written without <<>> no longer adds up: redraw
+        twin = _build(item, trace, chain, changed, solution, seed)
+        verdict = reexecute(twin, trace, changed)
+        if not verdict.ok:
+            fails.setdefault("reexecution", verdict.reason)
             continue
-        return _build(item, trace, chain, new_inputs, solution, seed)
-    if conflict:
-        raise ValueError(f"ambiguous: {conflict}")
-    if unannotated:
-        raise ValueError("untraced: a calculation written without <<>> annotations stops adding up "
-                         "for every draw")
+        twin = _with_verification(twin, verdict.record)
+        if rank == 0:
+            return twin
+        best = (rank, twin)
+    if best is not None:
+        return best[1]
+    for kind in ("reexecution", "untraced"):
+        if kind in fails:
+            raise ValueError(f"{kind}: {fails[kind]} (every draw of {max_tries})")
     raise ValueError(f"no_valid_draw: {max_tries} draws all broke an integer/sign/decimal constraint "
                      "or left the answer unchanged")
 
 
-def _build(item: Item, trace: Trace, chain: list[_NewStep], new_inputs: dict[Fraction, Fraction],
-           solution: str, seed: int) -> Item:
+def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int, Fraction],
+           new: NewSolution, seed: int) -> Item:
     new_answer = render(chain[trace.answer_step].value)
-    solution = re.sub(r"####\s*.*$", f"#### {new_answer}", solution.rstrip())
-    question = fix_articles(_rewrite_segment(item.question, {k: {v} for k, v in new_inputs.items()}, {},
-                                             solution=False))
-    solution = fix_articles(solution)
+    solution = new.text + f" {new_answer}" if new.text.endswith("####") else new.text.rstrip()
     meta = {
-        "substitutions": {render(k): render(v) for k, v in new_inputs.items() if k != v},
+        "substitutions": {render(trace.tokens[ti].value): render(v) for ti, v in changed.items()},
+        "inputs_changed": [len(changed), len(trace.inputs)],
+        "held": [list(h) for h in trace.held],
+        "annotated_in_prose": int(item.metadata.get("annotated_in_prose", 0)),
+        "prose_lines_replaced": new.lines_replaced,
         "seed": seed,
         "method": METHOD_NUMERIC,
         "calculations": [{"expr": s.expr, "result": render(s.value)} for s in chain],
         "original_answer": item.answer,
     }
-    return Item(id=f"{item.id}-ref", question=question, answer=new_answer, solution=solution,
-                source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
+    return Item(id=f"{item.id}-ref", question=rewrite_question(item.question, trace, changed), answer=new_answer,
+                solution=solution, source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
 
 
-_ARTICLE = re.compile(r"\b([Aa])(n?) (?=(\d[\d,]*|eight|eleven|eighteen|eighty|[a-z]+)\b)")
-
-
-def fix_articles(text: str) -> str:
-    """Make "a"/"an" agree with a following number ("an 8 hour day", "a 5 hour day") after substitution."""
-
-    def repl(m: re.Match[str]) -> str:
-        nxt = m.group(3)
-        if nxt[0].isdigit():
-            digits = nxt.replace(",", "")
-            group = len(digits) % 3 or 3  # "11,000" is read "eleven thousand"
-            vowel = digits[0] == "8" or digits[:group] in ("11", "18")
-        elif nxt in ("eight", "eleven", "eighteen", "eighty"):
-            vowel = True
-        else:
-            return m.group(0)  # a word: leave the original article alone
-        return f"{m.group(1)}{'n' if vowel else ''} "
-
-    return _ARTICLE.sub(repl, text)
+def _with_verification(twin: Item, record: Mapping[str, Any]) -> Item:
+    meta = dict(twin.metadata)
+    meta["verification"] = {"method": METHOD_NUMERIC, **record}
+    return Item(id=twin.id, question=twin.question, answer=twin.answer, solution=twin.solution, source=twin.source,
+                original_id=twin.original_id, metadata=meta)
 
 
 def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50) -> ReferenceSet:

@@ -1,0 +1,61 @@
+"""A clean model reads clean: the untouched embedded model over GSM8K pairs, every metric's C.
+
+Builds the numeric reference for GSM8K test, probes the embedded SmolLM2 (never fine-tuned on GSM8K
+as far as anyone knows, and solving almost nothing at zero-CoT) on the first ``--limit`` items against
+it, and prints ``zcp confidence --json``'s C and n per metric. The regression target (issue 13) is
+C <= 0.6 on every metric over at least 200 pairs.
+
+    .venv/bin/python benchmarks/probe_clean_null.py --limit 400 --out runs/bench-clean-null
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ZCP = [sys.executable, "-m", "zcp_core.cli.main"]
+
+
+def zcp(*args: str) -> str:
+    out = subprocess.run([*ZCP, *args], check=True, capture_output=True, text=True, cwd=ROOT)
+    return out.stdout
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--limit", type=int, default=400)
+    ap.add_argument("--out", default="runs/bench-clean-null")
+    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_clean_null.md"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    ref, probe = out / "reference", out / "probe"
+    t0 = time.time()
+    zcp("reference", "build", "--method", "numeric", "--dataset", "data/gsm8k/test.jsonl", "--out", str(ref))
+    probe_cmd = ["probe", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--limit", str(args.limit),
+                 "--reference", str(ref), "--metrics", "acc,p_first,p_all", "--out", str(probe)]
+    zcp(*probe_cmd)
+    conf = json.loads(zcp("confidence", str(probe), "--json"))
+    secs = time.time() - t0
+    rows = [(m, v.get("n"), v.get("confidence"), v.get("reason", "")) for m, v in conf["metrics"].items()]
+    ok = all(c is None or c <= 0.6 for _, _, c, _ in rows) and max(n or 0 for _, n, _, _ in rows) >= 200
+    lines = [
+        "# A clean model reads clean (embedded SmolLM2, GSM8K test, numeric twins)", "",
+        f"Command: `.venv/bin/python benchmarks/probe_clean_null.py --limit {args.limit} --out {args.out}` "
+        f"({secs:.0f} s wall), which runs `zcp reference build --method numeric --dataset data/gsm8k/test.jsonl` "
+        f"then `zcp {' '.join(probe_cmd)}` and `zcp confidence --json`.", "",
+        "| metric | pairs | Contamination Confidence | note |", "|---|---|---|---|",
+        *[f"| {m} | {n} | {'n/a' if c is None else f'{c:.3f}'} | {why} |" for m, n, c, why in rows], "",
+        f"Target: C <= 0.6 on every metric over at least 200 pairs: {'met' if ok else 'NOT met'}.", "",
+    ]
+    Path(args.result).write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
