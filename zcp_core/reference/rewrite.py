@@ -43,14 +43,16 @@ class Conflict(Exception):
 
 
 _NUM = r"\$?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?"
-VISIBLE_EQ = re.compile(rf"(?<![\w.])({_NUM}(?:\s*[-+*/x\u00d7]\s*{_NUM})+)\s*=\s*({_NUM})")
+VISIBLE_EQ = re.compile(rf"(?<![\w.])({_NUM}(?:\s*[-+*/x\u00d7%]\s*{_NUM})+)\s*=\s*({_NUM})")
 
 
 def visible_equations(solution: str) -> list[bool]:
     """Whether each written calculation outside the annotations ("7 - 3 = 4") is arithmetically right."""
     out = []
     for m in VISIBLE_EQ.finditer(CALC.sub(" ", solution)):
-        lhs = re.sub(r"[x\u00d7]", "*", m.group(1)).replace("$", "").replace(",", "").replace("%", "")
+        # "30/100%1000" and "20% 50" read "% of": a percent sign before an operand multiplies.
+        lhs = re.sub(r"%\s*(?=[\d$(])", "*", re.sub(r"[x\u00d7]", "*", m.group(1)))
+        lhs = lhs.replace("$", "").replace(",", "").replace("%", "")
         try:
             out.append(close_enough(safe_eval(lhs), stated_value(m.group(2).replace("%", ""))))
         except (ExprError, ValueError):
