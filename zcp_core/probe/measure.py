@@ -126,7 +126,8 @@ def _extract(completion: str, config: ProbeConfig) -> tuple[str | None, str]:
     boxed = last_boxed(config.suffix + completion) if config.mode == "prefill" else last_boxed(completion)
     if boxed:
         return boxed, "boxed"
-    ex = extract_answer(completion)
+    # A zero-CoT completion is short and capped, so its last number is still the model's answer attempt.
+    ex = extract_answer(completion, "lenient")
     return ex.answer, ex.source
 
 
@@ -180,7 +181,8 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     cot_ans = {}
     for it, cot in zip(items, cots):
         if cot is not None:
-            ans = extract_answer(cot.text).answer
+            # Only a \boxed{} or an explicit final-answer phrase: a capped CoT's last number is mid-calculation.
+            ans = extract_answer(cot.text, "final").answer
             cot_ans[it.id] = (ans, grade(ans, it.answer).correct)
     rows = []
     for (it, cot, r), c, att, sp, (p1, pa, why) in zip(rows_items, outs, attempts, spent, scores):
@@ -188,9 +190,9 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
         g = grade(pred, it.answer)
         ca, cc = cot_ans.get(it.id, (None, None))
         con = None
-        if "con" in config.metrics and ca is not None:
-            # A zero-CoT parse failure is inconsistent (False); only a CoT without an answer leaves Con NA.
-            con = grade(pred, ca).correct
+        if "con" in config.metrics and cot is not None:
+            # Inconsistent (False) when the zero-CoT answer fails to parse or the CoT states no final answer.
+            con = ca is not None and grade(pred, ca).correct
         rows.append({
             "arm": arm, "id": it.id, "pair_id": it.original_id or it.id, "ratio": r, "question": it.question,
             "gold": it.answer, "completion": c.text, "pred": pred, "pred_source": source if pred else "none",
