@@ -14,7 +14,18 @@ import copy
 
 import pytest
 
-from zcp_core.backends import GenerateRequest, ResponseCache, SamplingParams, ScoreRequest, chat
+from zcp_core.backends import (
+    GenerateRequest,
+    GenerateScoreRequest,
+    ResponseCache,
+    SamplingParams,
+    ScoreRequest,
+    balanced_close,
+    chat,
+    generate_and_score,
+    open_braces,
+    stop_depth,
+)
 
 pytestmark = pytest.mark.model
 
@@ -174,3 +185,157 @@ def test_api_outputs_equal_in_process_outputs(api_server, smollm2):
               ScoreRequest(prompt="Question: café costs 2 €.\nAnswer:", continuation=" 2")]
     for a, b in zip(api.score(scores), smollm2.score(scores)):
         assert a.tokens == b.tokens and a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+# ---- the probe's answer: the balanced-brace stop and one shared prefill ------------------------
+SUFFIX = "\n\nThe final answer is:\n\\[\n\\boxed{"  # the probe's prefill: the box is open (depth 1)
+
+
+def probe_pair(item, budget: int = 12, stop_at: str = "balanced_brace") -> GenerateScoreRequest:
+    """The probe's zero-CoT generation and its gold scoring for one GSM8K item."""
+    msgs = chat(f"{item.question}\nPlease reason step by step, and put your final answer within \\boxed{{}}.")
+    gen = GenerateRequest(messages=msgs, prefill=SUFFIX, thinking="off",
+                          params=SamplingParams(max_new_tokens=budget, stop_at=stop_at))  # type: ignore[arg-type]
+    return GenerateScoreRequest(gen, ScoreRequest(messages=msgs, prefill=SUFFIX, thinking="off",
+                                                  continuation=item.answer))
+
+
+@pytest.fixture
+def count_prefill_rows(smollm2, monkeypatch):
+    """Rows of every multi-token forward pass of the in-process model (the server's too): prompt prefills."""
+    rows: list[int] = []
+    forward = smollm2.model.forward
+
+    def counted(*args, **kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if ids is not None and ids.shape[1] > 1:
+            rows.append(int(ids.shape[0]))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(smollm2.model, "forward", counted)
+    return rows
+
+
+@pytest.mark.parametrize(("text", "end"), [
+    ("{18}\n\\]", 4),
+    ("{\\frac{1}{2}} and more", 13),          # nested groups: the last brace closes the box
+    ("{\n  \\text{2}\n}\n$$", 14),
+    ("{\\{1, 2\\}} x", 10),                  # \{ and \} are literal braces
+    ("}", 1),                                 # a stray close ends at once
+    ("{1 + 2", None), ("no braces", None),
+])
+def test_balanced_close_golden(text, end):
+    assert balanced_close(text) == end
+
+
+@pytest.mark.parametrize(("text", "end"), [
+    ("18}\n\\]", 3),                        # the prompt opened the box: its "}" closes
+    ("\\frac{1}{2}} and", 12),
+    ("\n  \\begin{align*}\n3", None),         # an inner group closing is not the box closing
+    ("\\{1\\}} x", 6),
+    ("{1 + 2}", None),
+])
+def test_balanced_close_from_an_open_box(text, end):
+    assert balanced_close(text, 1) == end
+
+
+@pytest.mark.parametrize(("text", "depth"), [
+    ("The final answer is:\n\\[\n\\boxed{", 1), ("\\boxed", 0), ("{a}{b", 1), ("}{", 1), ("\\{", 0),
+    ("{{", 2), ("", 0),
+])
+def test_open_braces_golden(text, depth):
+    assert open_braces(text) == depth
+
+
+def test_stop_depth_counts_the_prefill_of_a_chat_and_the_whole_raw_prompt():
+    p = SamplingParams(max_new_tokens=4, stop_at="balanced_brace")
+    assert stop_depth(GenerateRequest(messages=chat("a stray { in a question"), prefill=SUFFIX, params=p)) == 1
+    assert stop_depth(GenerateRequest(prompt="x = \\boxed{", params=p)) == 1
+    assert stop_depth(GenerateRequest(prompt="x = \\boxed", prefill="{", params=p)) == 1
+
+
+@pytest.mark.parametrize("start", [0, 1])
+@pytest.mark.parametrize("text", ["{\\frac{1}{2}} and", "{\n  \\text{Janet}\n}\n", "{\\{x\\}}}", "}}{", "{{}}}",
+                                  "\\frac{1}{2}} and", "\\begin{align*} 3"])
+def test_brace_table_stops_on_the_token_that_closes(smollm2, text, start):
+    import torch
+
+    from zcp_core.backends.hf_braces import brace_step
+
+    table = smollm2._braces()
+    ids = smollm2.tokenizer(text, add_special_tokens=False).input_ids
+    depth, esc = torch.tensor([start]), torch.zeros(1, dtype=torch.bool)
+    closed_at = None
+    for k, t in enumerate(ids):
+        depth, esc, closes = brace_step(table, depth, esc, torch.tensor([t]))
+        if bool(closes[0]):
+            closed_at = k
+            break
+    end = balanced_close(text, start)
+    prefix = [len(smollm2.tokenizer.decode(ids[: k + 1])) for k in range(len(ids))]
+    assert closed_at == (None if end is None else next(k for k, n in enumerate(prefix) if n >= end))
+
+
+def test_stop_at_balanced_brace(backend, smollm2, gsm8k_items):
+    """The answer ends at the brace closing the box (nested groups counted) or when the budget runs out."""
+    pairs = [probe_pair(it) for it in gsm8k_items[:3]]
+    got = backend.generate([p.generate for p in pairs])
+    free = smollm2.generate([probe_pair(it, stop_at="eos").generate for it in gsm8k_items[:3]])
+    closed = 0
+    for g, f in zip(got, free):
+        cut = balanced_close(f.text, 1)
+        if cut is None:
+            assert (g.text, g.n_tokens, g.finish_reason) == (f.text, f.n_tokens, f.finish_reason)
+        else:
+            closed += 1
+            assert (g.text, g.finish_reason, g.stop_reason) == (f.text[:cut], "stop", "}")
+            assert g.n_tokens < f.n_tokens and g.text.count("}") >= 2  # an inner group closed first
+    assert 0 < closed < len(pairs)
+
+
+def test_api_client_continues_until_balanced(api_server, smollm2, gsm8k_items):
+    """Against a server that only stops at "}" (any vLLM), the client continues until the box balances."""
+    from zcp_core.backends import OpenAIBackend
+
+    calls: list[str] = []
+
+    class PlainServer(OpenAIBackend):
+        is_zcp_serve = False  # the real zcp serve, addressed as any OpenAI-compatible server
+
+        def _complete(self, prompt, r, extra_body=None):
+            calls.append(prompt)
+            return super()._complete(prompt, r, extra_body)
+
+    reqs = [probe_pair(it).generate for it in gsm8k_items[:3]]
+    got = PlainServer(api_server.url, "smollm2").generate(reqs)
+    assert got == smollm2.generate(reqs)
+    assert len(calls) > len(reqs)  # the nested \text{...} closed first: one answer took two requests
+
+
+def test_generate_score_is_one_prefill_and_equals_separate_calls(backend, smollm2, gsm8k_items, count_prefill_rows):
+    """P_first/P_all come from the forward pass that starts the answer: one prefill row per item."""
+    pairs = [probe_pair(it) for it in gsm8k_items[:4]]
+    assert backend.supports_logprobs  # capability probes (a one-row echo) run here, not in the counted call
+    count_prefill_rows.clear()
+    both = generate_and_score(backend, pairs)
+    fused_rows = sum(count_prefill_rows)
+    count_prefill_rows.clear()
+    gens = smollm2.generate([p.generate for p in pairs])
+    scores = smollm2.score([p.score for p in pairs])
+    separate_rows = sum(count_prefill_rows)
+    for b, g, s in zip(both, gens, scores):
+        assert b.completion == g
+        assert b.logprobs.tokens == s.tokens
+        assert max(abs(x - y) for x, y in zip(b.logprobs.logprobs, s.logprobs)) <= 1e-4
+    if backend.name in ("transformers", "openai"):  # the in-process model, directly or behind zcp serve
+        assert (fused_rows, separate_rows) == (len(pairs), 2 * len(pairs))
+
+
+def test_generate_score_shares_cache_entries(backend, gsm8k_items, tmp_path):
+    cached = with_cache(backend, tmp_path / "responses.sqlite")
+    pairs = [probe_pair(it, budget=4) for it in gsm8k_items[:2]]
+    both = generate_and_score(cached, pairs)
+    hits = cached.cache.hits
+    assert cached.generate([p.generate for p in pairs]) == [b.completion for b in both]
+    assert cached.score([p.score for p in pairs]) == [b.logprobs for b in both]
+    assert cached.cache.hits == hits + 4

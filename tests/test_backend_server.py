@@ -90,6 +90,7 @@ def test_retry_delay_timeouts_are_retried():
     ({"max_completion_tokens": 7, "temperature": 0, "top_k": -1, "stop": ["a", "b"]},
      SamplingParams(max_new_tokens=7, temperature=0.0, stop=("a", "b"))),
     ({"temperature": 0}, SamplingParams(max_new_tokens=16, temperature=0.0)),
+    ({"temperature": 0, "stop_at": "balanced_brace"}, SamplingParams(16, 0.0, stop_at="balanced_brace")),
 ])
 def test_sampling_params(body, expected):
     assert sampling_params(body, default_max=16) == expected
@@ -98,6 +99,8 @@ def test_sampling_params(body, expected):
 def test_sampling_params_rejects_n_and_draws_seeds():
     with pytest.raises(ApiError):
         sampling_params({"n": 2}, 16)
+    with pytest.raises(ApiError, match="stop_at"):
+        sampling_params({"stop_at": "newline"}, 16)
     seeds = {sampling_params({"temperature": 1.0}, 16).seed for _ in range(5)}
     assert len(seeds) > 1  # unseeded sampling is not silently fixed
 
@@ -231,6 +234,22 @@ def test_concurrent_requests_are_batched_safely(server, smollm2):
     assert [out["count"] for _, out in got[6:]] == [len(smollm2.tokenizer(p).input_ids) for p in prompts]
 
 
+def test_completions_zcp_extensions_stop_on_balance_and_score_in_the_same_call(server, smollm2):
+    from zcp_core.backends import GenerateScoreRequest, generate_and_score
+
+    prompt = smollm2.render(GenerateRequest(messages=chat("Write one half in LaTeX."), prefill="It is \\boxed"))
+    body = {"prompt": prompt, "max_tokens": 24, "temperature": 0, "stop_at": "balanced_brace",
+            "zcp_score": {"prompt": prompt + "{", "continuation": "\\frac{1}{2}"}}
+    status, out = post(server, "/v1/completions", body)
+    gen = GenerateRequest(prompt=prompt, params=SamplingParams(24, stop_at="balanced_brace"))
+    (ref,) = generate_and_score(smollm2, [GenerateScoreRequest(gen, ScoreRequest(prompt=prompt + "{",
+                                                                                 continuation="\\frac{1}{2}"))])
+    ch = out["choices"][0]
+    assert status == 200 and ch["text"] == ref.completion.text and ch["stop_reason"] == ref.completion.stop_reason
+    assert ch["zcp_score"]["tokens"] == list(ref.logprobs.tokens) and ch["zcp_score"]["available"]
+    assert ch["zcp_score"]["logprobs"] == pytest.approx(list(ref.logprobs.logprobs), abs=1e-4)
+
+
 @pytest.mark.parametrize("path, body, status", [
     ("/v1/completions", {"model": "other", "prompt": "x"}, 404),
     ("/v1/completions", {"prompt": "x", "n": 2}, 400),
@@ -239,6 +258,8 @@ def test_concurrent_requests_are_batched_safely(server, smollm2):
     ("/v1/chat/completions", {"messages": [{"role": "tool", "content": "x"}]}, 400),
     ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "continue_final_message": True}, 400),
     ("/tokenize", {}, 400),
+    ("/v1/completions", {"prompt": "x", "zcp_score": {"prompt": "x"}}, 400),
+    ("/v1/completions", {"prompt": ["x", "y"], "zcp_score": {"prompt": "x", "continuation": "y"}}, 400),
     ("/detokenize", {"tokens": ["a"]}, 400),
 ])
 def test_bad_requests_get_openai_errors(server, path, body, status):

@@ -2,7 +2,8 @@
 
 vLLM itself cannot run here, so a stand-in ``vllm`` module answers in vLLM's
 documented output shapes (``RequestOutput.outputs[0]`` with ``text``,
-``token_ids``, ``finish_reason``, ``logprobs``; ``prompt_logprobs`` as
+``token_ids``, ``finish_reason``, ``stop_reason``, ``logprobs``, and stop
+strings kept under ``include_stop_str_in_output``; ``prompt_logprobs`` as
 ``[None, {token_id: Logprob}, ...]``), computed with the real SmolLM2. This
 checks what VLLMBackend does with those shapes (prompt rendering, token
 indexing, EOS trimming, order, caching) - not vLLM. The contract suite runs
@@ -17,7 +18,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from zcp_core.backends import GenerateRequest, ResponseCache, SamplingParams, ScoreRequest, chat
+from zcp_core.backends import (
+    GenerateRequest,
+    GenerateScoreRequest,
+    ResponseCache,
+    SamplingParams,
+    ScoreRequest,
+    chat,
+    generate_and_score,
+)
 
 pytestmark = pytest.mark.model
 
@@ -40,6 +49,7 @@ class VSamplingParams:
     stop: list[str] | None = None
     logprobs: int | None = None
     prompt_logprobs: int | None = None
+    include_stop_str_in_output: bool = False
 
 
 @dataclass
@@ -48,6 +58,7 @@ class CompletionOutput:
     token_ids: list[int]
     finish_reason: str
     logprobs: list[dict[int, Logprob]] | None
+    stop_reason: str | None = None
 
 
 @dataclass
@@ -65,13 +76,15 @@ def fake_vllm(hf) -> types.ModuleType:
 
     class LLM:
         def __init__(self, model: str, **kwargs):
-            self.model, self.kwargs = model, kwargs
+            self.model, self.kwargs, self.calls = model, kwargs, []
 
         def get_tokenizer(self):
             return tok
 
         def generate(self, prompts, sampling_params, use_tqdm=True):
             params = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
+            self.calls.append([(len(p["prompt_token_ids"]), sp.prompt_logprobs is not None)
+                               for p, sp in zip(prompts, params)])
             return [self._one(p["prompt_token_ids"], sp) for p, sp in zip(prompts, params)]
 
         def _one(self, ids, sp):
@@ -83,12 +96,14 @@ def fake_vllm(hf) -> types.ModuleType:
             req = GenerateRequest(prompt=tok.decode(ids), logprobs=sp.logprobs is not None,
                                   params=SamplingParams(max_new_tokens=sp.max_tokens, stop=tuple(sp.stop or ())))
             c = hf.generate([req])[0]
-            gen = tok(c.text, add_special_tokens=False).input_ids
+            text = c.text + (c.stop_reason or "") if sp.include_stop_str_in_output else c.text
+            gen = tok(text, add_special_tokens=False).input_ids
             lps = [{t: Logprob(v)} for t, v in zip(gen, c.logprobs)] if c.logprobs is not None else None
-            if c.finish_reason == "stop":  # vLLM keeps the EOS token in token_ids (and its logprob)
+            if c.finish_reason == "stop" and c.stop_reason is None:  # vLLM keeps EOS in token_ids (and its logprob)
                 gen = gen + [tok.eos_token_id]
                 lps = lps + [{tok.eos_token_id: Logprob(-0.1)}] if lps is not None else None
-            return RequestOutput([CompletionOutput(c.text, gen, c.finish_reason, lps)], plp, list(ids))
+            out = CompletionOutput(text, gen, c.finish_reason, lps, c.stop_reason)
+            return RequestOutput([out], plp, list(ids))
 
     mod = types.ModuleType("vllm")
     mod.LLM = LLM
@@ -127,3 +142,31 @@ def test_vllm_adaptor_generates_like_transformers(vllm_on_hf, smollm2):
         assert (a.text, a.finish_reason) == (b.text, b.finish_reason)
     assert got[0].finish_reason == "stop" and got[0].tokens == ref[0].tokens  # EOS trimmed as in transformers
     assert got[0].logprobs == pytest.approx(ref[0].logprobs, abs=1e-6)
+
+
+def test_vllm_adaptor_stops_at_the_balanced_brace_and_continues(vllm_on_hf, smollm2, gsm8k_items):
+    # The engine stops at every "}"; a nested group's "}" must be continued from until the box balances.
+    suffix = "\n\nThe final answer is:\n\\[\n\\boxed"
+    reqs = [GenerateRequest(messages=chat(f"{it.question}\nPut your final answer within \\boxed{{}}."), prefill=suffix,
+                            thinking="off", params=SamplingParams(max_new_tokens=12, stop_at="balanced_brace"))
+            for it in gsm8k_items[:2]]
+    got, ref = vllm_on_hf.generate(reqs), smollm2.generate(reqs)
+    for a, b in zip(got, ref):
+        assert (a.text, a.n_tokens, a.finish_reason, a.stop_reason) == (b.text, b.n_tokens, b.finish_reason,
+                                                                         b.stop_reason)
+    closed = [c for c in ref if c.stop_reason == "}"]
+    assert closed and all(c.text.count("}") >= 2 for c in closed)  # an inner group closed before the box
+    assert len(vllm_on_hf.llm.calls) >= 2  # ... so the engine was asked again from the text so far
+
+
+def test_vllm_adaptor_generate_score_scores_first(vllm_on_hf, smollm2):
+    gen = GenerateRequest(messages=chat("What is 2+3?"), prefill="The answer is \\boxed",
+                          params=SamplingParams(max_new_tokens=6, stop_at="balanced_brace"))
+    req = GenerateScoreRequest(gen, ScoreRequest(messages=gen.messages, prefill=gen.prefill + "{", continuation="5"))
+    (got,) = generate_and_score(vllm_on_hf, [req])
+    (ref,) = generate_and_score(smollm2, [req])
+    assert got.completion.text == ref.completion.text and got.logprobs.tokens == ref.logprobs.tokens
+    assert got.logprobs.logprobs == pytest.approx(ref.logprobs.logprobs, abs=1e-4)
+    # Scoring (prompt_logprobs) runs before generation, so the engine's prefix cache holds the prompt.
+    assert [call[0][1] for call in vllm_on_hf.llm.calls] == [True, False]
+    assert vllm_on_hf.generate([gen])[0] == got.completion and vllm_on_hf.cache.hits == 1  # shared cache entries

@@ -44,11 +44,12 @@ def _one_thread():
 
 # ---- golden tables of pure helpers -----------------------------------------------------------
 @pytest.mark.parametrize(("completion", "mode", "pred", "source"), [
-    ("{18}\n\\]", "prefill", "18", "boxed"),
-    ("{\\frac{1}{2}} and more", "prefill", "\\frac{1}{2}", "boxed"),
-    ("{\n  \\text{2 x 2 = 4}\n}\n}", "prefill", "\\text{2 x 2 = 4}", "boxed"),
-    ("{1 + 2 = 3", "prefill", "3", "last_number"),  # unbalanced: falls back to the last number
-    ("{\n  \\begin{align*}", "prefill", None, "none"),
+    # prefill mode: the completion starts inside the prefilled "\\boxed{"
+    ("18}\n\\]", "prefill", "18", "boxed"),
+    ("\\frac{1}{2}} and more", "prefill", "\\frac{1}{2}", "boxed"),
+    ("\n  \\text{2 x 2 = 4}\n}\n}", "prefill", "\\text{2 x 2 = 4}", "boxed"),
+    ("1 + 2 = 3", "prefill", "3", "last_number"),  # unbalanced: falls back to the last number
+    ("\n  \\begin{align*}", "prefill", None, "none"),
     ("The answer is \\boxed{7}.", "prompt", "7", "boxed"),
     ("I think it is 12", "prompt", "12", "last_number"),
 ])

@@ -11,16 +11,24 @@ from zcp_core.backends.base import (
     Backend,
     Completion,
     GenerateRequest,
+    GenerateScore,
+    GenerateScoreRequest,
     Message,
     SamplingParams,
     ScoreRequest,
+    StopAt,
     TokenLogprobs,
+    balanced_close,
     chat,
+    generate_and_score,
+    open_braces,
+    stop_depth,
 )
 from zcp_core.backends.cache import ResponseCache, cache_dir
 from zcp_core.backends.embedded import converted_dir, ensure_converted, gguf_path
 from zcp_core.backends.hf import TransformersBackend, folder_revision
-from zcp_core.backends.openai_api import OpenAIBackend, continuation_span, retry_delay, split_base_url
+from zcp_core.backends.http_util import continuation_span, retry_delay, split_base_url
+from zcp_core.backends.openai_api import OpenAIBackend
 from zcp_core.backends.spec import (
     DEFAULT_MODEL,
     ModelSpec,
@@ -34,9 +42,10 @@ from zcp_core.backends.spec import (
 from zcp_core.backends.vllm_backend import VLLMBackend
 
 __all__ = [
-    "Backend", "Completion", "DEFAULT_MODEL", "GenerateRequest", "Message", "ModelSpec", "OpenAIBackend",
-    "ResponseCache", "SamplingParams", "ScoreRequest", "TokenLogprobs", "TransformersBackend", "VLLMBackend",
-    "available_models", "cache_dir", "chat", "continuation_span", "converted_dir", "ensure_converted",
+    "Backend", "Completion", "DEFAULT_MODEL", "GenerateRequest", "GenerateScore", "GenerateScoreRequest", "Message",
+    "ModelSpec", "OpenAIBackend", "ResponseCache", "SamplingParams", "ScoreRequest", "StopAt", "TokenLogprobs",
+    "TransformersBackend", "VLLMBackend", "available_models", "balanced_close", "open_braces", "stop_depth", "cache_dir", "chat",
+    "continuation_span", "converted_dir", "ensure_converted", "generate_and_score",
     "folder_revision", "gguf_path", "lab_model_path", "load_backend", "local_weights", "parse_model_spec",
     "retry_delay", "split_base_url", "vllm_available",
 ]

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
 Role = Literal["system", "user", "assistant"]
 Thinking = Literal["auto", "on", "off"]
+StopAt = Literal["eos", "balanced_brace"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,13 @@ class SamplingParams:
 
     ``seed`` makes sampled outputs reproducible per request (not per batch),
     and it is part of the cache key, so n samples are n seeds.
+
+    ``stop_at`` adds a structural stop to EOS, the budget and ``stop``:
+    ``balanced_brace`` ends the completion at the ``}`` that closes the brace
+    group its prompt left open (a prefilled ``\\boxed{``), or, where none is
+    open, the first group it opens (nested groups counted, ``\\{`` not
+    counted; see :func:`balanced_close` and :func:`stop_depth`).
+    The completion then ends with that ``}`` and ``Completion.stop_reason`` is ``"}"``.
     """
 
     max_new_tokens: int = 32
@@ -37,6 +45,7 @@ class SamplingParams:
     top_k: int = 0
     seed: int = 0
     stop: tuple[str, ...] = ()
+    stop_at: StopAt = "eos"
 
     @property
     def greedy(self) -> bool:
@@ -106,9 +115,11 @@ class Completion:
     Attributes:
         text: Generated text (after the prefill; stop strings cut off).
         n_tokens: Number of generated tokens.
-        finish_reason: ``stop`` (EOS or stop string) or ``length``.
+        finish_reason: ``stop`` (EOS, stop string or closed brace) or ``length``.
         tokens: Generated tokens, when logprobs were asked for.
         logprobs: Their logprobs, when asked for and available.
+        stop_reason: What ended a ``stop`` finish: the stop string, ``"}"`` for
+            a ``balanced_brace`` close, ``None`` for EOS (and for ``length``).
     """
 
     text: str
@@ -116,6 +127,7 @@ class Completion:
     finish_reason: Literal["stop", "length"]
     tokens: tuple[str, ...] | None = None
     logprobs: tuple[float, ...] | None = None
+    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +152,29 @@ class TokenLogprobs:
     def mean(self) -> float:
         """Mean logprob per token (log of the geometric-mean probability)."""
         return float(sum(self.logprobs) / len(self.logprobs)) if self.logprobs else float("nan")
+
+
+@dataclass(frozen=True)
+class GenerateScoreRequest:
+    """A generation and a teacher-forced scoring after the same prompt, computed together.
+
+    ``score``'s context should extend ``generate``'s prompt (the probe scores
+    the gold answer after ``prefill + "{"`` and generates after ``prefill``);
+    a backend that can then shares one prefill between the two. The results
+    equal those of separate ``generate`` and ``score`` calls (and share their
+    cache entries).
+    """
+
+    generate: GenerateRequest
+    score: ScoreRequest
+
+
+@dataclass(frozen=True)
+class GenerateScore:
+    """What a :class:`GenerateScoreRequest` returns."""
+
+    completion: Completion
+    logprobs: TokenLogprobs
 
 
 @runtime_checkable
@@ -174,9 +209,20 @@ class Backend(Protocol):
         ...
 
 
+# Fields added after caches were written: left out of the key at their default, which is
+# the old behaviour, so entries written before they existed stay valid.
+_LATE_PARAM_DEFAULTS = (("stop_at", "eos"),)
+
+
 def request_key(kind: str, backend: str, model: str, revision: str, request: Any) -> str:
     """Cache key: everything that changes the output, and nothing else."""
-    payload = {"kind": kind, "backend": backend, "model": model, "revision": revision, "request": asdict(request)}
+    body = asdict(request)
+    params = body.get("params")
+    if isinstance(params, dict):
+        for k, default in _LATE_PARAM_DEFAULTS:
+            if params.get(k) == default:
+                del params[k]
+    payload = {"kind": kind, "backend": backend, "model": model, "revision": revision, "request": body}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -185,3 +231,73 @@ def chat(user: str, system: str | None = None) -> tuple[Message, ...]:
     """Messages for a single user turn, with an optional system message."""
     msgs = [Message("system", system)] if system else []
     return (*msgs, Message("user", user))
+
+
+def open_braces(text: str) -> int:
+    """How many brace groups ``text`` leaves open at its end (a stray ``}`` closes nothing; ``\\{`` is literal)."""
+    depth, prev = 0, ""
+    for c in text:
+        if prev != "\\":
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth = max(depth - 1, 0)
+        prev = c
+    return depth
+
+
+def stop_depth(request: GenerateRequest) -> int:
+    """Brace groups a request's prompt leaves open: the starting depth of its ``balanced_brace`` stop.
+
+    Counted over the prefill of a chat request (the question is not counted,
+    so a stray brace in it cannot move the stop) and over the whole text of a
+    raw prompt. A probe's prefill ends in ``\\boxed{``, so its answer stops
+    at the ``}`` closing that box.
+    """
+    return open_braces(request.prefill if request.messages is not None else (request.prompt or "") + request.prefill)
+
+
+def balanced_close(text: str, depth: int = 0) -> int | None:
+    """Where a completion's brace group closes: the index just past its ``}``, or None.
+
+    Braces are counted from the start of ``text`` at ``depth`` (the groups
+    the prompt left open, :func:`stop_depth`) and the first ``}`` that brings
+    the depth to 0 or below closes: at depth 0 that is the group the
+    completion opens (``{\\frac{1}{2}}`` closes at its last brace), at depth 1
+    the group the prompt opened (``\\frac{1}{2}}``). A stray leading ``}``
+    at depth 0 closes at once. A brace right after a backslash (``\\{``) is
+    literal, as in :func:`zcp_core.answers.last_boxed`.
+    """
+    prev = ""
+    for k, c in enumerate(text):
+        if prev != "\\":
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth <= 0:
+                    return k + 1
+        prev = c
+    return None
+
+
+def request_size(request: GenerateRequest | ScoreRequest) -> int:
+    """A cheap length proxy (characters before templating) for sorting requests into similar batches."""
+    n = len(request.prompt or "") + len(request.prefill) + sum(len(m.content) for m in request.messages or ())
+    return n + len(getattr(request, "continuation", ""))
+
+
+def generate_and_score(backend: Any, requests: Sequence[GenerateScoreRequest],
+                       progress: bool = False) -> list[GenerateScore]:
+    """Generate and score each request's pair, in order, with one shared prefill where the backend offers it.
+
+    Backends with a ``generate_score`` method fold the two (transformers: one
+    forward pass over prompt and gold that also starts the generation);
+    others get a batched ``generate`` then a batched ``score``.
+    """
+    fused = getattr(backend, "generate_score", None)
+    if fused is not None:
+        return list(fused(requests, progress=progress))
+    comps = backend.generate([r.generate for r in requests], progress=progress)
+    scores = backend.score([r.score for r in requests], progress=progress)
+    return [GenerateScore(c, s) for c, s in zip(comps, scores)]

@@ -75,32 +75,82 @@ def cached_batch(
     decode: Callable[[dict[str, Any]], T],
     chunk: int = 64,
     progress: str | None = None,
+    size: Callable[[Any], int] | None = None,
 ) -> list[T]:
     """Answer ``requests`` from the cache, computing and storing the misses.
 
     Misses are computed in chunks and each chunk is stored at once, so an
-    interruption loses at most one chunk of work. Order is kept.
+    interruption loses at most one chunk of work. Order is kept. With
+    ``size``, misses are computed longest first, so each chunk (and each
+    batch the backend cuts from it) holds requests of similar length.
     """
-    found = cache.get_many(keys) if cache else {}
-    todo = [i for i, k in enumerate(keys) if k not in found]
+    rows = _cached_rows(cache, [(k,) for k in keys], requests, lambda rs: [(asdict(r),) for r in compute(rs)],
+                        chunk, progress, size)
+    return [decode(r[0]) for r in rows]
+
+
+def cached_pairs(
+    cache: ResponseCache | None,
+    keys: Sequence[tuple[str, str]],
+    requests: Sequence[Any],
+    compute: Callable[[list[Any]], list[tuple[Any, Any]]],
+    decode: tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]],
+    chunk: int = 64,
+    progress: str | None = None,
+    size: Callable[[Any], int] | None = None,
+) -> list[tuple[Any, Any]]:
+    """:func:`cached_batch` for requests that yield two results stored under two keys.
+
+    A folded generate-and-score stores its completion under the plain
+    ``generate`` key and its logprobs under the plain ``score`` key, so it
+    shares entries with separate calls. A request is recomputed when either
+    entry is missing.
+    """
+    rows = _cached_rows(cache, keys, requests, lambda rs: [(asdict(a), asdict(b)) for a, b in compute(rs)],
+                        chunk, progress, size)
+    return [(decode[0](a), decode[1](b)) for a, b in rows]
+
+
+def _cached_rows(
+    cache: ResponseCache | None,
+    keys: Sequence[tuple[str, ...]],
+    requests: Sequence[Any],
+    compute: Callable[[list[Any]], list[tuple[dict[str, Any], ...]]],
+    chunk: int,
+    progress: str | None,
+    size: Callable[[Any], int] | None,
+) -> list[tuple[dict[str, Any], ...]]:
+    flat = [k for ks in keys for k in ks]
+    found = cache.get_many(flat) if cache else {}
+    todo = [i for i, ks in enumerate(keys) if any(k not in found for k in ks)]
     if cache:
         cache.hits += len(keys) - len(todo)
         cache.misses += len(todo)
     # Duplicate requests in one batch are computed once.
-    unique: dict[str, int] = {}
+    unique: dict[tuple[str, ...], int] = {}
     for i in todo:
-        unique.setdefault(keys[i], i)
+        unique.setdefault(tuple(keys[i]), i)
     order = list(unique.values())
-    starts = range(0, len(order), chunk)
+    if size is not None:
+        order.sort(key=lambda i: -size(requests[i]))
+    bar = None
     if progress and len(order) > chunk:
         from tqdm.auto import tqdm
 
-        starts = tqdm(starts, desc=progress, unit="batch", total=len(starts))
-    for s in starts:
-        idx = order[s : s + chunk]
-        results = compute([requests[i] for i in idx])
-        fresh = {keys[i]: asdict(r) for i, r in zip(idx, results)}
-        found.update(fresh)
-        if cache:
-            cache.put_many(fresh)
-    return [decode(found[k]) for k in keys]
+        # Counted in requests, so the bar shows items/s and an ETA in the unit users think in.
+        bar = tqdm(total=len(order), desc=progress, unit="item", smoothing=0.1)
+    try:
+        for s in range(0, len(order), chunk):
+            idx = order[s : s + chunk]
+            fresh: dict[str, Any] = {}
+            for i, values in zip(idx, compute([requests[i] for i in idx])):
+                fresh.update(zip(keys[i], values))
+            found.update(fresh)
+            if cache:
+                cache.put_many(fresh)
+            if bar is not None:
+                bar.update(len(idx))
+    finally:
+        if bar is not None:
+            bar.close()
+    return [tuple(found[k] for k in ks) for ks in keys]

@@ -2,9 +2,17 @@
 
 Prompts are rendered with the model's chat template; a prefill continues
 inside the assistant turn. Generation batches requests with equal decoding
-parameters, sorted by length and left-padded. Sampling draws each row from
-its own seeded generator (via a logits processor), so a sampled output
-depends on its request and seed only, not on which batch it landed in.
+parameters, sorted by length and left-padded (each batch as wide as its
+longest row). Sampling draws each row from its own seeded generator (via a
+logits processor), so a sampled output depends on its request and seed only,
+not on which batch it landed in. ``stop_at="balanced_brace"`` is a stopping
+criterion that counts braces per row with tensor lookups
+(:mod:`zcp_core.backends.hf_braces`).
+
+:meth:`TransformersBackend.generate_score` folds a greedy generation and the
+scoring of a continuation of the same prompt into one prefill: the forward
+pass over prompt + continuation yields the logprobs and starts the
+generation, which continues from its key-value cache.
 """
 
 from __future__ import annotations
@@ -17,13 +25,17 @@ from typing import Any, Literal, Sequence
 from zcp_core.backends.base import (
     Completion,
     GenerateRequest,
+    GenerateScore,
+    GenerateScoreRequest,
     Message,
-    SamplingParams,
     ScoreRequest,
     TokenLogprobs,
+    balanced_close,
     request_key,
+    request_size,
+    stop_depth,
 )
-from zcp_core.backends.cache import ResponseCache, cached_batch
+from zcp_core.backends.cache import ResponseCache, cached_batch, cached_pairs
 
 Device = Literal["auto", "cpu", "cuda"]
 
@@ -45,45 +57,6 @@ def folder_revision(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-class _RowSampler:
-    """Logits processor that samples each row with its own generator.
-
-    It leaves only the sampled token finite, so greedy decoding in
-    ``generate`` then picks exactly that token.
-    """
-
-    def __init__(self, params: Sequence[SamplingParams]):
-        import torch
-
-        self.params = params
-        self.gens = []
-        for p in params:
-            g = torch.Generator()
-            g.manual_seed(int(p.seed))
-            self.gens.append(g)
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
-
-        out = torch.full_like(scores, float("-inf"))
-        for i, p in enumerate(self.params):
-            logits = scores[i].float() / max(p.temperature, 1e-6)
-            if p.top_k > 0:
-                kth = torch.topk(logits, min(p.top_k, logits.numel())).values[-1]
-                logits = logits.masked_fill(logits < kth, float("-inf"))
-            probs = torch.softmax(logits, dim=-1)
-            if p.top_p < 1.0:
-                sp, si = torch.sort(probs, descending=True)
-                keep = torch.cumsum(sp, 0) - sp < p.top_p
-                mask = torch.zeros_like(probs, dtype=torch.bool)
-                mask[si[keep]] = True
-                probs = torch.where(mask, probs, torch.zeros_like(probs))
-                probs = probs / probs.sum()
-            tok = int(torch.multinomial(probs.cpu(), 1, generator=self.gens[i]).item())
-            out[i, tok] = 0.0
-        return out
-
-
 class TransformersBackend:
     """Batch generation and scoring with a local transformers model.
 
@@ -95,6 +68,8 @@ class TransformersBackend:
         batch_size: Requests per forward batch.
         cache: Response cache; ``None`` disables caching.
         dtype: ``float32`` (default on CPU) or ``bfloat16``/``float16``.
+        answer_batch_size: Rows per :meth:`generate_score` decoding batch (default ``4 * batch_size``):
+            each decoding step reads every weight once, so more rows per step amortise it.
     """
 
     name = "transformers"
@@ -108,6 +83,7 @@ class TransformersBackend:
         batch_size: int = 16,
         cache: ResponseCache | None = None,
         dtype: str = "float32",
+        answer_batch_size: int | None = None,
     ):
         import os
 
@@ -122,6 +98,7 @@ class TransformersBackend:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         self.batch_size = batch_size
+        self.answer_batch_size = answer_batch_size or 4 * batch_size
         self.cache = cache
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.model = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, dtype))
@@ -133,6 +110,15 @@ class TransformersBackend:
         tmpl = getattr(self.tokenizer, "chat_template", None) or ""
         if "enable_thinking" in tmpl:
             self._template_kwargs.add("enable_thinking")
+        self._brace_table: Any = None
+
+    def _braces(self) -> Any:
+        """The tokenizer's brace table (built on first use: one decode of the vocabulary)."""
+        if self._brace_table is None:
+            from zcp_core.backends.hf_braces import brace_table
+
+            self._brace_table = brace_table(self.tokenizer, int(self.model.config.vocab_size))
+        return self._brace_table
 
     @property
     def supports_logprobs(self) -> bool:
@@ -166,7 +152,7 @@ class TransformersBackend:
         keys = [request_key("generate", self.name, self.model_id, self.revision, r) for r in requests]
         return cached_batch(
             self.cache, keys, list(requests), self._generate_uncached, lambda d: _completion(d),
-            chunk=max(self.batch_size * 4, 1), progress="generate" if progress else None,
+            chunk=max(self.batch_size * 4, 1), progress="generate" if progress else None, size=request_size,
         )
 
     def _generate_uncached(self, requests: list[GenerateRequest]) -> list[Completion]:
@@ -174,7 +160,7 @@ class TransformersBackend:
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
             p = r.params
-            groups.setdefault((p.max_new_tokens, p.greedy, p.stop, r.logprobs), []).append(i)
+            groups.setdefault((p.max_new_tokens, p.greedy, p.stop, p.stop_at, r.logprobs), []).append(i)
         for idx in groups.values():
             texts = [self.render(requests[i]) for i in idx]
             lens = [len(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
@@ -201,9 +187,19 @@ class TransformersBackend:
         # transformers warns about sampling-only fields on greedy configs; clear them.
         kwargs.update(temperature=None, top_p=None, top_k=None)
         if not p0.greedy:
-            kwargs["logits_processor"] = LogitsProcessorList([_RowSampler([r.params for r in reqs])])
+            from zcp_core.backends.hf_decode import RowSampler
+
+            kwargs["logits_processor"] = LogitsProcessorList([RowSampler([r.params for r in reqs])])
         if p0.stop:
             kwargs.update(stop_strings=list(p0.stop), tokenizer=tok)
+        balanced = p0.stop_at == "balanced_brace"
+        if balanced:
+            from transformers import StoppingCriteriaList
+
+            from zcp_core.backends.hf_braces import brace_stopping_criteria
+
+            kwargs["stopping_criteria"] = StoppingCriteriaList([
+                brace_stopping_criteria(self._braces(), enc.input_ids.shape[1], [stop_depth(r) for r in reqs])])
         with torch.inference_mode():
             gen = self.model.generate(**enc, **kwargs)
         new = gen.sequences[:, enc.input_ids.shape[1] :]
@@ -220,15 +216,20 @@ class TransformersBackend:
             finish: Literal["stop", "length"] = "stop" if n < len(ids) else "length"
             ids = ids[:n]
             text = str(tok.decode(ids, skip_special_tokens=True))
+            reason = None
             for st in r.params.stop:
                 if st in text:
-                    text, finish = text[: text.index(st)], "stop"
+                    text, finish, reason = text[: text.index(st)], "stop", st
+            cut = balanced_close(text, stop_depth(r)) if balanced else None
+            if cut is not None:
+                text, finish, reason = text[:cut], "stop", "}"
             toks = lps = None
             if r.logprobs:
                 toks = tuple(str(tok.decode([t])) for t in ids)
                 if logp is not None:
                     lps = tuple(float(logp[b, k, t]) for k, t in enumerate(ids))
-            results.append(Completion(text=text, n_tokens=n, finish_reason=finish, tokens=toks, logprobs=lps))
+            results.append(Completion(text=text, n_tokens=n, finish_reason=finish, tokens=toks, logprobs=lps,
+                                      stop_reason=reason))
         if reqs[0].logprobs and not p0.greedy:
             results = self._rescore(reqs, results)
         return results
@@ -251,7 +252,7 @@ class TransformersBackend:
         keys = [request_key("score", self.name, self.model_id, self.revision, r) for r in requests]
         return cached_batch(
             self.cache, keys, list(requests), self._score_uncached, lambda d: _logprobs(d),
-            chunk=max(self.batch_size * 4, 1), progress="score" if progress else None,
+            chunk=max(self.batch_size * 4, 1), progress="score" if progress else None, size=request_size,
         )
 
     def _score_uncached(self, requests: list[ScoreRequest]) -> list[TokenLogprobs]:
@@ -276,37 +277,82 @@ class TransformersBackend:
         return list(enc["input_ids"]), max(start, 1)
 
     def _score_batch(self, encs: list[tuple[list[int], int]]) -> list[TokenLogprobs]:
-        import torch
+        from zcp_core.backends.hf_decode import score_batch
 
-        width = max(len(ids) for ids, _ in encs)
-        pad = self.tokenizer.pad_token_id
-        ids = torch.full((len(encs), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(encs), width), dtype=torch.long)
-        for b, (seq, _) in enumerate(encs):
-            ids[b, : len(seq)] = torch.tensor(seq)
-            mask[b, : len(seq)] = 1
-        # Only positions that predict a continuation token need the vocabulary
-        # projection; on CPU the full [batch, width, vocab] logits cost more than
-        # batching saves. ``logits_to_keep`` takes those positions (union over rows).
-        need = sorted({k - 1 for seq, start in encs for k in range(start, len(seq))})
-        col = {p: j for j, p in enumerate(need)}
-        if not need:  # nothing to score (a one-token text): no forward pass needed
+        if all(start >= len(ids) for ids, start in encs):  # nothing to score (one-token texts): no forward pass
             return [TokenLogprobs(tokens=(), logprobs=()) for _ in encs]
-        with torch.inference_mode():
-            kwargs = dict(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
-            try:
-                logits = self.model(**kwargs, logits_to_keep=torch.tensor(need, dtype=torch.long, device=self.device)).logits
-            except TypeError:  # a model class without logits_to_keep: project every position
-                logits = self.model(**kwargs).logits
-                col = {p: p for p in need}
-        logp = torch.log_softmax(logits.float(), -1).cpu()
-        out = []
-        for b, (seq, start) in enumerate(encs):
-            target = seq[start:]
-            vals = [float(logp[b, col[k - 1], t]) for k, t in zip(range(start, len(seq)), target)]
-            toks = tuple(str(self.tokenizer.decode([t])) for t in target)
-            out.append(TokenLogprobs(tokens=toks, logprobs=tuple(vals)))
-        return out
+        vals = score_batch(self.model, [ids for ids, _ in encs], [start for _, start in encs],
+                           self.tokenizer.pad_token_id, self.device)
+        return [TokenLogprobs(tokens=self._token_strings(ids[start:]), logprobs=tuple(v))
+                for (ids, start), v in zip(encs, vals)]
+
+    def _token_strings(self, ids: Sequence[int]) -> tuple[str, ...]:
+        return tuple(str(t) for t in self.tokenizer.batch_decode([[t] for t in ids]))
+
+    # ---- generation and scoring with one prefill ---------------------------------------------
+    def generate_score(self, requests: Sequence[GenerateScoreRequest], progress: bool = False) -> list[GenerateScore]:
+        """Each request's completion and scored continuation, in order, sharing one prefill (cached).
+
+        Greedy requests without stop strings or logprobs whose scored text
+        extends the generation prompt are folded (see the module docstring);
+        others are answered by separate batched ``generate`` and ``score``.
+        Results are stored under the same cache keys as those separate calls.
+        """
+        keys = [(request_key("generate", self.name, self.model_id, self.revision, r.generate),
+                 request_key("score", self.name, self.model_id, self.revision, r.score)) for r in requests]
+        pairs = cached_pairs(self.cache, keys, list(requests), self._generate_score_uncached, (_completion, _logprobs),
+                             chunk=max(self.answer_batch_size * 2, 1), progress="answer" if progress else None,
+                             size=lambda r: request_size(r.score))
+        return [GenerateScore(c, lp) for c, lp in pairs]
+
+    def _generate_score_uncached(self, requests: list[GenerateScoreRequest]) -> list[tuple[Completion, TokenLogprobs]]:
+        from zcp_core.backends.hf_decode import fused_batch
+
+        out: list[tuple[Completion, TokenLogprobs] | None] = [None] * len(requests)
+        rows = {i: row for i, r in enumerate(requests) if (row := self._fused_row(r)) is not None}
+        order = sorted(rows, key=lambda i: -len(rows[i].seq_ids))
+        tok = self.tokenizer
+        eos = [t for t in (tok.eos_token_id, tok.pad_token_id) if t is not None]
+        # Batches of about answer_batch_size rows, evenly split: every batch decodes as many steps as its
+        # slowest row, so a small remainder batch would pay nearly the full step count for a few rows.
+        n_batches = max(1, round(len(order) / self.answer_batch_size))
+        for k in range(n_batches):
+            part = order[k * len(order) // n_batches : (k + 1) * len(order) // n_batches]
+            got = fused_batch(self.model, [rows[i] for i in part], self._braces(), eos, tok.pad_token_id,
+                              self.batch_size)
+            for i, fo in zip(part, got):
+                row = rows[i]
+                text = str(tok.decode(fo.token_ids, skip_special_tokens=True))
+                cut = balanced_close(text, row.depth) if fo.closed else None
+                comp = Completion(text=text[:cut] if cut is not None else text, n_tokens=len(fo.token_ids),
+                                  finish_reason=fo.finish, stop_reason="}" if fo.closed else None)
+                scored = self._token_strings(row.seq_ids[row.score_start : row.score_end])
+                out[i] = (comp, TokenLogprobs(tokens=scored, logprobs=tuple(fo.score_logprobs)))
+        rest = [i for i in range(len(requests)) if i not in rows]
+        if rest:
+            comps = self._generate_uncached([requests[i].generate for i in rest])
+            scores = self._score_uncached([requests[i].score for i in rest])
+            for i, c, lp in zip(rest, comps, scores):
+                out[i] = (c, lp)
+        return [x for x in out if x is not None]
+
+    def _fused_row(self, r: GenerateScoreRequest) -> Any:
+        """The request in token ids for :func:`~zcp_core.backends.hf_decode.fused_batch`, or None when it cannot fold."""
+        from zcp_core.backends.hf_decode import FusedRow
+
+        p = r.generate.params
+        if not p.greedy or p.stop or r.generate.logprobs or p.max_new_tokens <= 0:
+            return None
+        prompt = list(self.tokenizer(self.render(r.generate), add_special_tokens=False).input_ids)
+        seq, start = self._encode_scored(r.score)
+        if start < len(prompt) or seq[: len(prompt)] != prompt or start >= len(seq):
+            return None  # the scored text does not extend the prompt token for token
+        # The closing brace joins the draft when it tokenizes apart, so a correct boxed answer is verified whole.
+        closed = self.tokenizer(self.render(r.score) + r.score.continuation + "}", add_special_tokens=False).input_ids
+        draft_end = len(closed) if list(closed[: len(seq)]) == seq else len(seq)
+        return FusedRow(prompt_ids=prompt, seq_ids=list(closed[:draft_end]) if draft_end > len(seq) else seq,
+                        score_start=start, score_end=len(seq), budget=p.max_new_tokens,
+                        balanced=p.stop_at == "balanced_brace", depth=stop_depth(r.generate))
 
 
 def _completion(d: dict[str, Any]) -> Completion:
@@ -314,6 +360,7 @@ def _completion(d: dict[str, Any]) -> Completion:
         text=d["text"], n_tokens=d["n_tokens"], finish_reason=d["finish_reason"],
         tokens=tuple(d["tokens"]) if d.get("tokens") is not None else None,
         logprobs=tuple(d["logprobs"]) if d.get("logprobs") is not None else None,
+        stop_reason=d.get("stop_reason"),
     )
 
 

@@ -11,6 +11,19 @@ logprobs yields ``TokenLogprobs(available=False)``, never zeros. A thinking
 control on a server without ``/tokenize`` goes to chat as vLLM's
 ``chat_template_kwargs``; a prefill there raises :class:`BackendUnavailable`.
 
+Balanced-brace stops (``SamplingParams.stop_at``): ``zcp serve`` (its
+``/v1/models`` entry is ``owned_by: zcp``) stops on balance itself, given the
+``stop_at`` extension field. Any other server gets ``stop: ["}"]``; while the
+box is not yet balanced the client continues the completion from the text so
+far (prompt + text, the remaining budget) until it is, or the budget runs out.
+A server that reports no ``stop_reason`` (vLLM and ``zcp serve`` do) is taken
+to have stopped at the ``}`` when it says ``stop``.
+
+``generate_score`` against ``zcp serve`` is one request per item (the
+``zcp_score`` extension: the server folds generation and scoring into one
+prefill); against other servers it is a batched generate, then a batched score
+(a vLLM server's prefix cache then shares the prompt).
+
 Cache keys use ``revision`` = ``server:MODEL`` (plus ``@REV`` when
 ``/v1/models`` reports one, as ``zcp serve`` does). It and the capability
 probes (``/tokenize``, echo) are fetched once per instance, so even a fully
@@ -24,70 +37,32 @@ environment variable and never logged or shown.
 from __future__ import annotations
 
 import os
-import random
 import threading
 import time
 from typing import Any, Callable, Sequence, TypeVar
-from urllib.parse import urlparse
 
-from zcp_core.backends.base import Completion, GenerateRequest, ScoreRequest, TokenLogprobs, request_key
-from zcp_core.backends.cache import ResponseCache, cached_batch
+from zcp_core.backends.base import (
+    Completion,
+    GenerateRequest,
+    GenerateScore,
+    GenerateScoreRequest,
+    ScoreRequest,
+    TokenLogprobs,
+    request_key,
+)
+from zcp_core.backends.cache import ResponseCache, cached_batch, cached_pairs
+from zcp_core.backends.http_util import (
+    ServerRefused,
+    as_zcp_error,
+    continuation_span,
+    finish_reason,
+    retry_delay,
+    split_base_url,
+)
 from zcp_core.errors import BackendUnavailable, ZcpError
 
 T = TypeVar("T")
-
-
-def split_base_url(base_url: str) -> tuple[str, str]:
-    """The API base (ending in ``/v1`` for bare hosts) and the server root (where ``/tokenize`` lives)."""
-    url = base_url.rstrip("/")
-    path = urlparse(url).path
-    if path in ("", "/"):
-        return url + "/v1", url
-    if path.endswith("/v1"):
-        return url, url[: -len("/v1")]
-    return url, url
-
-
-def continuation_span(tokens: Sequence[str], continuation: str) -> int:
-    """Index of the first continuation token among echoed prompt tokens.
-
-    A token belongs to the continuation when it ends past the context. Counting
-    from the end (the continuation is the text's suffix) keeps this exact even
-    when a server's per-token strings mis-measure multi-byte characters earlier
-    in the context. The first token never counts, as in the transformers backend.
-    """
-    tail = 0
-    start = len(tokens)
-    for k in range(len(tokens) - 1, -1, -1):
-        if tail >= len(continuation):
-            break
-        start = k
-        tail += len(tokens[k])
-    return max(start, 1)
-
-
-def retry_delay(exc: BaseException, attempt: int, backoff_s: float) -> float | None:
-    """Seconds to wait before retrying after ``exc``, or ``None`` when it is not retryable."""
-    import httpx
-    import openai
-
-    status, headers = None, None
-    if isinstance(exc, openai.APIStatusError):
-        status, headers = exc.status_code, exc.response.headers
-    elif isinstance(exc, httpx.HTTPStatusError):
-        status, headers = exc.response.status_code, exc.response.headers  # type: ignore[assignment]
-    elif not isinstance(exc, openai.APIConnectionError | httpx.TransportError):  # timeouts are both of these
-        return None
-    if status is not None and status != 429 and status < 500:
-        return None
-    delay = min(backoff_s * (2**attempt), 30.0)
-    after = headers.get("retry-after") if headers is not None else None
-    if after:
-        try:
-            delay = min(max(delay, float(after)), 60.0)
-        except ValueError:
-            pass
-    return delay * (1.0 + 0.1 * random.random())  # jitter, so parallel clients do not retry in lockstep
+_UNREPORTED = object()  # a response without the field at all (not even null)
 
 
 class OpenAIBackend:
@@ -150,7 +125,7 @@ class OpenAIBackend:
             except Exception as e:
                 delay = retry_delay(e, attempt, self.backoff_s)
                 if delay is None or attempt >= self.max_retries:
-                    final = _as_zcp_error(e, self.base_url, attempt)
+                    final = as_zcp_error(e, self.base_url, attempt)
                     if final is None:
                         raise
                     raise final from e
@@ -178,20 +153,29 @@ class OpenAIBackend:
 
         return self._retrying(call)
 
+    def _model_entry(self) -> dict[str, Any]:
+        """The served model's ``/v1/models`` entry (empty when the server lists none), fetched once."""
+
+        def fetch() -> dict[str, Any]:
+            try:
+                models = self._retrying(lambda: self._client()[0].models.list())
+            except ServerRefused:  # hosted APIs may not list models; the name still keys the cache
+                return {}
+            entry = next((m for m in models.data if m.id == self.model_id), None)
+            return {"revision": getattr(entry, "revision", None), "owned_by": getattr(entry, "owned_by", None)}
+
+        return self._probe("model", fetch)  # type: ignore[no-any-return]
+
     @property
     def revision(self) -> str:
         """``server:MODEL``, plus the weight fingerprint when the server reports one."""
+        rev = self._model_entry().get("revision")
+        return f"server:{self.model_id}" + (f"@{rev}" if rev else "")
 
-        def fetch() -> str:
-            try:
-                models = self._retrying(lambda: self._client()[0].models.list())
-                entry = next((m for m in models.data if m.id == self.model_id), None)
-                rev = getattr(entry, "revision", None) if entry is not None else None
-            except ServerRefused:  # hosted APIs may not list models; the name still keys the cache
-                rev = None
-            return f"server:{self.model_id}" + (f"@{rev}" if rev else "")
-
-        return self._probe("revision", fetch)
+    @property
+    def is_zcp_serve(self) -> bool:
+        """Whether the server is ``zcp serve`` (which honours the ``stop_at`` and ``zcp_score`` extensions)."""
+        return self._model_entry().get("owned_by") == "zcp"
 
     @property
     def can_render(self) -> bool:
@@ -275,24 +259,42 @@ class OpenAIBackend:
     def _generate_one(self, r: GenerateRequest) -> Completion:
         if r.params.max_new_tokens == 0:  # many servers refuse max_tokens=0; nothing to ask for anyway
             return Completion("", 0, "length", () if r.logprobs else None, () if r.logprobs else None)
+        if r.params.stop_at == "balanced_brace":
+            from zcp_core.backends.openai_answer import generate_balanced
+
+            return generate_balanced(self, r)
+        if r.messages is not None and not r.prefill and (r.thinking == "auto" or not self.can_render):
+            return self._chat_one(r)[0]
+        return self._complete(self.render(r), r)[0]
+
+    def _chat_one(self, r: GenerateRequest) -> tuple[Completion, bool]:
+        """A chat completion, and whether the server reported a ``stop_reason`` field."""
         kwargs, extra = self._sampling(r)
         api = self._client()[0]
-        if r.messages is not None and not r.prefill and (r.thinking == "auto" or not self.can_render):
-            if r.thinking != "auto":
-                extra["chat_template_kwargs"] = {"enable_thinking": r.thinking == "on"}
-            msgs = [{"role": m.role, "content": m.content} for m in r.messages]
-            resp = self._call(lambda: api.chat.completions.create(
-                messages=msgs, logprobs=r.logprobs, extra_body=extra or None, **kwargs))
-            ch = resp.choices[0]
-            toks = lps = None
-            if r.logprobs and ch.logprobs is not None and ch.logprobs.content is not None:
-                toks = tuple(c.token for c in ch.logprobs.content)
-                lps = tuple(float(c.logprob) for c in ch.logprobs.content)
-            n = resp.usage.completion_tokens if resp.usage else len(toks or ())
-            return Completion(ch.message.content or "", n, _finish(ch.finish_reason), toks, lps)
-        prompt = self.render(r)
+        if r.thinking != "auto":
+            extra["chat_template_kwargs"] = {"enable_thinking": r.thinking == "on"}
+        msgs = [{"role": m.role, "content": m.content} for m in r.messages or ()]
+        resp = self._call(lambda: api.chat.completions.create(
+            messages=msgs, logprobs=r.logprobs, extra_body=extra or None, **kwargs))
+        ch = resp.choices[0]
+        toks = lps = None
+        if r.logprobs and ch.logprobs is not None and ch.logprobs.content is not None:
+            toks = tuple(c.token for c in ch.logprobs.content)
+            lps = tuple(float(c.logprob) for c in ch.logprobs.content)
+        n = resp.usage.completion_tokens if resp.usage else len(toks or ())
+        reason = getattr(ch, "stop_reason", _UNREPORTED)
+        return (Completion(ch.message.content or "", n, finish_reason(ch.finish_reason), toks, lps,
+                           _stop_reason(reason)), reason is not _UNREPORTED)
+
+    def _complete(self, prompt: str, r: GenerateRequest, extra_body: dict[str, Any] | None = None
+                  ) -> tuple[Completion, bool, Any]:
+        """A ``/v1/completions`` call on rendered text: the completion, whether ``stop_reason`` was reported,
+        and the raw choice (for extension fields)."""
+        kwargs, extra = self._sampling(r)
+        extra.update(extra_body or {})
         if self.can_render:
             extra["add_special_tokens"] = False  # the rendered template already holds any BOS
+        api = self._client()[0]
         resp = self._call(lambda: api.completions.create(
             prompt=prompt, logprobs=0 if r.logprobs else None, extra_body=extra or None, **kwargs))
         ch = resp.choices[0]
@@ -302,7 +304,30 @@ class OpenAIBackend:
             if ch.logprobs.token_logprobs is not None:
                 lps = tuple(float(x) for x in ch.logprobs.token_logprobs)
         n = resp.usage.completion_tokens if resp.usage else len(toks or ())
-        return Completion(ch.text or "", n, _finish(ch.finish_reason), toks, lps)
+        reason = getattr(ch, "stop_reason", _UNREPORTED)
+        comp = Completion(ch.text or "", n, finish_reason(ch.finish_reason), toks, lps, _stop_reason(reason))
+        return comp, reason is not _UNREPORTED, ch
+
+    # ---- generation and scoring together ---------------------------------------------------------
+    def generate_score(self, requests: Sequence[GenerateScoreRequest], progress: bool = False) -> list[GenerateScore]:
+        """Each request's completion and scored continuation, in order (cached under the plain keys).
+
+        ``zcp serve`` folds each pair into one prefill (the ``zcp_score``
+        extension); other servers get a batched generate, then a batched score.
+        """
+        if not (self.is_zcp_serve and self.can_render and self.supports_logprobs):
+            comps = self.generate([r.generate for r in requests], progress=progress)
+            return [GenerateScore(c, lp) for c, lp in zip(comps, self.score([r.score for r in requests], progress))]
+        from zcp_core.backends.hf import _completion, _logprobs
+        from zcp_core.backends.openai_answer import generate_score_one
+
+        keys = [(request_key("generate", self.name, self.model_id, self.revision, r.generate),
+                 request_key("score", self.name, self.model_id, self.revision, r.score)) for r in requests]
+        pairs = cached_pairs(self.cache, keys, list(requests),
+                             lambda rs: self._map(lambda r: generate_score_one(self, r), rs),
+                             (_completion, _logprobs), chunk=self.concurrency * 8,
+                             progress="answer" if progress else None)
+        return [GenerateScore(c, lp) for c, lp in pairs]
 
     def _call(self, fn: Callable[[], T]) -> T:
         """An API call with retries (see :meth:`_retrying`)."""
@@ -357,32 +382,5 @@ class OpenAIBackend:
         return TokenLogprobs(tokens=tuple(toks[start:]), logprobs=tuple(float(v) for v in vals))  # type: ignore[arg-type]
 
 
-class ServerRefused(ZcpError):
-    """The server answered with an HTTP error (after any retries); the message is the server's."""
-
-
-def _as_zcp_error(e: BaseException, url: str, retries: int) -> ZcpError | None:
-    """A user-facing error for a final HTTP or connection failure (``None``: not one of those)."""
-    import httpx
-    import openai
-
-    if isinstance(e, openai.APIStatusError):
-        return ServerRefused(f"{url}: HTTP {e.status_code}: {_message(e)}")
-    if isinstance(e, httpx.HTTPStatusError):
-        return ServerRefused(f"{url}: HTTP {e.response.status_code}: {e.response.text[:300]}")
-    if isinstance(e, openai.APIConnectionError | httpx.TransportError):
-        return ZcpError(f"cannot reach {url} ({type(e).__name__}, after {retries} retries)")
-    return None
-
-
-def _finish(reason: Any) -> Any:
-    return "length" if reason == "length" else "stop"
-
-
-def _message(e: Any) -> str:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-    return str(getattr(e, "message", "") or e)[:300]
+def _stop_reason(reason: Any) -> str | None:
+    return reason if isinstance(reason, str) else None

@@ -9,6 +9,13 @@ template already holds any BOS). Scoring uses ``prompt_logprobs`` over the
 jointly tokenized context + continuation, keeping the tokens that end past
 the context. Each request carries its own seed, so sampled outputs do not
 depend on batch composition.
+
+``stop_at="balanced_brace"``: the engine stops at ``}`` (kept in the text);
+rows whose box is not yet balanced are continued from the text so far with
+the remaining budget, in batched rounds, until balanced or out of budget.
+``generate_score`` scores first, then generates: with vLLM's automatic prefix
+caching (on by default in the V1 engine) the generation reuses the prompt's
+cached key-value blocks, so the prompt is prefilled once.
 """
 
 from __future__ import annotations
@@ -16,8 +23,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from zcp_core.backends.base import Completion, GenerateRequest, Message, ScoreRequest, TokenLogprobs, request_key
-from zcp_core.backends.cache import ResponseCache, cached_batch
+from zcp_core.backends.base import (
+    Completion,
+    GenerateRequest,
+    GenerateScore,
+    GenerateScoreRequest,
+    Message,
+    ScoreRequest,
+    TokenLogprobs,
+    balanced_close,
+    request_key,
+    stop_depth,
+)
+from zcp_core.backends.cache import ResponseCache, cached_batch, cached_pairs
 
 
 class VLLMBackend:
@@ -85,25 +103,37 @@ class VLLMBackend:
                             _completion, chunk=1024, progress="generate" if progress else None)
 
     def _generate_uncached(self, requests: list[GenerateRequest], progress: bool = False) -> list[Completion]:
-        from vllm import SamplingParams as VSP
-
         out: list[Completion] = [Completion("", 0, "length") for _ in requests]
         todo = [i for i, r in enumerate(requests) if r.params.max_new_tokens > 0]  # vLLM needs max_tokens >= 1
-        if not todo:
-            return out
-        prompts, params = [], []
-        for i in todo:
-            r, p = requests[i], requests[i].params
-            prompts.append({"prompt_token_ids": self._ids(self.render(r))})
-            params.append(VSP(
-                n=1, max_tokens=p.max_new_tokens, temperature=max(p.temperature, 0.0), top_p=p.top_p,
-                top_k=p.top_k if p.top_k > 0 else -1, seed=None if p.greedy else p.seed,
-                stop=list(p.stop) or None, logprobs=0 if r.logprobs else None,
-            ))
-        results = self.llm.generate(prompts, sampling_params=params, use_tqdm=progress)
-        for i, res in zip(todo, results):
-            out[i] = self._completion(requests[i], res.outputs[0])
+        texts = {i: "" for i in todo}
+        spent = {i: 0 for i in todo}
+        while todo:
+            results = self.llm.generate([{"prompt_token_ids": self._ids(self.render(requests[i]) + texts[i])}
+                                         for i in todo],
+                                        sampling_params=[self._params(requests[i], spent[i]) for i in todo],
+                                        use_tqdm=progress)
+            again = []
+            for i, res in zip(todo, results):
+                c = self._completion(requests[i], res.outputs[0])
+                texts[i] += c.text
+                spent[i] += c.n_tokens
+                out[i] = Completion(texts[i], spent[i], c.finish_reason, c.tokens, c.logprobs, c.stop_reason)
+                if c.stop_reason == "}" and balanced_close(texts[i], stop_depth(requests[i])) != len(texts[i]):
+                    if spent[i] < requests[i].params.max_new_tokens and c.n_tokens:
+                        again.append(i)  # a nested group closed, not the box: continue from the text so far
+                    else:
+                        out[i] = Completion(texts[i], spent[i], "length", c.tokens, c.logprobs)
+            todo = again
         return out
+
+    def _params(self, r: GenerateRequest, spent: int) -> Any:
+        from vllm import SamplingParams as VSP
+
+        p = r.params
+        stop = list(p.stop) + (["}"] if p.stop_at == "balanced_brace" else [])
+        return VSP(n=1, max_tokens=p.max_new_tokens - spent, temperature=max(p.temperature, 0.0), top_p=p.top_p,
+                   top_k=p.top_k if p.top_k > 0 else -1, seed=None if p.greedy else p.seed, stop=stop or None,
+                   include_stop_str_in_output=p.stop_at == "balanced_brace", logprobs=0 if r.logprobs else None)
 
     def _completion(self, r: GenerateRequest, o: Any) -> Completion:
         ids = list(o.token_ids)
@@ -116,7 +146,25 @@ class VLLMBackend:
             toks = tuple(self.tokenizer.decode([t]) for t in ids)
             if o.logprobs is not None:
                 lps = tuple(float(step[t].logprob) for step, t in zip(o.logprobs, ids))
-        return Completion(text=o.text, n_tokens=len(ids), finish_reason=finish, tokens=toks, logprobs=lps)
+        reason = getattr(o, "stop_reason", None)
+        return Completion(text=o.text, n_tokens=len(ids), finish_reason=finish, tokens=toks, logprobs=lps,
+                          stop_reason=reason if isinstance(reason, str) and finish == "stop" else None)
+
+    # ---- generation and scoring together -------------------------------------------------------
+    def generate_score(self, requests: Sequence[GenerateScoreRequest], progress: bool = False) -> list[GenerateScore]:
+        """Each request's completion and scored continuation, in order: scoring first, so that the
+        generation finds the prompt in vLLM's prefix cache (cached under the plain keys)."""
+        from zcp_core.backends.hf import _completion, _logprobs
+
+        def compute(rs: list[GenerateScoreRequest]) -> list[tuple[Completion, TokenLogprobs]]:
+            scores = self._score_uncached([r.score for r in rs], progress)
+            return list(zip(self._generate_uncached([r.generate for r in rs], progress), scores))
+
+        keys = [(request_key("generate", self.name, self.model_id, self.revision, r.generate),
+                 request_key("score", self.name, self.model_id, self.revision, r.score)) for r in requests]
+        pairs = cached_pairs(self.cache, keys, list(requests), compute, (_completion, _logprobs), chunk=1024,
+                             progress="answer" if progress else None)
+        return [GenerateScore(c, lp) for c, lp in pairs]
 
     # ---- scoring ---------------------------------------------------------------------------
     def score(self, requests: Sequence[ScoreRequest], progress: bool = False) -> list[TokenLogprobs]:

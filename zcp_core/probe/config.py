@@ -14,7 +14,10 @@
         or a CoT without such an answer is False; NA when Con was not measured).
     p_first, p_all: float, NaN when not measured or unavailable. logprob_reason:
         ``""`` when measured, else why not.
-    answer_tokens: Tokens generated for the answer (all attempts). attempts: 1..4.
+    answer_tokens: Tokens generated for the answer (all attempts). answer_stop:
+        ``closed`` (the completion ends at the ``}`` closing its box), ``budget``
+        (``max_new_tokens`` ran out first) or ``eos`` (the model ended its turn).
+        attempts: 1..4.
     cot_text, cot_tokens, cot_cap, cot_capped, cot_answer, cot_correct: the
         full CoT (NA when none was generated), its length, cap, whether the cap
         was reached, its extracted answer and whether that is correct.
@@ -47,7 +50,7 @@ BINARY_METRICS = ("acc", "con")
 Arm = Literal["original", "paraphrased", "reference"]
 RECORD_COLUMNS = (
     "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
-    "acc", "con", "p_first", "p_all", "logprob_reason", "answer_tokens", "attempts",
+    "acc", "con", "p_first", "p_all", "logprob_reason", "answer_tokens", "answer_stop", "attempts",
     "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct",
 )
 

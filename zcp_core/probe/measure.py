@@ -9,10 +9,13 @@ Prompting (``mode``):
     ``prefill`` (open weights): the chat template is rendered with
     ``thinking="off"`` (the backend closes any thinking block empty, template
     aware) and the assistant turn is prefilled with the forcing ``suffix``;
-    greedy decoding, ``max_new_tokens`` (32). The completion continues after
-    ``\\boxed``, so the answer is extracted from ``suffix + completion`` with
-    balanced braces, falling back to "the answer is X" / the last number of
-    the completion.
+    greedy decoding from ``suffix + "{"`` (the context the gold is scored
+    in), ``max_new_tokens`` (32), stopped at the ``}`` that closes the box
+    (nested braces counted: ``SamplingParams.stop_at="balanced_brace"``;
+    ``answer_stop`` records whether the box closed or the budget ran out).
+    The answer is extracted from ``suffix + "{" + completion`` with balanced
+    braces, falling back to "the answer is X" / the last number of the
+    completion.
     ``prompt`` (closed APIs): the user turn asks for only ``\\boxed{}`` with no
     reasoning; items without a ``\\boxed{}`` are retried up to 3 times with a
     stricter instruction (thinking off). For r > 0 the CoT prefix is quoted in
@@ -23,11 +26,14 @@ Truncation: for r > 0 the full CoT is generated once (capped at
 and the prefix plus the suffix is prefilled. r = 0 is ZCP and generates no CoT
 unless ``con`` is a metric, some r > 0 or ``full_cot`` is asked for.
 
-Logprob metrics: one batched ``score`` call per arm, context = prompt +
-prefill + ``"{"``, continuation = the gold answer. The closing ``}`` is not
-scored (the paper's "gold answer tokens"). ``p_first = exp(lp[0])``,
-``p_all = exp(mean(lp))``. Backends without logprobs give NaN with the
-reason in ``logprob_reason`` (never 0).
+Logprob metrics: context = prompt + prefill + ``"{"``, continuation = the
+gold answer. The closing ``}`` is not scored (the paper's "gold answer
+tokens"). ``p_first = exp(lp[0])``, ``p_all = exp(mean(lp))``. In prefill
+mode the scoring and the answer generation are one batched
+``generate_and_score`` call per arm, so a backend that can shares one
+prefill of the prompt between them (same values as separate calls); in
+prompt mode they are separate calls. Backends without logprobs give NaN with
+the reason in ``logprob_reason`` (never 0).
 
 The ``records`` columns are documented in :mod:`zcp_core.probe.config`.
 """
@@ -83,9 +89,22 @@ def _generate_cots(backend: Any, items: Sequence[Item], config: ProbeConfig) -> 
 def _prefill_requests(items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
     from zcp_core.backends import GenerateRequest, SamplingParams, chat
 
-    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed)
-    return [GenerateRequest(messages=chat(_user_text(it, config)), prefill=pre + config.suffix, params=params,
+    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed, stop_at="balanced_brace")
+    return [GenerateRequest(messages=chat(_user_text(it, config)), prefill=pre + config.suffix + "{", params=params,
                             thinking="off") for it, pre in zip(items, prefixes)]
+
+
+def _prefill_answers(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
+                     config: ProbeConfig) -> tuple[list[Completion], list[tuple[float, float, str]]]:
+    """Prefill-mode answers and (p_first, p_all, reason), from one generate-and-score call when both are wanted."""
+    from zcp_core.backends import GenerateScoreRequest, generate_and_score
+
+    gens = _prefill_requests(items, prefixes, config)
+    if not _wants_logprobs(config) or not backend.supports_logprobs:
+        return backend.generate(gens, progress=True), _score(backend, items, prefixes, config)
+    both = generate_and_score(backend, [GenerateScoreRequest(g, s) for g, s in
+                                        zip(gens, _score_requests(items, prefixes, config))], progress=True)
+    return [b.completion for b in both], [_p_values(b.logprobs) for b in both]
 
 
 def _prompt_user(item: Item, prefix: str, attempt: int) -> str:
@@ -122,8 +141,8 @@ def _prompt_generate(backend: Any, items: Sequence[Item], prefixes: Sequence[str
 def _extract(completion: str, config: ProbeConfig) -> tuple[str | None, str]:
     from zcp_core.answers import extract_answer, last_boxed
 
-    # The prefilled "\boxed" is joined back on so the completion's "{...}" parses with balanced braces.
-    boxed = last_boxed(config.suffix + completion) if config.mode == "prefill" else last_boxed(completion)
+    # The prefilled "\boxed{" is joined back on so the completion's "...}" parses with balanced braces.
+    boxed = last_boxed(config.suffix + "{" + completion) if config.mode == "prefill" else last_boxed(completion)
     if boxed:
         return boxed, "boxed"
     # A zero-CoT completion is short and capped, so its last number is still the model's answer attempt.
@@ -131,24 +150,41 @@ def _extract(completion: str, config: ProbeConfig) -> tuple[str | None, str]:
     return ex.answer, ex.source
 
 
+def _wants_logprobs(config: ProbeConfig) -> bool:
+    return any(m in config.metrics for m in ("p_first", "p_all"))
+
+
+def _score_requests(items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
+    from zcp_core.backends import ScoreRequest, chat
+
+    return [ScoreRequest(continuation=it.answer.strip(), messages=chat(_user_text(it, config)),
+                         prefill=pre + config.suffix + "{", thinking="off") for it, pre in zip(items, prefixes)]
+
+
+def _p_values(tl: Any) -> tuple[float, float, str]:
+    if not tl.available or not tl.logprobs:
+        return (math.nan, math.nan, tl.reason or "unavailable")
+    return (math.exp(tl.logprobs[0]), math.exp(tl.mean), "")
+
+
 def _score(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
            config: ProbeConfig) -> list[tuple[float, float, str]]:
     """(p_first, p_all, reason) per request, from one batched score call."""
-    from zcp_core.backends import ScoreRequest, chat
-
-    if not any(m in config.metrics for m in ("p_first", "p_all")):
+    if not _wants_logprobs(config):
         return [(math.nan, math.nan, "not measured")] * len(items)
     if not backend.supports_logprobs:
         return [(math.nan, math.nan, "unavailable")] * len(items)
-    reqs = [ScoreRequest(continuation=it.answer.strip(), messages=chat(_user_text(it, config)),
-                         prefill=pre + config.suffix + "{", thinking="off") for it, pre in zip(items, prefixes)]
-    out = []
-    for tl in backend.score(reqs, progress=True):
-        if not tl.available or not tl.logprobs:
-            out.append((math.nan, math.nan, tl.reason or "unavailable"))
-        else:
-            out.append((math.exp(tl.logprobs[0]), math.exp(tl.mean), ""))
-    return out
+    return [_p_values(tl) for tl in backend.score(_score_requests(items, prefixes, config), progress=True)]
+
+
+def _answer_stop(c: Completion) -> str:
+    """``closed`` (the completion ends at the ``}`` closing its box), ``budget`` or ``eos``."""
+    from zcp_core.backends import balanced_close
+
+    # The prefill ends in "\boxed{", so the box is the group open at depth 1.
+    if c.text and balanced_close(c.text, 1) == len(c.text):
+        return "closed"
+    return "budget" if c.finish_reason == "length" else "eos"
 
 
 def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: str = "original") -> pd.DataFrame:
@@ -173,11 +209,11 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     flat_items = [it for it, _, _ in rows_items]
     prefixes = [cot_prefix(cot, r) if cot is not None else "" for _, cot, r in rows_items]
     if config.mode == "prefill":
-        outs = backend.generate(_prefill_requests(flat_items, prefixes, config), progress=True) if flat_items else []
+        outs, scores = _prefill_answers(backend, flat_items, prefixes, config) if flat_items else ([], [])
         attempts, spent = [1] * len(outs), [c.n_tokens for c in outs]
     else:
         outs, attempts, spent = _prompt_generate(backend, flat_items, prefixes, config)
-    scores = _score(backend, flat_items, prefixes, config) if flat_items else []
+        scores = _score(backend, flat_items, prefixes, config) if flat_items else []
     cot_ans = {}
     for it, cot in zip(items, cots):
         if cot is not None:
@@ -199,7 +235,7 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
             "grade_status": g.status, "acc": g.correct, "con": con,
             "p_first": p1 if "p_first" in config.metrics else math.nan,
             "p_all": pa if "p_all" in config.metrics else math.nan, "logprob_reason": why,
-            "answer_tokens": sp, "attempts": att,
+            "answer_tokens": sp, "answer_stop": _answer_stop(c), "attempts": att,
             "cot_text": cot.text if cot else None, "cot_tokens": cot.n_tokens if cot else None,
             "cot_cap": config.cot_tokens if cot else None, "cot_capped": cot.capped if cot else None,
             "cot_answer": ca, "cot_correct": cc,

@@ -16,15 +16,15 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from zcp_core.backends import GenerateRequest, ScoreRequest
+from zcp_core.backends import GenerateRequest, GenerateScoreRequest, ScoreRequest, generate_and_score
 
-JobKind = Literal["generate", "score"]
+JobKind = Literal["generate", "score", "generate_score"]
 
 
 @dataclass
 class _Job:
     kind: JobKind
-    request: GenerateRequest | ScoreRequest
+    request: GenerateRequest | ScoreRequest | GenerateScoreRequest
     future: Future = field(default_factory=Future)
 
 
@@ -80,11 +80,12 @@ class Batcher:
                 return
 
     def _execute(self, jobs: list[_Job]) -> None:
-        for kind in ("generate", "score"):
+        fns = {"generate": self.backend.generate, "score": self.backend.score,
+               "generate_score": lambda reqs: generate_and_score(self.backend, reqs)}
+        for kind, fn in fns.items():
             group = [j for j in jobs if j.kind == kind]
             if not group:
                 continue
-            fn = self.backend.generate if kind == "generate" else self.backend.score
             try:
                 with self.lock:
                     results = fn([j.request for j in group])

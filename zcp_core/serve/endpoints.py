@@ -4,6 +4,13 @@ Each ``*_response`` function takes the backend (and the batcher that feeds
 it; its ``lock`` serialises tokenizer use with the backend's own, since fast
 tokenizers are not safe to share across threads) plus the decoded JSON body, and returns the JSON answer in OpenAI's or
 vLLM's shape; :class:`ApiError` becomes an ``{"error": ...}`` reply.
+
+zcp extensions (the zcp client sends them only to ``zcp serve``): ``stop_at:
+"balanced_brace"`` stops at the ``}`` balancing the first brace group; on
+``/v1/completions``, ``zcp_score: {"prompt", "continuation"}`` also scores the
+continuation after that prompt in the generating backend call (one shared
+prefill on transformers), returned as the choice's ``zcp_score: {"tokens",
+"logprobs", "available", "reason"}``. Choices carry vLLM's ``stop_reason``.
 """
 
 from __future__ import annotations
@@ -12,9 +19,17 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from zcp_core.backends import Completion, GenerateRequest, Message, SamplingParams, ScoreRequest
+from zcp_core.backends import (
+    Completion,
+    GenerateRequest,
+    GenerateScoreRequest,
+    Message,
+    SamplingParams,
+    ScoreRequest,
+    StopAt,
+)
 
 if TYPE_CHECKING:
     from zcp_core.serve.batcher import Batcher
@@ -136,10 +151,14 @@ def sampling_params(body: dict[str, Any], default_max: int) -> SamplingParams:
         # No seed: a fresh draw per request, as OpenAI servers do.
         seed = random.SystemRandom().randrange(2**31) if temperature > 0 else 0
     top_k = body.get("top_k")
+    stop_at: StopAt = body.get("stop_at") or "eos"
+    if stop_at not in get_args(StopAt):
+        raise ApiError(400, f"stop_at must be one of {get_args(StopAt)}, got {stop_at!r}")
     return SamplingParams(
         max_new_tokens=max_tokens, temperature=temperature,
         top_p=float(body["top_p"]) if body.get("top_p") is not None else 1.0,
         top_k=int(top_k) if top_k is not None and int(top_k) > 0 else 0, seed=int(seed), stop=stop,
+        stop_at=stop_at,
     )
 
 
@@ -197,10 +216,8 @@ def _echo_logprobs(batcher: Batcher, backend: Any, prompts: list[str]) -> list[d
 
 def _n_prompt_tokens(batcher: Batcher, backend: Any, text: str) -> int:
     tok = getattr(backend, "tokenizer", None)
-    if tok is None:
-        return 0
     with batcher.lock:
-        return len(tok(text, add_special_tokens=False).input_ids)
+        return len(tok(text, add_special_tokens=False).input_ids) if tok is not None else 0
 
 
 def top_alternatives(batcher: Batcher, backend: Any, context: str, continuation: str, k: int
@@ -270,7 +287,7 @@ def chat_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body: dict[
         "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
         "model": cfg.served_model_name,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": c.text},
-                     "logprobs": logprobs, "finish_reason": c.finish_reason}],
+                     "logprobs": logprobs, "finish_reason": c.finish_reason, "stop_reason": c.stop_reason}],
         "usage": {"prompt_tokens": n_prompt, "completion_tokens": c.n_tokens, "total_tokens": n_prompt + c.n_tokens},
     }
 
@@ -295,8 +312,11 @@ def completions_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body
     params = sampling_params(body, default_max=16)
     n_lp = body.get("logprobs")
     want_lp, echo = n_lp is not None, bool(body.get("echo", False))
-    if params.max_new_tokens > 0:
-        reqs = [GenerateRequest(prompt=p, params=params, logprobs=want_lp) for p in prompts]
+    reqs = [GenerateRequest(prompt=p, params=params, logprobs=want_lp) for p in prompts]
+    scored = _zcp_score(batcher, reqs, body.get("zcp_score"))
+    if scored is not None:
+        comps = [s.completion for s in scored]
+    elif params.max_new_tokens > 0:
         comps = batcher.run("generate", reqs)
     else:
         comps = [Completion("", 0, "length", (), ()) for _ in prompts]
@@ -318,7 +338,11 @@ def completions_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body
             if c.tokens is not None and c.logprobs is None:
                 lp = None  # the backend could not give generated-token logprobs; never fake them
         choices.append({"index": i, "text": (p if echo else "") + c.text, "logprobs": lp,
-                        "finish_reason": c.finish_reason})
+                        "finish_reason": c.finish_reason, "stop_reason": c.stop_reason})
+        if scored is not None:
+            s = scored[i].logprobs
+            choices[-1]["zcp_score"] = {"tokens": list(s.tokens), "logprobs": list(s.logprobs),
+                                        "available": s.available, "reason": s.reason}
     n_prompt = sum(_n_prompt_tokens(batcher, backend, p) for p in prompts)
     n_comp = sum(c.n_tokens for c in comps)
     return {
@@ -326,6 +350,18 @@ def completions_response(batcher: Batcher, backend: Any, cfg: ServerConfig, body
         "model": cfg.served_model_name, "choices": choices,
         "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_comp, "total_tokens": n_prompt + n_comp},
     }
+
+
+def _zcp_score(batcher: Batcher, reqs: list[GenerateRequest], ext: Any) -> list[Any] | None:
+    """The ``zcp_score`` extension: generate and score in one backend call (None when not asked for)."""
+    if ext is None:
+        return None
+    if not isinstance(ext, dict) or not isinstance(ext.get("prompt"), str) or not ext.get("continuation"):
+        raise ApiError(400, "zcp_score must be {'prompt': str, 'continuation': non-empty str}")
+    if len(reqs) != 1 or reqs[0].params.max_new_tokens <= 0:
+        raise ApiError(400, "zcp_score needs exactly one prompt and max_tokens >= 1")
+    score = ScoreRequest(prompt=ext["prompt"], continuation=str(ext["continuation"]))
+    return batcher.run("generate_score", [GenerateScoreRequest(reqs[0], score)])
 
 
 def tokenize_response(batcher: Batcher, backend: Any, body: dict[str, Any]) -> dict[str, Any]:

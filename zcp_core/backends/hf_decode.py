@@ -1,0 +1,341 @@
+"""Decoding helpers of the transformers backend: per-row sampling, the balanced-brace stop, the shared prefill.
+
+Sampling (:class:`RowSampler`) draws each row from its own seeded generator.
+
+The balanced-brace stop is counted per row with tensor lookups
+(:mod:`zcp_core.backends.hf_braces`).
+
+Shared prefill (:func:`fused_batch`): one forward pass over prompt + gold
+answer (the tokens a probe scores) gives the gold tokens' logprobs and, at the
+same time, the first greedy answer tokens. The gold tokens serve as a draft:
+greedy decoding accepts them for as long as its argmax agrees (speculative
+decoding with the gold as the draft), so a correct answer costs no further
+step. Where the argmax departs, decoding continues from the same key-value
+cache, with the rejected draft positions masked out. Greedy outputs therefore
+equal those of a plain ``generate`` up to floating-point ties, and the logprobs
+those of a separate ``score`` (the contract test checks both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+from zcp_core.backends.hf_braces import BraceTable, brace_step
+
+
+class RowSampler:
+    """Logits processor that samples each row with its own generator.
+
+    It leaves only the sampled token finite, so greedy decoding in
+    ``generate`` then picks exactly that token.
+    """
+
+    def __init__(self, params: Sequence[Any]):
+        import torch
+
+        self.params = params
+        self.gens = []
+        for p in params:
+            g = torch.Generator()
+            g.manual_seed(int(p.seed))
+            self.gens.append(g)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        out = torch.full_like(scores, float("-inf"))
+        for i, p in enumerate(self.params):
+            logits = scores[i].float() / max(p.temperature, 1e-6)
+            if p.top_k > 0:
+                kth = torch.topk(logits, min(p.top_k, logits.numel())).values[-1]
+                logits = logits.masked_fill(logits < kth, float("-inf"))
+            probs = torch.softmax(logits, dim=-1)
+            if p.top_p < 1.0:
+                sp, si = torch.sort(probs, descending=True)
+                keep = torch.cumsum(sp, 0) - sp < p.top_p
+                mask = torch.zeros_like(probs, dtype=torch.bool)
+                mask[si[keep]] = True
+                probs = torch.where(mask, probs, torch.zeros_like(probs))
+                probs = probs / probs.sum()
+            tok = int(torch.multinomial(probs.cpu(), 1, generator=self.gens[i]).item())
+            out[i, tok] = 0.0
+        return out
+
+
+@dataclass(frozen=True)
+class FusedRow:
+    """One generate-and-score request in token ids.
+
+    Attributes:
+        prompt_ids: The generation prompt.
+        seq_ids: ``prompt_ids`` followed by the draft (the scored continuation, and its closing
+            ``}`` when that tokenizes apart): the tokens of the one forward pass.
+        score_start: Index in ``seq_ids`` of the first scored token.
+        score_end: One past the last scored token.
+        budget: ``max_new_tokens``.
+        balanced: Whether to stop at the balanced ``}``.
+        depth: Brace groups the prompt leaves open (where the balanced stop starts counting).
+    """
+
+    prompt_ids: list[int]
+    seq_ids: list[int]
+    score_start: int
+    score_end: int
+    budget: int
+    balanced: bool
+    depth: int = 0
+
+
+@dataclass(frozen=True)
+class FusedOut:
+    """A :class:`FusedRow`'s answer tokens (EOS excluded), how it ended, and the scored tokens' logprobs."""
+
+    token_ids: list[int]
+    finish: Literal["stop", "length"]
+    closed: bool
+    score_logprobs: list[float]
+
+
+class _State:
+    """Per-row decoding state as batch tensors (``n`` generated, ``code`` 0 running / 1 EOS / 2 closed / 3 budget)."""
+
+    def __init__(self, rows: Sequence[FusedRow], table: BraceTable, eos_ids: Sequence[int]):
+        import torch
+
+        b = len(rows)
+        self.table = table
+        self.eos = torch.tensor(sorted(set(eos_ids)), dtype=torch.long)
+        self.budget = torch.tensor([r.budget for r in rows])
+        self.balanced = torch.tensor([r.balanced for r in rows])
+        self.out = torch.zeros((b, max(r.budget for r in rows) + 1), dtype=torch.long)
+        self.n = torch.zeros(b, dtype=torch.long)
+        self.depth = torch.tensor([r.depth for r in rows], dtype=torch.long)
+        self.escaped = torch.zeros(b, dtype=torch.bool)
+        self.code = torch.zeros(b, dtype=torch.long)
+
+    def advance(self, tok: Any, active: Any) -> None:
+        """Append ``tok`` to the active rows that are still running, and mark the rows it ends."""
+        import torch
+
+        active = active & (self.code == 0)
+        is_eos = torch.isin(tok, self.eos)
+        take = active & ~is_eos
+        depth, escaped, closes = brace_step(self.table, self.depth, self.escaped, tok)
+        rows = torch.nonzero(take).flatten()
+        self.out[rows, self.n[rows]] = tok[rows]
+        self.n = self.n + take.long()
+        self.depth = torch.where(take, depth, self.depth)
+        self.escaped = torch.where(take, escaped, self.escaped)
+        closed = take & closes & self.balanced
+        spent = take & (self.n >= self.budget)
+        code = torch.where(active & is_eos, 1, torch.where(closed, 2, torch.where(spent, 3, 0)))
+        self.code = torch.where(active, code, self.code)
+
+
+def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids: Sequence[int], pad_id: int,
+                prefill_rows: int) -> list[FusedOut]:
+    """Score and greedily answer a batch of rows with one prefill each (see the module docstring).
+
+    The prefill runs in groups of ``prefill_rows`` (a forward pass over many
+    thousand tokens at once is slower per token on a CPU), and the groups'
+    key-value caches are then joined, right-aligned, into one cache so that
+    every decoding step serves the whole batch.
+    """
+    import torch
+
+    lens = torch.tensor([len(r.seq_ids) for r in rows])
+    plen = torch.tensor([len(r.prompt_ids) for r in rows])
+    width = int(lens.max())
+    n_pred = int((lens - plen).max()) + 1
+    pred = torch.zeros((len(rows), n_pred), dtype=torch.long)
+    scores: list[list[float]] = []
+    kv: list[list[tuple[Any, Any]]] = []
+    with torch.inference_mode():
+        for g in range(0, len(rows), max(prefill_rows, 1)):
+            group = rows[g : g + prefill_rows]
+            got, group_kv = _prefill(model, group, pad_id, n_pred)
+            pred[g : g + len(group)] = got[0]
+            scores += got[1]
+            kv.append(group_kv)
+        draft = torch.full_like(pred, -1)
+        for i, r in enumerate(rows):
+            d = r.seq_ids[len(r.prompt_ids):]
+            draft[i, : len(d)] = torch.tensor(d, dtype=torch.long)
+        j = torch.arange(n_pred)
+        valid = j[None, :] <= (lens - plen)[:, None]
+        accepted = ((pred == draft) & valid).long().cumprod(1).sum(1)  # leading draft tokens greedy agrees with
+        st = _State(rows, table, eos_ids)
+        for k in range(n_pred):
+            st.advance(pred[:, k], j[k] <= accepted)
+        if bool((st.code == 0).any()):
+            total = width + max(r.budget for r in rows)
+            cache = _joined_cache(model, kv, [len(gk[0][0]) for gk in kv], width, total)
+            del kv
+            # Each row keeps its prompt and accepted draft tokens: columns [width - len, width - len + kept).
+            kept = plen + accepted
+            static = getattr(cache.layers[0], "max_cache_len", None) is not None
+            cols = torch.arange(total if static else width)[None, :]
+            first = (width - lens)[:, None]
+            mask = ((cols >= first) & (cols < first + kept[:, None])).long()
+            bonus = pred.gather(1, accepted[:, None])[:, 0]  # the first token after the accepted draft
+            _decode(model, cache, st, mask, bonus, kept, width)
+    return [FusedOut(st.out[i, : int(st.n[i])].tolist(), "length" if int(st.code[i]) == 3 else "stop",
+                     int(st.code[i]) == 2, scores[i]) for i in range(len(rows))]
+
+
+def _prefill(model: Any, rows: Sequence[FusedRow], pad_id: int, n_pred: int
+             ) -> tuple[tuple[Any, list[list[float]]], list[tuple[Any, Any]]]:
+    """One left-padded forward pass: ((greedy predictions from each row's last prompt token on, scored
+    logprobs), per-layer (keys, values))."""
+    import torch
+
+    ids, mask, pos = left_pad([r.seq_ids for r in rows], pad_id)
+    # Only positions from the last prompt token on predict a draft or scored token; the vocabulary
+    # projection (the costliest single matmul at this size) is kept to those trailing columns.
+    keep = int(max(len(r.seq_ids) - min(len(r.prompt_ids), r.score_start) + 1 for r in rows))
+    device = model.device
+    out = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device),
+                use_cache=True, logits_to_keep=keep)
+    logits = out.logits.float().cpu()
+    scores = gather_scored(torch.log_softmax(logits, -1), [r.seq_ids for r in rows],
+                           [(r.score_start, r.score_end) for r in rows], keep)
+    lens = torch.tensor([len(r.seq_ids) for r in rows])
+    plen = torch.tensor([len(r.prompt_ids) for r in rows])
+    col = (keep - lens + plen - 1)[:, None] + torch.arange(n_pred)[None, :]
+    pred = logits.argmax(-1).gather(1, col.clamp(max=keep - 1))
+    return (pred, scores), [(layer.keys, layer.values) for layer in out.cache.layers]
+
+
+def _joined_cache(model: Any, groups: list[list[tuple[Any, Any]]], sizes: list[int], width: int, total: int) -> Any:
+    """One cache for all groups: each group's keys and values right-aligned at column ``width``.
+
+    A preallocated (static) cache of ``total`` columns where the model allows
+    one, so decoding steps write in place instead of copying the cache.
+    """
+    cache = _static_cache(model, total)
+    if cache is None:
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=model.config)
+    for layer in range(len(groups[0])):
+        k0, v0 = groups[0][layer]
+        keys = k0.new_zeros((sum(sizes), k0.shape[1], width, k0.shape[3]))
+        values = v0.new_zeros((sum(sizes), v0.shape[1], width, v0.shape[3]))
+        start = 0
+        for group, n in zip(groups, sizes):
+            k, v = group[layer]
+            keys[start : start + n, :, width - k.shape[2]:] = k
+            values[start : start + n, :, width - v.shape[2]:] = v
+            start += n
+        cache.update(keys, values, layer)
+    return cache
+
+
+def _static_cache(model: Any, length: int) -> Any:
+    """A preallocated key-value cache of ``length`` columns, or None where the model needs another kind."""
+    from transformers import StaticCache
+
+    layer_types = getattr(model.config, "layer_types", None)
+    if layer_types and any(t != "full_attention" for t in layer_types):
+        return None  # sliding or linear layers: let the model build its own cache
+    return StaticCache(config=model.config, max_cache_len=length)
+
+
+def _select_rows(cache: Any, keep: Any) -> None:
+    """Keep only the ``keep`` batch rows of a key-value cache (static layers have no method for it)."""
+    for layer in cache.layers:
+        layer.keys, layer.values = layer.keys[keep], layer.values[keep]
+        if hasattr(layer, "batch_size"):
+            layer.batch_size = len(keep)
+
+
+def left_pad(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any, Any]:
+    """Token ids, attention mask and position ids of left-padded rows (as wide as the longest row)."""
+    import torch
+
+    width = max(len(x) for x in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, x in enumerate(seqs):  # every row ends at the last column
+        ids[i, width - len(x):] = torch.tensor(list(x), dtype=torch.long)
+        mask[i, width - len(x):] = 1
+    return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0)
+
+
+def gather_scored(logp: Any, seqs: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]],
+                  keep: int) -> list[list[float]]:
+    """Logprobs of each left-padded row's tokens ``seq[start:end]`` from its last ``keep`` positions' logprobs.
+
+    The logit at position k - 1 predicts token k; row i's position p sits in
+    column ``keep - len(seq) + p`` of ``logp`` (batch, keep, vocab).
+    """
+    import torch
+
+    width = max(max(end - start for start, end in spans), 1)
+    cols = torch.zeros((len(seqs), width), dtype=torch.long)
+    toks = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, (seq, (start, end)) in enumerate(zip(seqs, spans)):
+        first = keep - len(seq) + start - 1
+        cols[i, : end - start] = torch.arange(first, first + end - start)
+        toks[i, : end - start] = torch.tensor(list(seq[start:end]), dtype=torch.long)
+    vals = logp[torch.arange(len(seqs))[:, None], cols, toks]
+    return [vals[i, : end - start].tolist() for i, (start, end) in enumerate(spans)]
+
+
+def score_batch(model: Any, seqs: Sequence[Sequence[int]], starts: Sequence[int], pad_id: int,
+                device: str) -> list[list[float]]:
+    """Teacher-forced logprobs of ``seq[start:]`` for each row, in one left-padded forward pass.
+
+    Only the trailing positions that predict scored tokens go through the
+    vocabulary projection.
+    """
+    import torch
+
+    ids, mask, pos = left_pad(seqs, pad_id)
+    keep = max(len(x) - s + 1 for x, s in zip(seqs, starts))
+    with torch.inference_mode():
+        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device),
+                       logits_to_keep=keep).logits
+    logp = torch.log_softmax(logits.float(), -1).cpu()
+    return gather_scored(logp, seqs, [(s, len(x)) for x, s in zip(seqs, starts)], keep)
+
+
+def _decode(model: Any, cache: Any, st: _State, mask: Any, tok: Any, pos: Any, column: int) -> None:
+    """Continue greedy decoding of the running rows from the prefill's cache.
+
+    Cache columns of rejected draft tokens stay in place but are masked out
+    (``mask``, as wide as the cache; a static cache's unfilled columns are 0
+    until written), so each row attends to exactly its prompt, its accepted
+    tokens and what follows; ``tok`` is each row's last generated token and
+    ``pos`` its position; ``column`` is the first cache column not yet
+    written. Finished rows leave the batch (cache included) once a quarter of
+    it has finished, so later steps compute only running rows.
+    """
+    import torch
+
+    device = model.device
+    rows = torch.arange(len(tok))  # batch row -> row of ``st``
+    static = mask.shape[1] > column  # a preallocated cache: the mask already spans every column
+    while True:
+        running = st.code[rows] == 0
+        if not bool(running.any()):
+            return
+        if int(running.sum()) <= 3 * len(rows) // 4:
+            keep = torch.nonzero(running).flatten()
+            _select_rows(cache, keep.to(device))
+            rows, mask, tok, pos = rows[keep], mask[keep], tok[keep], pos[keep]
+        if static:
+            mask[:, column] = 1
+        else:
+            mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=torch.long)], 1)
+        column += 1
+        out = model(input_ids=tok[:, None].to(device), attention_mask=mask.to(device),
+                    position_ids=pos[:, None].to(device), cache=cache, use_cache=True, logits_to_keep=1)
+        tok = out.logits[:, -1].argmax(-1).cpu()
+        full = torch.zeros(len(st.code), dtype=torch.long)
+        full[rows] = tok
+        active = torch.zeros(len(st.code), dtype=torch.bool)
+        active[rows] = True
+        st.advance(full, active)
+        pos = pos + 1
