@@ -167,8 +167,8 @@ def test_zcp_core_root_holds_foundation_and_packages_only() -> None:
     files = sorted(p.name for p in ROOT.glob("*.py"))
     assert files == ["__init__.py", "answers.py", "data.py", "errors.py", "runs.py", "schema.py", "stats.py"]
     packages = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists())
-    assert packages == ["afr", "app", "artifacts", "backends", "cli", "detector", "guided", "lab", "probe",
-                        "publish", "reference", "serve"]
+    assert packages == ["afr", "app", "artifacts", "backends", "baselines", "cli", "detector", "guided", "lab",
+                        "probe", "publish", "reference", "serve"]
 
 
 def test_every_package_declares_its_public_api() -> None:

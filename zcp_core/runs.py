@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
-RunKind = Literal["probe", "lab", "scan", "clean", "detector", "afr", "guided", "reference", "chains"]
-KINDS: tuple[str, ...] = ("probe", "lab", "scan", "clean", "detector", "afr", "guided", "reference", "chains")
+RunKind = Literal["probe", "lab", "scan", "clean", "detector", "afr", "guided", "reference", "chains", "baselines"]
+KINDS: tuple[str, ...] = ("probe", "lab", "scan", "clean", "detector", "afr", "guided", "reference", "chains",
+                          "baselines")
 _TRACKED_PACKAGES = (
     "torch", "transformers", "math-verify", "pandas", "pyarrow", "numpy", "scipy",
     "scikit-learn", "shap", "peft", "google-re2", "rouge-score", "openai", "vllm", "streamlit",

@@ -13,7 +13,8 @@ import sys
 
 # Each entry is a module in zcp_core.cli that registers one or more commands.
 COMMAND_MODULES = (
-    "models", "data", "serve", "probe", "reference", "lab", "artifacts", "detector", "afr", "guided", "app",
+    "models", "data", "serve", "probe", "reference", "lab", "artifacts", "detector", "afr", "guided", "baselines",
+    "app",
 )
 
 
