@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from zcp_core.afr import afr_ci_figure, chain_html, group_column, position_histogram
+from zcp_core.afr import afr_ci_figure, chain_table, chain_view, group_column, position_histogram, segments_html
 from zcp_core.app import pick_run
 
 st.title("Answer-first rate (AFR) screen")
@@ -37,9 +37,10 @@ if summary.get("note"):
     st.info(summary["note"])
 cols = st.columns(3)
 head = summary.get("headline", {})
-cols[0].metric(head.get("label", "headline"), f"{head.get('value', float('nan')):+.1f}")
-cols[1].metric("chains", len(frame))
-cols[2].metric("answer-first threshold", threshold)
+hv = head.get("value")
+cols[0].metric(str(head.get("label", "headline")), "n/a" if hv is None or hv != hv else f"{hv:+.1f}")
+cols[1].metric("Chains", f"{len(frame):,}")
+cols[2].metric("Answer-first threshold", f"{threshold:.0%}")
 
 st.subheader("Where the answer is first stated")
 st.plotly_chart(position_histogram(frame, threshold), width="stretch", key="afr_hist")
@@ -52,22 +53,31 @@ key = "ci_all_chains" if den == "all chains" else "ci_covered_chains"
 st.plotly_chart(afr_ci_figure(summary, key), width="stretch", key="afr_ci")
 st.caption("A dAFR interval that excludes 0 means the leaked arm states its answer early more often than the blind one.")
 
-st.subheader("Chain viewer")
+st.subheader("Chains")
+st.caption("Answer-first chains first, then by where the block first states the gold answer. "
+           "Click a row to open the chain; the first is open until you pick one.")
 col = group_column(frame)
-groups = list(dict.fromkeys(frame[col]))
-g = st.selectbox("Arm" if col == "arm" else "Corpus", groups)
-sub = frame[frame[col] == g].reset_index(drop=True)
+groups = list(dict.fromkeys(frame[col].astype(str)))
+picked_groups = st.multiselect("Arm" if col == "arm" else "Corpus", groups, default=groups, key="afr_groups")
 only_first = st.checkbox("answer-first chains only", value=False)
+sub = frame[frame[col].astype(str).isin(picked_groups)]
 if only_first:
-    sub = sub[sub["answer_first"].astype(bool)].reset_index(drop=True)
+    sub = sub[sub["answer_first"].astype(bool)]
+sub = sub.reset_index(drop=True)
 if sub.empty:
     st.info("No chains to show.")
     st.stop()
-i = st.selectbox("Chain", range(len(sub)),
-                 format_func=lambda k: f"{sub.loc[k, 'uid']} · sample {sub.loc[k, 'sample']} · "
-                                       f"frac {sub.loc[k, 'frac']:.2f}")
-row = sub.loc[i]
-st.markdown(f"**gold answer:** `{row['answer']}` · block: {row['block_kind']} ({row['block_len']} chars) · "
-            f"answer-first: {bool(row['answer_first'])} · answer in question: {bool(row['answer_in_question'])}")
-st.markdown(chain_html(str(row["chain"]), int(row["mention_start"]), int(row["mention_end"])), unsafe_allow_html=True)
-st.caption("Yellow: the first statement of the answer inside the block; blue: every \\boxed{}.")
+table = chain_table(sub)
+picked = st.dataframe(table, width="stretch", hide_index=True, on_select="rerun", selection_mode="single-row",
+                      key="chain_browser",
+                      column_config={"Answer position (%)": st.column_config.NumberColumn(format="%.1f%%")})
+rows = picked.selection.rows if picked is not None else []
+view = chain_view(sub, str(table.iloc[rows[0] if rows else 0]["Chain"]), threshold)
+with st.container(border=True):
+    st.markdown(f"**{view.uid}** · {view.group} · sample {view.sample} · gold answer `{view.answer}` · "
+                f"{view.block_kind} block · {'answer-first' if view.answer_first else 'not answer-first'}"
+                + (" · the question already states the answer" if view.answer_in_question else ""))
+    st.markdown(f"Answer position: {view.position}.")
+    st.markdown(segments_html(view.segments), unsafe_allow_html=True)
+    st.caption("Yellow, outlined: the first statement of the gold answer inside the block; blue: every "
+               "\\boxed{}; grey: text outside the block (not counted).")

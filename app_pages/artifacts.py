@@ -1,9 +1,10 @@
-"""Artifacts: counts of generation artifacts, a per-item browser, cleaning diffs and accept/reject decisions."""
+"""Artifacts: counts of generation artifacts, a text browser, cleaning diffs and a review saved as it is made."""
 
 import streamlit as st
 
-from zcp_core.app import pick_run
-from zcp_core.artifacts import export_run, run_decisions, save_decisions
+from zcp_core.app import pick_run, readable
+from zcp_core.artifacts import browse as ab
+from zcp_core.artifacts import export_run
 from zcp_core.artifacts import viz as va
 
 st.title("Artifacts in generated-text benchmarks")
@@ -15,57 +16,112 @@ summary = run.summary
 if run.kind == "scan":
     hp = summary.get("human_false_positives", {})
     c1, c2, c3 = st.columns(3)
-    c1.metric("Distinct texts", summary.get("texts", 0))
-    c2.metric("Flagged (high-precision)", summary.get("flagged", 0))
+    c1.metric("Distinct texts", f"{summary.get('texts', 0):,}")
+    c2.metric("Flagged (high-precision)", f"{summary.get('flagged', 0):,}")
     c3.metric("Human flagged (false positives)", f"{hp.get('rate', 0):.2%}")
     by_llm = run.table("by_llm_type")
+    flagged_fams, low_fams = ab.split_families(by_llm)
     st.subheader("LLM texts by generator and family")
-    st.dataframe(by_llm, hide_index=True)
-    st.plotly_chart(va.family_counts_figure(by_llm), key="fam_llm")
-    st.caption("Each LLM text is counted once, under the first family that matches; taller bars mean more "
-               "texts carry a shortcut a detector can learn.")
+    st.dataframe(readable(by_llm), hide_index=True)
+    st.plotly_chart(va.family_counts_figure(flagged_fams), key="fam_llm")
+    st.caption("Flagged (high-precision) families only. Each LLM text is counted once, under the first family "
+               "that matches; taller bars mean more texts carry a shortcut a detector can learn.")
+    if any(c in by_llm.columns for c in low_fams.columns if c not in flagged_fams.columns):
+        st.markdown("**Low-precision family (`domain`), not flagged**")
+        st.plotly_chart(va.family_counts_figure(low_fams), key="fam_llm_low")
+        st.caption("Domain phrases (\"this article\", \"Abstract:\") also occur in human writing, so they are "
+                   "drawn apart and never count as flagged.")
     by_label = run.table("by_label")
     st.plotly_chart(va.flag_rate_figure(by_label, by="label"), key="rate_label")
     st.caption("Share of texts flagged by the high-precision families; the human bar is the false-positive rate.")
-    with st.expander("By data_type"):
-        st.dataframe(run.table("by_data_type"), hide_index=True)
+    with st.expander("By data type"):
+        st.dataframe(readable(run.table("by_data_type")), hide_index=True)
 else:
     c1, c2, c3 = st.columns(3)
-    c1.metric("Distinct texts", summary.get("texts", 0))
-    c2.metric("Edited or dropped", summary.get("edited_texts", 0))
-    c3.metric("Dropped", summary.get("dropped", 0))
+    c1.metric("Distinct texts", f"{summary.get('texts', 0):,}")
+    c2.metric("Edited or dropped", f"{summary.get('edited_texts', 0):,}")
+    c3.metric("Dropped", f"{summary.get('dropped', 0):,}")
     st.plotly_chart(va.edits_figure(run.records), key="edits")
     st.caption("Edits per family: green ones are in the release; grey ones were rejected or overlapped by another.")
-    st.markdown((run.path / "README.md").read_text() if (run.path / "README.md").exists() else "")
+    with st.expander("Audit card"):
+        st.markdown((run.path / "README.md").read_text() if (run.path / "README.md").exists() else "")
 
-st.subheader("Browse items")
-ids = va.browsable_ids(run)
-if not ids:
+st.subheader("Texts")
+spans = run.records
+texts = run.table("texts") if run.kind == "scan" else run.table("originals")
+table = ab.text_table(spans, texts)
+if table.empty:
     st.info("No text in this run has an artifact.")
     st.stop()
-text_id = st.selectbox("Text", ids, key="artifact_item")
-view = va.item_view(run, text_id)
-st.markdown("**Original with artifact spans**")
-st.html(va.highlight_html(view.original, view.spans))
-st.caption("Marked spans are matches, coloured by family; hover for the pattern id.")
+st.caption("Texts with a flagged (high-precision) span first. Click a row to open the text; the first is open "
+           "until you pick one.")
+picked = st.dataframe(table, width="stretch", hide_index=True, on_select="rerun", selection_mode="single-row",
+                      key="artifact_browser")
+rows = picked.selection.rows if picked is not None else []
+text_id = str(table.iloc[rows[0] if rows else 0]["Text"])
+original = str(texts.loc[texts["id"].astype(str) == text_id, "text"].iloc[0])
+mine = spans[spans["id"].astype(str) == text_id].reset_index(drop=True)
+view = ab.text_view(text_id, original, mine)
+with st.container(border=True):
+    st.markdown(f"**{text_id}** · {len(mine)} span(s)")
+    st.html(ab.segments_html(view.segments))
+    st.caption("Flagged spans are filled in their family colour; low-precision (`domain`) spans are only "
+               "dotted-underlined. Hover a span for its family and pattern id.")
+    st.dataframe(view.spans, width="stretch", hide_index=True)
 
-if run.kind == "clean":
-    st.markdown("**Before / after**")
-    st.html(va.diff_html(view.original, view.edits))
-    st.caption("Struck-through red text is removed in the release; the rest is kept verbatim."
-               if view.cleaned is not None else "This text is dropped from the release.")
-    decisions = run_decisions(run.path)
-    st.markdown("**Accept or reject each edit**")
-    new = dict(decisions)
-    for e in view.edits.itertuples(index=False):
-        current = decisions.get(e.edit_id, "accept" if e.accepted else "reject")
-        choice = st.radio(f"{e.family} · {e.pattern_id} · {e.original[:80]!r}", ["accept", "reject"],
-                          index=0 if current == "accept" else 1, horizontal=True, key=f"dec-{e.edit_id}")
-        new[e.edit_id] = choice
-    col1, col2 = st.columns(2)
-    if col1.button("Save decisions", key="save_decisions"):
-        path = save_decisions(run.path, new)
-        st.success(f"Saved {len(new)} decisions to {path}")
-    if col2.button("Export release with decisions", key="export"):
-        folder = export_run(run.path)
-        st.success(f"Release rewritten in {folder / 'cleaned'}")
+if run.kind != "clean":
+    st.stop()
+
+edits = run.records
+state = ab.run_review_state(run.path, edits)
+st.markdown("**Before / after**")
+st.html(va.diff_html(original, mine.assign(applied=[state.get(e) == "accept" for e in mine["edit_id"]])))
+st.caption("Struck-through red text is removed in the release (with the decisions below); the rest is kept "
+           "verbatim.")
+
+st.subheader("Review")
+st.caption("Each decision is saved to the run folder (`review.jsonl`, `decisions.json`) the moment you make it; "
+           "**Export release** rebuilds the release with them.")
+reason = st.text_input("Reason for the next decision", key="review_reason",
+                       placeholder="e.g. part of the original abstract, not an artifact")
+
+
+def _decide(edit_id: str) -> None:
+    ab.record_review(run.path, edits, [edit_id], st.session_state[f"dec-{edit_id}"],
+                     st.session_state.get("review_reason") or "reviewed in the app")
+
+
+for e in mine.itertuples(index=False):
+    key = f"dec-{e.edit_id}"
+    st.session_state[key] = state.get(e.edit_id, "accept")  # the saved decision, never a stale widget value
+    st.radio(f"{e.family} · {e.pattern_id} · {e.original[:80]!r}", ["accept", "reject"], horizontal=True, key=key,
+             on_change=_decide, args=(e.edit_id,))
+
+st.markdown("**All edits of one pattern id**")
+counts = ab.pattern_counts(edits, state)
+pid = st.selectbox("Pattern id", list(counts["Pattern id"]), key="bulk_pattern",
+                   format_func=lambda p: "{} · {} · {} edits, {} rejected".format(
+                       p, *counts.set_index("Pattern id").loc[p, ["Family", "Edits", "Rejected"]]))
+b1, b2, b3 = st.columns(3)
+for col, decision, label in ((b1, "accept", "Accept all"), (b2, "reject", "Reject all")):
+    if col.button(f"{label} `{pid}`", key=f"bulk_{decision}"):
+        ids = ab.pattern_edit_ids(edits, pid)
+        ab.record_review(run.path, edits, ids, decision,  # type: ignore[arg-type]
+                         st.session_state.get("review_reason") or f"bulk {decision} of {pid}", pattern_id=pid)
+        st.rerun()
+if b3.button("Undo last decision", key="undo_review"):
+    ab.undo_review(run.path, edits)
+    st.rerun()
+log = ab.load_review(run.path)
+with st.expander(f"Review log ({len(log)} entries)"):
+    st.dataframe(ab.review_table(log), width="stretch", hide_index=True)
+    st.dataframe(counts, width="stretch", hide_index=True)
+
+col1, col2 = st.columns(2)
+if col1.button("Save decisions", key="save_decisions",
+               help="Decisions are already saved as you make them; this writes decisions.json again."):
+    path = ab.save_decisions(run.path, ab.run_review_state(run.path, edits))
+    st.success(f"Saved {len(state)} decisions to {path}")
+if col2.button("Export release with decisions", key="export"):
+    folder = export_run(run.path)
+    st.success(f"Release rewritten in {folder / 'cleaned'}")

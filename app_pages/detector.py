@@ -6,7 +6,7 @@ Reads ``detector`` runs written by ``zcp detector compare`` (and shows metrics o
 
 import streamlit as st
 
-from zcp_core.app import pick_run
+from zcp_core.app import pick_run, readable
 from zcp_core.detector import viz as vd
 
 st.title("Detector shortcuts: SHAP and the prefix attack")
@@ -21,7 +21,7 @@ summary = run.summary
 command = run.manifest.get("config", {}).get("command", "compare")
 if run.has_table("metrics"):
     st.subheader("Metrics")
-    st.dataframe(run.table("metrics"), hide_index=True)
+    st.dataframe(readable(run.table("metrics")), hide_index=True)
     st.caption("TPR at 0.01% FPR needs ≥ 10,000 human texts; a None says it is not estimable here (see notes).")
 if run.has_table("cross_domain"):
     st.subheader("Cross-domain transfer (ROC-AUC)")
@@ -37,7 +37,7 @@ c1, c2 = st.columns(2)
 c1.metric("Original-trained: attacked human texts called LLM",
           f"{summary.get('original_llm_rate', 0) or 0:.0%}")
 c2.metric("Cleaned-trained: attacked human texts called LLM", f"{summary.get('cleaned_llm_rate', 0) or 0:.0%}")
-st.dataframe(attack, hide_index=True)
+st.dataframe(readable(attack.drop(columns=["prefix"], errors="ignore")), hide_index=True)
 st.plotly_chart(vd.attack_figure(attack), width="stretch", key="det_attack")
 st.caption(f"Prefix: {attack['prefix'].iloc[0]!r}. A detector that falls for it calls most attacked human "
            "texts LLM (red bar high).")

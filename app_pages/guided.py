@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from zcp_core.app import pick_run
+from zcp_core.app import pick_run, readable
 from zcp_core.guided import viz as vg
 
 st.title("Time-Travel guided-instruction probe")
@@ -26,7 +26,7 @@ for col, row in zip(cols, parts.to_dict("records")):
                delta="contaminated (judge rule)" if row["contaminated"] else "not contaminated (judge rule)",
                delta_color="inverse" if row["contaminated"] else "off")
     col.markdown(vg.verdict_line(row))
-st.dataframe(parts, hide_index=True)
+st.dataframe(readable(parts), hide_index=True)
 st.caption("One row per partition: mean overlap, the paired bootstrap (mean difference, 95% CI, p) and the judge "
            "counts; read the partitions side by side, as the paper reports them.")
 if len(parts) > 1:
@@ -68,4 +68,4 @@ with st.expander("Prompts and raw outputs"):
     st.json({"guided_raw": row["guided_raw"], "general_raw": row["general_raw"]})
 if run.has_table("skipped") and not run.table("skipped").empty:
     with st.expander("Skipped instances"):
-        st.dataframe(run.table("skipped"), hide_index=True)
+        st.dataframe(readable(run.table("skipped")), hide_index=True)

@@ -33,8 +33,9 @@ view["finished"] = view["finished"].str[:16].str.replace("T", " ")
 st.dataframe(
     view[["name", "kind", "model", "dataset", "finished", "headline_label", "headline_value"]],
     hide_index=True, width="stretch",
-    column_config={"headline_value": st.column_config.NumberColumn("headline", format="%.3f"),
-                   "headline_label": "headline metric", "finished": "date"},
+    column_config={"name": "Run", "kind": "Method", "model": "Model", "dataset": "Dataset",
+                   "headline_value": st.column_config.NumberColumn("Headline", format="%.3f"),
+                   "headline_label": "Headline metric", "finished": "Finished"},
 )
 
 st.subheader("Open a run")
@@ -43,7 +44,10 @@ if not view.empty:
     run = load_run(view.path[pick])
     head = run.summary.get("headline") or {}
     if head:
-        st.metric(str(head.get("label", "headline")), head.get("value"))
+        value = head.get("value")
+        st.metric(str(head.get("label", "headline")),
+                  "n/a" if value is None else f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
+                  if isinstance(value, int) else str(value), help=head.get("reason"))
     if st.button("Open on its page", type="primary"):
         st.session_state["selected_run"] = str(run.path)
         st.switch_page(PAGE_FOR_KIND.get(run.kind, "app_pages/home.py"))

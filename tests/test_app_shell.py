@@ -39,7 +39,7 @@ def test_home_lists_and_compares(fixture_runs: Path, monkeypatch: pytest.MonkeyP
     at = _app("home.py").run()
     assert not at.exception
     assert at.dataframe[0].value.shape[0] == 2
-    assert at.metric[0].value in ("0.91", "0.52")
+    assert at.metric[0].value in ("0.910", "0.520")
     at.multiselect(key="compare").set_value([0, 1]).run()
     assert not at.exception
     comp = at.dataframe[1].value
@@ -50,8 +50,8 @@ def test_new_audit_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "runs"))
     at = _app("new_audit.py").run()
     assert not at.exception
-    at.radio[1].set_value("Path").run()
-    at.text_input[-2].set_value("../../etc/passwd").run()
+    at.radio(key="data_source").set_value("Path").run()
+    at.text_input(key="data_path").set_value("../../etc/passwd").run()
     assert any("outside the allowed data roots" in e.value or "not found" in e.value for e in at.error)
 
 
@@ -62,7 +62,7 @@ def test_new_audit_keeps_the_typed_run_name(tmp_path: Path, monkeypatch: pytest.
     assert default.startswith("audit-")
     at.text_input(key="run_name").input("my-gsm8k-audit").run()
     # Other widgets rerun the page; the typed name must survive every rerun.
-    at.selectbox[0].set_value("guided").run()
-    at.number_input[0].set_value(7).run()
+    at.selectbox(key="method").set_value("guided").run()
+    at.number_input(key="limit").set_value(7).run()
     assert not at.exception
     assert at.text_input(key="run_name").value == "my-gsm8k-audit"

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from zcp_core.afr.adapters import COLUMNS, load_chains, question_uid, think_text
 from zcp_core.afr.answer_find import answer_pattern, find_all, find_answer, mentions_answer, parse_number
+from zcp_core.afr.browse import (
+    ChainSegment,
+    ChainView,
+    chain_keys,
+    chain_segments,
+    chain_table,
+    chain_view,
+    segments_html,
+)
 from zcp_core.afr.chains import (
     BOX_PREFILL,
     CONDITIONS,
@@ -64,7 +73,8 @@ from zcp_core.afr.viz import afr_ci_figure, chain_html, group_column, position_h
 
 __all__ = [
     "BOX_PREFILL", "COLUMNS", "CONDITIONS", "FILTERS", "FILTER_DESCRIPTIONS", "KEEP_MODES", "PAPER_DENOMINATOR",
-    "ArmInfo", "ChainConfig", "KeepVerdict", "Problem", "afr_ci_figure", "afr_frame", "afr_stats", "answer_pattern",
+    "ArmInfo", "ChainConfig", "ChainSegment", "ChainView", "chain_keys", "chain_segments", "chain_table", "chain_view",
+    "segments_html", "KeepVerdict", "Problem", "afr_ci_figure", "afr_frame", "afr_stats", "answer_pattern",
     "bootstrap_afr", "chain_afr", "chain_html", "check_equal_arms", "compare", "comparison_line", "comparison_text",
     "digits_only", "dry_run", "excise", "excision_control", "filter_dir", "filter_warnings", "find_all",
     "find_answer", "find_block", "forced_warnings", "generate_chains", "grade_records", "group_column", "histogram",

@@ -41,19 +41,22 @@ class JobStatus:
     command: str
 
 
-def start_job(args: Sequence[str], out: Path) -> Path:
-    """Start ``zcp <args> --out <out>`` in the background; returns ``out``.
+def start_job(args: Sequence[str], out: Path, out_option: str | None = "--out") -> Path:
+    """Start ``zcp <args> <out_option> <out>`` in the background; returns ``out``.
 
     ``args`` must not contain ``--out``; it is added here so the job can only
-    write where the caller chose.
+    write where the caller chose. ``out_option=None`` is for a command that places
+    its run itself (``lab build --runs``): ``out`` is then only where the job's log lives,
+    and the command must write its run there.
     """
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "zcp_core.cli.main", *args, "--out", str(out)]
+    full = [*args, *([out_option, str(out)] if out_option else [])]
+    cmd = [sys.executable, "-m", "zcp_core.cli.main", *full]
     log = open(out / "log.txt", "wb")  # noqa: SIM115 - the child keeps it open
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     # Recorded as the user would type it, so it can be pasted into a shell.
-    info = {"pid": proc.pid, "command": ["zcp", *args, "--out", str(out)],
+    info = {"pid": proc.pid, "command": ["zcp", *full],
             "started": _dt.datetime.now(_dt.timezone.utc).isoformat()}
     (out / "job.json").write_text(json.dumps(info, indent=2))
     return out

@@ -8,6 +8,17 @@ and cleaner live in :mod:`zcp_core.artifacts.scanner` and
 
 from __future__ import annotations
 
+from zcp_core.artifacts.browse import (
+    ReviewEvent,
+    TextView,
+    load_review,
+    record_review,
+    review_state,
+    run_review_state,
+    text_table,
+    text_view,
+    undo_review,
+)
 from zcp_core.artifacts.cleaner import CleanConfig, CleanResult, clean, under_cleaning_marks, undo
 from zcp_core.artifacts.patterns import (
     FAMILY_ORDER,
@@ -34,8 +45,9 @@ from zcp_core.artifacts.scanner import Span, artifact_spans, dedupe_texts, famil
 
 __all__ = [
     "CleanConfig", "CleanResult", "FAMILY_ORDER", "Family", "HIGH_PRECISION", "Pattern", "PatternError",
-    "PatternLibrary", "PatternTimeout", "RunInputs", "Span", "artifact_spans", "clean", "compile_library",
-    "dedupe_texts", "export_run", "family_table", "load_decisions", "load_library", "reclean", "reclean_requests",
-    "run_decisions", "save_decisions", "scan", "summarize", "under_cleaning_marks", "undo", "write_clean_run",
-    "write_scan_run",
+    "PatternLibrary", "PatternTimeout", "ReviewEvent", "RunInputs", "Span", "TextView", "artifact_spans", "clean",
+    "compile_library", "dedupe_texts", "export_run", "family_table", "load_decisions", "load_library", "load_review",
+    "reclean", "reclean_requests", "record_review", "review_state", "run_decisions", "run_review_state",
+    "save_decisions", "scan", "summarize", "text_table", "text_view", "under_cleaning_marks", "undo", "undo_review",
+    "write_clean_run", "write_scan_run",
 ]
