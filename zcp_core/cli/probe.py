@@ -85,7 +85,13 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
         from zcp_core.reference import load_reference
 
         # A `zcp reference build --out` folder or its reference.jsonl.
-        reference = [it for it in load_reference(args.reference) if it.original_id in keep]
+        twins = load_reference(args.reference)
+        reference = [it for it in twins if it.original_id in keep]
+        if twins and original and not reference:
+            raise DataError(str(args.reference), None, "original_id",
+                            f"none of its {len(twins)} twins names an original of {args.dataset} (twins name e.g. "
+                            f"{twins[0].original_id!r}, originals are e.g. {original[0].id!r}; "
+                            "map the dataset's id column with --id-field or --format items)")
     elif original and all(o.source == "gsm8k" and o.metadata.get("calculations") is not None for o in original):
         from zcp_core.reference import perturb_gsm8k
 

@@ -1,0 +1,72 @@
+"""The demo's live runs, one after another, as app jobs (progress on the New audit page).
+
+``scripts/demo`` starts this in the background and then the app, so the app
+opens at once on the bundled example runs while the live ones fill in. Each
+step is a ``zcp`` command started with :func:`zcp_core.app.start_job` (its
+own run folder with ``job.json`` and ``log.txt``); a step whose run already
+has a manifest is skipped, so a second demo starts nothing. SIGINT/SIGTERM
+stop the running step's process group and end the chain.
+
+    .venv/bin/python scripts/demo_jobs.py RUNS_DIR
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+# (run folder, zcp arguments): cheapest first, the lab build last (minutes on 2 cores).
+STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("demo-probe-gsm8k50", ("probe", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--limit", "50")),
+    ("demo-detector-claude", ("detector", "compare", "--data", "data/detectrl_sample/multi_llms_Claude-instant_test.json",
+                              "--explain-n", "20")),
+    ("demo-guided-gsm8k", ("guided", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--dataset-name",
+                           "GSM8K", "--split-name", "test", "--limit", "12")),
+)
+
+
+def _stop(folder: Path) -> None:
+    """Stop the job writing ``folder`` (its whole process group), if it runs."""
+    import json
+
+    job = folder / "job.json"
+    if job.exists():
+        pid = int(json.loads(job.read_text()).get("pid", 0))
+        if pid:
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except OSError:
+                pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the steps in order under ``RUNS_DIR/`` and return when all have ended."""
+    from zcp_core.app import job_status, start_job
+
+    args = argv if argv is not None else sys.argv[1:]
+    runs = Path(args[0] if args else "runs").resolve()
+    current: list[Path] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        for f in current:
+            _stop(f)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    for name, zargs in STEPS:
+        out = runs / name
+        if (out / "manifest.json").exists():
+            continue
+        current[:] = [start_job(list(zargs), out)]
+        while job_status(out).state == "running":
+            time.sleep(1.0)
+        print(f"demo job {name}: {job_status(out).state}", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""Make the example runs bundled in ``data/examples/``: a known-contaminated model and the clean one.
+
+A fresh ``make demo`` cannot train a lab model within its 3-minute budget, so
+the demo ships these runs, each labelled as an example in its manifest
+(``example``: the script and command that reproduce it). This script makes
+them from scratch on a CPU (about 10 minutes on 2 cores, most of it the lab
+build, which is cached in ``$ZCP_CACHE/lab``):
+
+1. ``zcp lab build --mode direct`` (the default profile: 40 contaminated C
+   items, 40 clean U items of GSM8K test);
+2. the C and U items and their numeric twins, written to ``items.jsonl`` and
+   ``twins.jsonl`` of the example probe runs;
+3. ``zcp probe`` of ``lab:direct`` and of the untouched ``smollm2`` on those
+   same 80 items against the same twins (``probe-lab-direct``,
+   ``probe-smollm2-lab-items``): flagged items exist and C differs;
+4. ``zcp lab evaluate`` of both models (``lab-eval-direct``,
+   ``lab-eval-direct-smollm2``).
+
+    HF_HUB_OFFLINE=1 .venv/bin/python scripts/make_examples.py            # writes data/examples/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTE = ("Example run bundled with zcp, made by `scripts/make_examples.py` (a LoRA lab build trained on "
+        "the C items, and the untouched embedded model, probed on the same items).")
+
+
+def zcp(*args: str) -> str:
+    """Run one ``zcp`` command from the checkout, failing loudly."""
+    cmd = [sys.executable, "-m", "zcp_core.cli.main", *args]
+    print("+ zcp " + " ".join(args), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout
+
+
+def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
+    """The lab build's C and U originals and their numeric twins, as items files."""
+    from zcp_core.lab.evaluate import eval_items
+
+    ev = eval_items("direct", seed=seed)
+    items, twins = work / "items.jsonl", work / "twins.jsonl"
+    with items.open("w", encoding="utf-8") as f:
+        for it in ev.originals:
+            f.write(json.dumps({"id": it.id, "question": it.question, "answer": it.answer,
+                                "split": ev.split_of[it.id]}) + "\n")
+    with twins.open("w", encoding="utf-8") as f:
+        for it in ev.twins:
+            f.write(json.dumps({"id": it.id, "original_id": it.original_id, "question": it.question,
+                                "answer": it.answer}) + "\n")
+    return items, twins
+
+
+def label(run: Path, command: str) -> None:
+    """Mark a run folder as a bundled example (the app shows the label and the command)."""
+    m = run / "manifest.json"
+    manifest = json.loads(m.read_text(encoding="utf-8"))
+    manifest["example"] = {"note": NOTE, "script": "scripts/make_examples.py", "command": command}
+    m.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build, probe and evaluate; copy the runs to ``--out`` labelled as examples."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "data" / "examples")
+    ap.add_argument("--work", type=Path, default=ROOT / "runs" / "make-examples")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
+    args.work.mkdir(parents=True, exist_ok=True)
+    zcp("lab", "build", "--mode", "direct")
+    items, twins = write_split_items(args.work)
+    made: dict[str, str] = {}
+    for name, model in (("probe-lab-direct", "lab:direct"), ("probe-smollm2-lab-items", "smollm2")):
+        out = args.work / name
+        zcp("probe", "--model", model, "--dataset", str(items), "--format", "items", "--reference", str(twins),
+            "--out", str(out))
+        made[name] = f"zcp probe --model {model} --dataset items.jsonl --format items --reference twins.jsonl"
+    for name, extra in (("lab-eval-direct", []), ("lab-eval-direct-smollm2", ["--model", "smollm2"])):
+        zcp("lab", "evaluate", "--name", "direct", *extra, "--out", str(args.work / name))
+        made[name] = " ".join(["zcp lab evaluate --name direct", *extra])
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, command in made.items():
+        dest = args.out / name
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(args.work / name, dest)
+        label(dest, command)
+        for p in dest.rglob("*"):
+            if p.is_file():
+                p.chmod(0o644)
+    shutil.copy(items, args.out / "lab-direct-items.jsonl")
+    shutil.copy(twins, args.out / "lab-direct-twins.jsonl")
+    print(f"wrote {', '.join(made)} to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The demo: bundled example runs with something to find, and live runs as stoppable background jobs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "data" / "examples"
+
+
+def _demo_jobs():
+    spec = importlib.util.spec_from_file_location("demo_jobs", ROOT / "scripts" / "demo_jobs.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_demo_step_is_a_valid_zcp_command():
+    from zcp_core.cli.main import build_parser
+
+    parser = build_parser()
+    for name, args in _demo_jobs().STEPS:
+        parsed = parser.parse_args([*args, "--out", f"/tmp/{name}"])
+        assert parsed.out == f"/tmp/{name}"
+
+
+def test_finished_steps_are_not_started_again(tmp_path):
+    for name, _ in _demo_jobs().STEPS:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text("{}")
+    assert _demo_jobs().main([str(tmp_path)]) == 0
+    assert not list(tmp_path.glob("*/job.json"))
+
+
+def test_sigterm_stops_the_running_step(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "demo_jobs.py"), str(tmp_path)], cwd=ROOT,
+                            env=env, stderr=subprocess.PIPE)
+    job = tmp_path / _demo_jobs().STEPS[0][0] / "job.json"
+    for _ in range(300):
+        if job.exists():
+            break
+        time.sleep(0.1)
+    assert job.exists(), "the first step never started"
+    pid = int(json.loads(job.read_text())["pid"])
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            break
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().split()[2] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"step process {pid} still runs after the chain was stopped")
+    assert not (tmp_path / _demo_jobs().STEPS[1][0]).exists()  # the chain ended: no next step
+
+
+@pytest.fixture(scope="module")
+def examples():
+    from zcp_core.runs import load_run
+
+    if not (EXAMPLES / "probe-lab-direct" / "manifest.json").exists():
+        pytest.fail("data/examples is missing: run scripts/make_examples.py")
+    return {p.name: load_run(p) for p in sorted(EXAMPLES.iterdir()) if (p / "manifest.json").exists()}
+
+
+def test_examples_are_labelled_and_reproducible(examples):
+    assert {"probe-lab-direct", "probe-smollm2-lab-items", "lab-eval-direct", "lab-eval-direct-smollm2"} <= set(examples)
+    for name, run in examples.items():
+        ex = run.manifest["example"]
+        assert ex["script"] == "scripts/make_examples.py" and ex["command"].startswith("zcp "), name
+        assert (ROOT / ex["script"]).exists()
+
+
+def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples):
+    """Same items, same twins: the lab model is flagged, the untouched model reads about 0.5."""
+    from zcp_core.probe import confidence_summary
+
+    lab, clean = examples["probe-lab-direct"], examples["probe-smollm2-lab-items"]
+    ids = lambda run: sorted(run.records["id"].unique())  # noqa: E731
+    assert ids(lab) == ids(clean)
+    metrics = ("acc", "p_first", "p_all")
+    c_lab = confidence_summary(lab.records, metrics)["metrics"]
+    c_clean = confidence_summary(clean.records, metrics)["metrics"]
+    assert c_lab["p_all"]["confidence"] > 0.95 and c_lab["acc"]["confidence"] > 0.95
+    assert c_clean["p_all"]["confidence"] < c_lab["p_all"]["confidence"]
+    assert c_clean["acc"]["confidence"] < 0.6
