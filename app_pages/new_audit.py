@@ -185,7 +185,8 @@ def _jobs() -> None:
             st.caption(f"`{status.command}`")
             if status.state == "running":
                 st.progress(status.progress or 0.0,
-                            text="starting…" if status.progress is None else f"{status.progress:.0%}")
+                            text="starting…" if status.progress is None
+                            else f"{status.progress:.0%} — {status.bar}" if status.bar else f"{status.progress:.0%}")
             if status.state != "done":
                 st.code(status.log_tail or "(no output yet)")
             elif st.button("Open", key=f"open-{job.folder.name}"):

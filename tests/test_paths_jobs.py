@@ -104,3 +104,16 @@ def test_scan_audit_job_writes_a_run(tmp_path: Path) -> None:
     st = job_status(out)
     assert st.state == "done", st.log_tail
     assert load_run(out).kind == "scan"
+
+
+@pytest.mark.parametrize(("log", "bar", "progress"), [
+    ("probe arms:  50%|█████     | 1/2 [00:02<00:02,  2.21s/arm]", "probe arms 1/2 [00:02<00:02,  2.21s/arm]", 0.5),
+    ("answer:   0%|          | 0/160 [00:00<?, ?it/s]\ranswer:  40%|████      | 64/160 [00:41<01:02,  1.55it/s]",
+     "answer 64/160 [00:41<01:02,  1.55it/s]", 0.4),
+    ("loading the model\n", "", None),
+])
+def test_job_status_reads_the_last_tqdm_bar(tmp_path: Path, log: str, bar: str, progress: float | None) -> None:
+    """The app shows items/s and the time left of a job's last progress bar, read from its log."""
+    (tmp_path / "log.txt").write_text(log)
+    st = job_status(tmp_path)
+    assert (st.bar, st.progress) == (bar, progress)

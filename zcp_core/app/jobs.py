@@ -20,6 +20,8 @@ from typing import Literal, Sequence
 
 JobState = Literal["running", "done", "failed"]
 _PCT = re.compile(r"(\d{1,3})%\|")
+# A tqdm line: "desc:  40%|████      | 64/160 [00:41<01:02,  1.55it/s]" -> desc, counts, [elapsed<left, rate].
+_BAR = re.compile(r"([^\r\n|]*?):?\s*\d{1,3}%\|[^|]*\|\s*(\d+/\d+)\s*(\[[^\]\r\n]*\])")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class JobStatus:
         progress: Last tqdm percentage seen (0..1), or None.
         log_tail: The last lines of the job's log.
         command: The command line.
+        bar: The last tqdm bar's description, counts, rate and time left (e.g.
+            ``answer 64/160 [00:41<01:02, 1.55it/s]``), or ``""``.
     """
 
     folder: Path
@@ -39,6 +43,7 @@ class JobStatus:
     progress: float | None
     log_tail: str
     command: str
+    bar: str = ""
 
 
 def start_job(args: Sequence[str], out: Path, out_option: str | None = "--out") -> Path:
@@ -82,13 +87,15 @@ def job_status(folder: Path) -> JobStatus:
     pct = _PCT.findall(text)
     progress = int(pct[-1]) / 100 if pct else None
     tail = "\n".join(re.split(r"[\r\n]", text)[-15:])
+    bars = _BAR.findall(text)
+    bar = " ".join(x.strip() for x in bars[-1] if x.strip()) if bars else ""
     if (folder / "manifest.json").exists():
         state: JobState = "done"
     elif info.get("pid") and _alive(int(info["pid"])):
         state = "running"
     else:
         state = "failed"
-    return JobStatus(folder, state, progress, tail, " ".join(info.get("command", [])))
+    return JobStatus(folder, state, progress, tail, " ".join(info.get("command", [])), bar)
 
 
 def list_jobs(runs: Path) -> list[JobStatus]:
