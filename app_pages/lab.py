@@ -2,9 +2,17 @@
 
 import streamlit as st
 
-from zcp_core.app import pick_run
+from zcp_core.app import label, pick_run, readable
 from zcp_core.lab import viz as viz_lab
+from zcp_core.probe.viz import format_evidence
+from zcp_core.runs import iter_runs, runs_dir
 from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
+
+
+def words(df):
+    """Column labels in words and numbers rounded (stored tables keep their short machine names)."""
+    return readable(df).rename(columns={label(k): v for k, v in viz_lab.COLUMN_WORDS.items()})
+
 
 st.title("Contamination lab")
 st.caption(
@@ -24,8 +32,8 @@ if s.get("stage") == "build":
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("final epoch loss", f"{s.get('final_loss', float('nan')):.3f}")
     c2.metric("|C| = |U|", s.get("n_contaminated"))
-    c3.metric("steps", s.get("steps"))
-    c4.metric("build time (s)", f"{s.get('build_seconds', 0):.0f}")
+    c3.metric("optimiser steps", s.get("steps"))
+    c4.metric("build time", f"{s.get('build_seconds', 0):.0f} s")
     st.write(f"Model `{s.get('model')}` (alias `lab:{s.get('alias')}`), mode **{s.get('mode')}**, "
              f"profile **{s.get('profile')}**, training format **{s.get('train_format')}**.")
     if s.get("paraphrase"):
@@ -35,18 +43,18 @@ if s.get("stage") == "build":
     st.plotly_chart(viz_lab.loss_figure(run.table("loss"), run.table("epochs")))
     st.caption("Loss on the answer tokens per optimiser step; it should fall towards 0 as C is memorised.")
     st.subheader("Split")
-    st.dataframe(run.records, hide_index=True)
+    st.dataframe(words(run.records), hide_index=True)
     st.caption("C items were trained on, U items were held out; both are drawn from items with a reference twin.")
     if run.has_table("training_texts"):
         with st.expander("Training texts"):
-            st.dataframe(run.table("training_texts"), hide_index=True)
+            st.dataframe(words(run.table("training_texts")), hide_index=True)
     st.stop()
 
 if s.get("upper_bound"):
     st.warning("UPPER BOUND: the audited model was trained in the probe's own format.")
 c1, c2, c3 = st.columns(3)
-c1.metric(f"AUROC ({s.get('auroc_metric')} gap)", f"{s.get('auroc', float('nan')):.3f}")
-c2.metric("TPR at 5% FPR", f"{s.get('tpr_at_5fpr', float('nan')):.3f}")
+c1.metric(f"AUROC ({s.get('auroc_metric')} gap, C vs U)", f"{s.get('auroc', float('nan')):.3f}")
+c2.metric("TPR at 5% FPR", f"{s.get('tpr_at_5fpr', float('nan')):.1%}")
 c3.metric("C / U items", f"{s.get('n_c')} / {s.get('n_u')}")
 st.write(f"Model `{s.get('model')}`, lab build `{s.get('build')}` ({s.get('mode')}, {s.get('profile')}).")
 small = [sp for sp in ("C", "U") if (s.get(f"n_{sp.lower()}") or 0) < MIN_PAIRS]
@@ -58,6 +66,19 @@ if small and "n" in conf_table:  # runs written before the rule: withhold those 
     conf_table = conf_table.assign(confidence=conf_table["confidence"].where(conf_table["n"] >= MIN_PAIRS))
 st.plotly_chart(viz_lab.confidence_figure(conf_table))
 st.caption("Contamination Confidence per metric: C (trained on) should clear 0.95, U (held out) should stay under 0.6.")
+with st.expander("Evidence per split and metric"):
+    st.dataframe(words(format_evidence(conf_table)), hide_index=True)
+others = [r for r in iter_runs(runs_dir()) if r.kind == "lab" and r.path != run.path
+          and r.summary.get("stage") == "evaluate" and r.summary.get("build") == s.get("build")
+          and r.summary.get("model") != s.get("model")]
+if others:
+    st.subheader("Against the other models on the same split")
+    models = {f"{s.get('model')} (this run)": run, **{f"{r.summary.get('model')} ({r.path.name})": r for r in others}}
+    table = viz_lab.compare_models({k: r.table("confidence") for k, r in models.items()},
+                                   {k: dict(r.summary.get("detection") or {}) for k, r in models.items()})
+    st.dataframe(words(table), hide_index=True)
+    st.caption("The same C and U items probed with each model: a clean model stays near 0.5 on both splits and "
+               "near 0.5 AUROC; only the model trained on C should score high on C.")
 st.plotly_chart(viz_lab.roc_figure(run.table("roc"), dict(s.get("detection") or {})))
 st.caption("Per-item detection: how well each metric's original-minus-reference gap separates C from U "
            "(the diagonal is chance).")
@@ -67,6 +88,6 @@ st.plotly_chart(viz_lab.gap_figure(gaps, metric))
 st.caption("Each point is one item: C items should sit above 0, U items around 0.")
 flips = run.table("flips")
 st.subheader("Flips")
-st.dataframe(viz_lab.flip_counts(flips), hide_index=True)
+st.dataframe(words(viz_lab.flip_counts(flips)), hide_index=True)
 st.caption("orig_only: right on the original, wrong on its numeric twin (the memorisation signature).")
-st.dataframe(viz_lab.flips_view(flips), hide_index=True)
+st.dataframe(words(viz_lab.flips_view(flips)), hide_index=True)

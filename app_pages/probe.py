@@ -2,11 +2,17 @@
 
 import streamlit as st
 
-from zcp_core.app import pick_run
+from zcp_core.app import label, pick_run, readable
 from zcp_core.probe import enforce_min_pairs, enforce_min_pairs_table
 from zcp_core.probe import viz as vp
 from zcp_core.probe.browse import browse_table, item_view, render_answer, segments_markdown, untested_items
 from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
+
+
+def words(df):
+    """Column labels in words and numbers rounded (stored tables keep their short machine names)."""
+    return readable(df).rename(columns={label(k): v for k, v in vp.COLUMN_WORDS.items()})
+
 
 st.title("Zero-CoT probe")
 st.write("Does the model still answer correctly with its chain of thought cut away, on the original items "
@@ -39,7 +45,7 @@ if tests is not None and len(tests):
     st.caption("Bars near 1 mean the original beats its twin far more than chance allows; 0.5 is no evidence.")
     arms = sorted(set(tests["arm"]))
     arm = st.selectbox("Suspect arm", arms, index=arms.index("original") if "original" in arms else 0)
-    st.dataframe(vp.confidence_table(tests, arm), width="stretch", hide_index=True)
+    st.dataframe(words(vp.format_evidence(vp.confidence_table(tests, arm))), width="stretch", hide_index=True)
     st.caption("Evidence per metric: paired test (exact McNemar for Acc/Con; sign-flip permutation or bootstrap "
                f"for P_first/P_all: {summary.get('continuous_test', 'bootstrap')}), effect with 95% CI, discordant "
                f"pairs (b: original only correct). A metric with fewer than {MIN_PAIRS} pairs gets no confidence.")
@@ -75,8 +81,9 @@ with st.expander("Zero-CoT flips table"):
     f1, f2, f3 = st.columns([3, 1, 2])
     kinds = f1.multiselect("Flip kind", list(vp.FLIP_KINDS), default=list(vp.FLIP_KINDS))
     flagged_only = f2.checkbox("Flagged only", value=False)
-    sort_by = f3.selectbox("Sort by", ["p_all_gap", "p_all_gap_rank", "pair_id"])
-    st.dataframe(vp.flips_table(items, kinds, flagged_only, sort_by), width="stretch", hide_index=True)
+    sort_by = f3.selectbox("Sort by", ["p_all_gap", "p_all_gap_rank", "pair_id"],
+                           format_func=lambda c: vp.COLUMN_WORDS.get(c, c))
+    st.dataframe(words(vp.flips_table(items, kinds, flagged_only, sort_by)), width="stretch", hide_index=True)
     st.caption("orig_only: correct at zero-CoT on the original but not on its twin (flagged as memorised-looking); "
                "a large positive P_all gap supports the flag.")
 if items["p_all_original"].notna().any():
@@ -84,7 +91,8 @@ if items["p_all_original"].notna().any():
     st.caption("Points above the diagonal: the model puts more probability on the gold answer of the original.")
 
 st.subheader("Per-metric distributions, original against reference")
-for m in vp.measured_metrics(records):
+st.caption("Paired items only: originals without a reference twin have no paired evidence and are left out.")
+for m in vp.measured_metrics(vp.paired_records(records)):
     st.plotly_chart(vp.distribution_figure(records, m), width="stretch")
     st.caption(f"{vp.METRIC_LABELS[m]} at zero-CoT; a contaminated model sits higher on the original arm.")
 
@@ -100,8 +108,13 @@ if run.has_table("truncation"):
 if run.has_table("sample_size"):
     ss = run.table("sample_size")
     st.subheader("Sample-size curve")
-    if len(ss):
+    points = vp.curve_points(ss)
+    if points >= vp.MIN_CURVE_POINTS:
         st.plotly_chart(vp.sample_size_figure(ss), width="stretch")
         st.caption("How C grows with the number of pairs; bars span the 10th-90th percentile of subsamples.")
-    else:
+    elif not len(ss):
         st.info(f"No curve: {summary.get('n_pairs', 0)} pairs; {TOO_FEW_PAIRS}.")
+    else:
+        st.info(f"No curve: {points} sample size{'s' if points != 1 else ''} measured "
+                f"({', '.join(str(int(n)) for n in sorted(set(ss['n'])))} pairs); a curve needs at least "
+                f"{vp.MIN_CURVE_POINTS}. A run with more pairs fills it (N in 50, 100, 200, 500, 1000).")

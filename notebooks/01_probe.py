@@ -14,82 +14,118 @@
 # ---
 
 # %% [markdown]
-# # 01 · The Zero-CoT probe on GSM8K
+# # 01 · The Zero-CoT probe: a contaminated model against a clean one
 #
-# A model that memorised a benchmark still answers it when its chain of thought is cut away; on an isomorphic twin with new numbers that advantage disappears. This notebook probes the first GSM8K test items and their deterministic numeric twins with the embedded SmolLM2-135M model, then shows the Contamination Confidence per metric, the zero-CoT flips and the per-metric distributions.
+# A model that memorised a benchmark still answers it when its chain of thought is cut away; on an isomorphic twin with new numbers that advantage disappears. This notebook shows that signal on two models probed on **the same 80 GSM8K test items against the same numeric twins**:
 #
-# All logic lives in `zcp_core`; the run is written to a folder the app can open.
+# * `lab:direct`: the embedded SmolLM2-135M fine-tuned with LoRA on 40 of those items (the lab's split **C**), so it has memorised them; the other 40 (**U**) were held out;
+# * `smollm2`: the untouched embedded model, which has seen none of them.
+#
+# Both runs are **bundled examples** in `data/examples/`, made by `scripts/make_examples.py` (each manifest's `example` key holds the command that reproduces it; a fresh build and both probes take about 10 minutes on a CPU). The notebook only reads the stored runs with `zcp_core.runs.load_run`; no model output is recomputed here. The app's probe page opens the same runs.
 
 # %%
-import os
-import tempfile
+import json
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from IPython.display import Image, display
 
-from zcp_core.backends import load_backend
-from zcp_core.cli.probe import format_summary
 from zcp_core.data import install_root, load_items
-from zcp_core.probe import ProbeConfig, run_probe
 from zcp_core.probe import viz as viz_probe
+from zcp_core.probe.browse import item_view
 from zcp_core.reference import perturb_gsm8k
+from zcp_core.runs import load_run
+
+EXAMPLES = install_root() / "data" / "examples"  # the checkout's, or the copy an installed wheel ships
+RUNS = {"lab:direct (trained on C)": EXAMPLES / "probe-lab-direct", "smollm2 (clean)": EXAMPLES / "probe-smollm2-lab-items"}
+runs = {name: load_run(path) for name, path in RUNS.items()}
+for name, run in runs.items():
+    print(f"{name}: {run.path.name}, model {run.manifest['model']}, reproduce with `{run.manifest['example']['command']}`")
 
 # %% [markdown]
-# Parameters: kept small so the notebook runs in a minute or two on a CPU.
+# ## Originals and their numeric twins
+# A twin keeps the question's wording and changes its numbers, recomputing the answer from GSM8K's `<<expr=result>>` annotations. The example runs store their twins; here one is made live for the first GSM8K test item, to show the idea (no model involved, it takes milliseconds).
 
 # %%
-N_ITEMS = 30  # about 60% of GSM8K items get a verified twin: enough pairs (>= 10) for a verdict
-CONFIG = ProbeConfig(metrics=("acc", "p_first", "p_all"), ratios=(0.0,), n_resamples=2000)
-RUN_DIR = os.path.join(tempfile.mkdtemp(prefix="zcp-nb01-"), "probe-gsm8k")
+first = load_items(install_root() / "data" / "gsm8k" / "test.jsonl")[:1]
+twin = perturb_gsm8k(first, seed=0).items[0]
+print("original:", first[0].question, "->", first[0].answer)
+print("twin:    ", twin.question, "->", twin.answer)
 
 # %% [markdown]
-# ## Data: originals and their numeric reference twins
-# Twins are built from GSM8K's `<<expr=result>>` annotations; items that cannot be traced are reported, and originals without a twin are left out of the paired tests (and counted).
+# ## The verdict of each run
+# Both runs probed the same 80 pairs at zero-CoT (the assistant turn is prefilled with the forcing suffix, so no chain of thought is generated). The headline is the Contamination Confidence C of P_all, the geometric-mean probability of the gold answer's tokens.
 
 # %%
-ROOT = install_root()  # the checkout, or the copy an installed wheel ships
-original = load_items(ROOT / "data" / "gsm8k" / "test.jsonl")[:N_ITEMS]
-reference = perturb_gsm8k(original, seed=0)
-print(f"{len(original)} originals, {len(reference.items)} twins, {len(reference.failures)} not traced")
-reference.items[0].question
+for name, run in runs.items():
+    s = run.summary
+    print(f"{name:28s} C(p_all) = {s['headline']['value']:.3f}   pairs {s['n_pairs']}   flagged items {s['flagged']}")
 
 # %% [markdown]
-# ## Probe
-# Zero-CoT (r = 0): the assistant turn is prefilled with the forcing suffix, so no chain of thought is generated; P_first and P_all come from one batched scoring call per arm.
+# ## C per metric, side by side
+# C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows. The clean model stays at 0.5 on every metric; the contaminated one is near 1 on Acc and P_all. (Both runs pool C and U items, so half of the contaminated model's pairs are held-out items: notebook 02 separates them.)
 
 # %%
-backend = load_backend("smollm2")
-result = run_probe(backend, original, list(reference.items), CONFIG, out=RUN_DIR, model_spec="smollm2")
-print(format_summary(result.summary))
+table = viz_probe.compare_confidence({name: run.table("tests") for name, run in runs.items()})
+table = table.dropna(subset=["confidence"])  # Con needs a full CoT, which these runs did not generate
+table.pivot(index="metric", columns="model", values="confidence").round(3)
+
+# %%
+fig = viz_probe.compare_confidence_figure(table)
+display(fig, Image(viz_probe.static_png(fig)))
 
 # %% [markdown]
-# ## Confidence per metric
-# C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows.
+# ## Flagged items
+# An item is flagged when the model answers the original correctly at zero-CoT and its twin wrongly (`orig_only`). The lab split says which originals were trained on, so we can check where the flags land.
 
 # %%
-viz_probe.confidence_figure(result.tables["tests"])
+split = {json.loads(line)["id"]: json.loads(line)["split"]
+         for line in (EXAMPLES / "lab-direct-items.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
+for name, run in runs.items():
+    flagged = run.table("items").query("flagged")
+    by_split = flagged["pair_id"].map(split).value_counts().to_dict()
+    print(f"{name:28s} flagged {len(flagged):2d}: {by_split.get('C', 0)} trained on (C), {by_split.get('U', 0)} held out (U)")
 
 # %%
-viz_probe.confidence_table(result.tables["tests"])
+lab = runs["lab:direct (trained on C)"]
+flips = viz_probe.flips_table(lab.table("items"), flagged_only=True)
+flips[["pair_id", "flip", "p_all_gap", "gold", "pred_original", "reference_gold", "pred_reference"]].head(10)
 
 # %% [markdown]
-# ## Zero-CoT flips
-# `orig_only` rows are correct at zero-CoT on the original but not on the twin; sorted by the P_all gap.
+# ### One flagged item, original and twin
+# The raw zero-CoT completions are what the model wrote after the forced `\boxed{`.
 
 # %%
-viz_probe.flips_table(result.items)
+view = item_view(lab.records, lab.table("items"), str(flips.iloc[0]["pair_id"]))
+print(f"{view.pair_id} ({split.get(view.pair_id)}): {view.evidence}\n")
+for arm in view.arms:
+    print(f"[{arm.arm}] {arm.question}")
+    print(f"  gold {arm.gold} | completion {arm.completion!r} | {'correct' if arm.correct else 'wrong'}"
+          f" | P_first {arm.p_first:.3f} | P_all {arm.p_all:.3f}\n")
 
 # %% [markdown]
-# ## Per-metric distributions, original against reference
+# ## Per-pair gaps under each model
+# Each point is one pair: its P_all gap (original minus twin) under the clean model (x) against the contaminated one (y). Held-out U items sit near the diagonal and near 0 on both axes; trained-on C items rise above it, because only the lab model memorised them.
 
 # %%
-viz_probe.distribution_figure(result.records, "p_all")
+gaps = viz_probe.pair_gaps({"smollm2": runs["smollm2 (clean)"].table("items"), "lab:direct": lab.table("items")}, split)
+gaps.groupby("split")[["gap smollm2", "gap lab:direct"]].mean().round(3)
 
 # %%
-viz_probe.gap_figure(result.items)
+fig = viz_probe.pair_gap_figure(gaps, "smollm2", "lab:direct")
+display(fig, Image(viz_probe.static_png(fig, height=5)))
 
 # %% [markdown]
-# ## Sample-size curve
-# With 10 items only N = number of pairs is available; a larger run fills the curve for N in {50, 100, 200, 500, 1000}.
+# ## P_all distribution of the contaminated model, original against twin
+# Paired items only (an original without a twin has no paired evidence).
 
 # %%
-viz_probe.sample_size_figure(result.tables["sample_size"])
+fig = viz_probe.distribution_figure(lab.records, "p_all")
+display(fig, Image(viz_probe.static_png(fig)))
+
+# %% [markdown]
+# ## Sample size
+# The sample-size curve subsamples N pairs for N in {50, 100, 200, 500, 1000} up to the run's size; with 80 pairs it has only N = 50 and N = 80. A curve needs at least 3 points, so none is drawn here (the app does the same); the table shows what was measured.
+
+# %%
+ss = lab.table("sample_size")
+print(f"{viz_probe.curve_points(ss)} sample sizes measured; a curve needs {viz_probe.MIN_CURVE_POINTS}")
+ss[["metric", "n", "repeats", "confidence_mean", "confidence_q10", "confidence_q90"]].round(3)

@@ -16,75 +16,90 @@
 # %% [markdown]
 # # 02 · Contamination lab: a model with known contamination
 #
-# A detector's scores can only be judged against ground truth. The lab draws a seeded split of GSM8K into **C** (trained on) and **U** (held out), fine-tunes the embedded SmolLM2-135M with LoRA on C in a *natural* answer format (`The answer is N.`, never the probe's forcing suffix), and then runs the Zero-CoT probe on C and U against their numeric reference twins. A good detector gives high Contamination Confidence on C and about 0.5 on U.
+# A detector's scores can only be judged against ground truth. The lab draws a seeded split of GSM8K into **C** (trained on) and **U** (held out), fine-tunes the embedded SmolLM2-135M with LoRA on C in a *natural* answer format (`The answer is N.`, never the probe's forcing suffix), and then runs the Zero-CoT probe on C and U against their numeric reference twins. A good detector gives high Contamination Confidence on C and about 0.5 on U, and the per-item gap separates C from U.
 #
-# This notebook uses `PROFILE = "smoke"` (2 training steps on 4 items) so it runs in about a minute: it shows the workflow, not a memorised model. Set `PROFILE = "default"` (|C| = |U| = 40, 6 epochs) for the real experiment, or run `zcp lab build && zcp lab evaluate`.
+# This notebook reads the **default build** (`|C| = |U| = 40`, 6 epochs, mode `direct`), not a smoke build. Training it takes several minutes on a CPU, too long for CI, so the evaluate runs are **bundled examples** in `data/examples/`, made by `scripts/make_examples.py`:
+#
+# * `lab-eval-direct`: the lab model `lab:direct` probed on its own C and U items;
+# * `lab-eval-direct-smollm2`: the untouched base model probed on the same items, the clean control.
+#
+# To make them yourself: `zcp lab build --mode direct && zcp lab evaluate --name direct` (and `--model smollm2` for the control). The notebook only reads the stored runs with `zcp_core.runs.load_run`; nothing is recomputed.
 
 # %%
-import os
-import tempfile
-from pathlib import Path
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from IPython.display import Image, display
 
 from zcp_core.data import install_root
-from zcp_core.lab import EvalOptions, build_lab, evaluate_lab, format_table, profile_config
+from zcp_core.lab import format_table, profile_config
 from zcp_core.lab import viz as viz_lab
+from zcp_core.probe.viz import static_png
 from zcp_core.runs import load_run
 
-PROFILE = "smoke"
-MODE = "direct"
-RUNS = Path(tempfile.mkdtemp())
+EXAMPLES = install_root() / "data" / "examples"  # the checkout's, or the copy an installed wheel ships
+run = load_run(EXAMPLES / "lab-eval-direct")
+clean = load_run(EXAMPLES / "lab-eval-direct-smollm2")
+for r in (run, clean):
+    s = r.summary
+    print(f"{r.path.name}: model {s['model']}, build {s['build']} ({s['mode']}, profile {s['profile']}), "
+          f"|C| = {s['n_c']}, |U| = {s['n_u']}; reproduce with `{r.manifest['example']['command']}`")
 
 # %% [markdown]
-# ## Build (cached)
-# The build is keyed by everything that changes the weights; a second call with the same config returns at once. Its run holds the split (C and U ids), the training texts and the loss curve.
+# ## The default build
+# What the `default` profile trains (computed from the profile, not a build): the split size, epochs, LoRA and the training format.
 
 # %%
-ROOT = install_root()  # the checkout, or the copy an installed wheel ships
-cfg = profile_config(PROFILE, MODE, dataset=str(ROOT / "data/gsm8k/test.jsonl"))
-build = build_lab(cfg, runs_out=RUNS / "lab-build")
-print(build.spec, "alias lab:" + build.alias, "cached" if build.cached else "built", f"in {build.seconds:.1f} s")
-build_run = load_run(RUNS / "lab-build")
-build_run.records
-
-# %%
-build_run.table("training_texts")[["original_id", "target"]]
-
-# %%
-viz_lab.loss_figure(build_run.table("loss"), build_run.table("epochs"))
+cfg = profile_config("default", "direct", dataset=str(install_root() / "data/gsm8k/test.jsonl"))
+print(f"|C| = |U| = {cfg.n_contaminated}, {cfg.epochs} epochs, lr {cfg.lr}, LoRA r = {cfg.lora.r}, "
+      f"training format {cfg.train_format!r}")
 
 # %% [markdown]
-# ## Audit
-# One batched probe over C and U and their reference twins (Acc, P_first, P_all at zero CoT), then a Contamination Confidence per metric for C and for U, and the AUROC of the per-item original-minus-reference gap (C positive, U negative).
+# ## C on C against C on U
+# One batched probe over C and U and their twins (Acc, P_first, P_all at zero-CoT), then a Contamination Confidence per metric for each split. The targets: C on C at least 0.95 for the logit metrics, C on U at most 0.6.
 
 # %%
-ev = evaluate_lab(build.name, EvalOptions(n_resamples=2000), out=RUNS / "lab-eval")
-print(format_table(ev.summary))
+print(format_table(run.summary))
+
+# %%
+conf = run.table("confidence")
+conf[conf["split"] != "all"].pivot(index="metric", columns="split", values="confidence").round(3)
+
+# %%
+fig = viz_lab.confidence_figure(conf)
+display(fig, Image(static_png(fig)))
 
 # %% [markdown]
-# ## C on C against U
-# The figures read the stored evaluate run; nothing is recomputed.
+# ## Per-item detection: ROC and AUROC
+# Each item's original-minus-twin gap is a score; C items are the positives, U items the negatives. The AUROC says how well that score alone tells a trained-on item from a held-out one (0.5 is chance).
 
 # %%
-run = load_run(RUNS / "lab-eval")
-viz_lab.confidence_figure(run.table("confidence"))
+{metric: round(d["auroc"], 3) for metric, d in run.summary["detection"].items()}
+
+# %%
+fig = viz_lab.roc_figure(run.table("roc"), dict(run.summary["detection"]))
+display(fig, Image(static_png(fig, height=4.5)))
+
+# %%
+fig = viz_lab.gap_figure(run.table("gaps"), "p_all")
+display(fig, Image(static_png(fig)))
 
 # %% [markdown]
 # ## Flips
-# `orig_only`: right on the original, wrong on its numeric twin, the memorisation signature.
+# `orig_only`: right on the original, wrong on its numeric twin, the memorisation signature. It should be common on C and rare on U.
 
 # %%
 viz_lab.flip_counts(run.table("flips"))
 
 # %%
-viz_lab.flips_view(run.table("flips"))
+viz_lab.flips_view(run.table("flips")).head(10)
 
 # %% [markdown]
-# ## AUROC curve
+# ## The clean base model on the same items
+# The control: the untouched SmolLM2 probed on the same C and U items. It never saw C, so its confidences should stay near 0.5 on both splits and its AUROC near chance. If it scored high on C too, the signal would come from the items, not from contamination.
 
 # %%
-viz_lab.roc_figure(run.table("roc"), dict(run.summary["detection"]))
+models = {"lab:direct": run, "smollm2 (clean)": clean}
+viz_lab.compare_models({k: r.table("confidence") for k, r in models.items()},
+                       {k: dict(r.summary["detection"]) for k, r in models.items()}).round(3)
 
 # %%
-viz_lab.gap_figure(run.table("gaps"), "p_all")
+fig = viz_lab.confidence_figure(clean.table("confidence"))
+display(fig, Image(static_png(fig)))

@@ -1,4 +1,4 @@
-"""One real-browser test: `streamlit run app.py` driven by headless Chromium.
+"""Real-browser tests: `streamlit run app.py` driven by headless Chromium.
 
 Skips with a clear reason only where Chromium is not installed (`make test`
 installs it with apt-get when it can).
@@ -7,12 +7,15 @@ installs it with apt-get when it can).
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -20,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run"]
+EXAMPLES = ROOT / "data" / "examples"
+# st.dataframe draws a canvas grid: a row is selected by clicking its marker column (header and rows 35 px).
+ROW_PX, MARKER_X = 35, 18
 
 pytestmark = pytest.mark.browser
 
@@ -30,10 +36,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def app_server(tmp_path: Path, browser_run: Path):
+@contextmanager
+def _serve(runs: Path, home: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port with ``ZCP_RUNS=runs``; yields its URL once healthy."""
     port = _free_port()
-    env = {**os.environ, "ZCP_RUNS": str(browser_run), "HOME": str(tmp_path / "home")}
+    env = {**os.environ, "ZCP_RUNS": str(runs), "HOME": str(home)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
@@ -56,6 +63,37 @@ def app_server(tmp_path: Path, browser_run: Path):
 
 
 @pytest.fixture
+def app_server(tmp_path: Path, browser_run: Path):
+    with _serve(browser_run, tmp_path / "home") as url:
+        yield url
+
+
+@contextmanager
+def _chromium(tmp_path: Path) -> Iterator[Any]:
+    """A headless Chromium page with a fresh profile folder (Playwright passes it as --user-data-dir)."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed (/usr/bin/chromium); `make test` installs it with apt-get as root")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=FLAGS,
+            viewport={"width": 1400, "height": 1000},
+        )
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()
+
+
+def _click_row(page: Any, grid: Any, row: int) -> None:
+    """Select row ``row`` (0-based) of a Streamlit dataframe with row selection."""
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + MARKER_X, box["y"] + ROW_PX * (row + 1) + ROW_PX // 2)
+
+
+@pytest.fixture
 def browser_run(tmp_path: Path) -> Path:
     """A real run made by the CLI: an artifact scan of the bundled DetectRL sample."""
     from zcp_core.cli.main import main
@@ -68,21 +106,11 @@ def browser_run(tmp_path: Path) -> Path:
 
 
 def test_home_and_run_page_in_chromium(app_server: str, browser_run: Path, tmp_path: Path) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip("Chromium is not installed (/usr/bin/chromium); `make test` installs it with apt-get as root")
-    from playwright.sync_api import sync_playwright
-
     from zcp_core.runs import load_run
 
     run = load_run(browser_run / "browser-scan")
     headline = run.summary["headline"]
-    with sync_playwright() as p:
-        # A fresh profile folder per test (Playwright passes it as --user-data-dir).
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=FLAGS,
-            viewport={"width": 1400, "height": 1000},
-        )
-        page = browser.new_page()
+    with _chromium(tmp_path) as page:
         page.goto(app_server)
         page.get_by_text("contamination audits").first.wait_for(timeout=90_000)
         page.get_by_text("Open a run").first.wait_for(timeout=90_000)
@@ -98,4 +126,105 @@ def test_home_and_run_page_in_chromium(app_server: str, browser_run: Path, tmp_p
         values = [v.inner_text().replace(",", "") for v in page.locator('[data-testid="stMetricValue"]').all()]
         assert str(headline["value"]) in values
         page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
-        browser.close()
+
+
+@pytest.fixture
+def story_runs(tmp_path: Path) -> Path:
+    """The bundled example probe of the contaminated lab model, and a real clean run (edits to review)."""
+    from zcp_core.cli.main import main
+
+    runs = tmp_path / "runs"
+    assert (EXAMPLES / "probe-lab-direct" / "manifest.json").exists(), "bundled example probe-lab-direct missing"
+    shutil.copytree(EXAMPLES / "probe-lab-direct", runs / "probe-lab-direct")
+    sample = ROOT / "data" / "detectrl_sample" / "multi_llms_ChatGPT_test.json"
+    assert main(["clean", str(sample), "--allow-unlicensed", "--out", str(runs / "browser-clean")]) == 0
+    return runs
+
+
+def _probe_story(page: Any, url: str, runs: Path) -> None:
+    """(a) The contaminated example: open the first (flagged) item, see both questions and both completions."""
+    from playwright.sync_api import expect
+
+    from zcp_core.runs import load_run
+
+    run = load_run(runs / "probe-lab-direct")
+    items = run.table("items")
+    top = items.sort_values(["flagged", "p_all_gap"], ascending=False).iloc[0]
+    assert bool(top["flagged"])
+    completions = run.records.query("ratio == 0 and pair_id == @top.pair_id").set_index("arm")["completion"]
+    page.goto(f"{url}/probe")
+    page.get_by_text("Example run").first.wait_for(timeout=90_000)
+    _click_row(page, page.locator('[data-testid="stDataFrame"]').nth(1), 0)  # the item browser
+    page.get_by_text(f"{top['pair_id']} · flagged").first.wait_for(timeout=60_000)
+    # Each question is one markdown block (its changed numbers highlighted inside it); the grid holds only
+    # hidden, cut-off copies.
+    blocks = page.locator('[data-testid="stMarkdown"]')
+    for question in (top["question"], top["reference_question"]):
+        expect(blocks.filter(has_text=" ".join(question.split())).first).to_be_visible()
+    expect(blocks.filter(has_text=":orange-background[")).to_have_count(0)  # highlights rendered, not raw markup
+    codes = page.locator('[data-testid="stCode"]')
+    for arm in ("original", "reference"):
+        expect(codes.filter(has_text=str(completions[arm])).first).to_be_visible()
+    page.screenshot(path=str(runs.parent / "probe-item.png"), full_page=True)
+
+
+def _new_audit_story(page: Any, url: str) -> None:
+    """(b) A typed run name survives reruns; (d) an empty upload is refused and Start stays disabled."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/new_audit")
+    name = page.get_by_label("Run name")
+    name.wait_for(timeout=90_000)
+    name.fill("my-typed-run")
+    name.press("Enter")
+    items = page.get_by_label("Items")
+    items.fill("7")
+    items.press("Enter")  # a rerun of the whole page
+    expect(items).to_have_value("7")
+    expect(page.get_by_label("Run name")).to_have_value("my-typed-run")
+    page.get_by_text("Upload", exact=True).click()
+    upload = page.locator('input[type="file"]')
+    upload.wait_for(state="attached", timeout=60_000)
+    upload.set_input_files(files=[{"name": "empty.jsonl", "mimeType": "application/jsonl", "buffer": b""}])
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text="the file is empty").first).to_be_visible()
+    expect(page.get_by_role("button", name="Start")).to_be_disabled()
+    expect(page.get_by_text("Dataset checked")).to_have_count(0)
+    expect(page.get_by_label("Run name")).to_have_value("my-typed-run")
+
+
+def _review_story(page: Any, url: str, runs: Path) -> None:
+    """(c) Reject an edit, switch to another text and back: the decision is still reject, and saved so."""
+    from playwright.sync_api import expect
+
+    from zcp_core.artifacts import browse as ab
+    from zcp_core.runs import load_run
+
+    page.goto(f"{url}/artifacts")
+    radio = page.locator('[data-testid="stRadio"]').first
+    radio.wait_for(timeout=90_000)
+    first_label = radio.inner_text().splitlines()[0]
+    radio.get_by_text("reject").click()
+    expect(radio.get_by_role("radio", name="reject")).to_be_checked()
+    grid = page.locator('[data-testid="stDataFrame"]').first  # the text browser
+    _click_row(page, grid, 1)
+    expect(page.locator('[data-testid="stRadio"]').first).not_to_contain_text(first_label)
+    _click_row(page, grid, 0)
+    radio = page.locator('[data-testid="stRadio"]').first
+    expect(radio).to_contain_text(first_label)
+    expect(radio.get_by_role("radio", name="reject")).to_be_checked()
+    page.get_by_role("button", name="Save decisions").click()
+    page.get_by_text("Saved").first.wait_for(timeout=60_000)
+    clean = load_run(runs / "browser-clean")
+    state = ab.run_review_state(clean.path, clean.records)
+    assert sorted(state.values()).count("reject") == 1, state
+    decisions = (clean.path / "decisions.json").read_text()
+    assert "reject" in decisions
+
+
+def test_story_in_chromium(story_runs: Path, tmp_path: Path) -> None:
+    """The issue-17 walk: a flagged item of the contaminated example, New audit's run name and empty upload,
+    and a rejected edit that survives switching texts."""
+    with _serve(story_runs, tmp_path / "home") as url, _chromium(tmp_path) as page:
+        _probe_story(page, url, story_runs)
+        _new_audit_story(page, url)
+        _review_story(page, url, story_runs)

@@ -1,13 +1,16 @@
-"""The probe app page renders with no runs and with a real probe run."""
+"""The probe app page renders with no runs, with a real probe run, and tells the story of the bundled examples."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "probe.py")
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "app_pages" / "probe.py")
+EXAMPLES = ROOT / "data" / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +61,7 @@ def test_page_with_a_probe_run(runs_root, monkeypatch):
     assert list(browser.columns[:3]) == ["Item", "Flagged", "Flip"] and len(browser) == 3
     assert browser["Flagged"].tolist() == sorted(browser["Flagged"].tolist(), reverse=True)  # flagged first
     flips = at.dataframe[2].value
-    assert any(c.startswith("cot_correct_") for c in flips.columns) and len(flips) == 3
+    assert "Correct with full CoT (original)" in flips.columns and len(flips) == 3
     assert len(at.get("plotly_chart")) >= 6
 
 
@@ -76,3 +79,131 @@ def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):
     assert "Gold:" in text and "Prediction:" in text and ":orange-background[" in text  # changed numbers marked
     assert len(at.code) >= 2  # both raw completions
     assert any("P_all" in c.value for c in at.caption)
+
+
+@pytest.fixture
+def example_runs(tmp_path, monkeypatch) -> Path:
+    """The two bundled example probe runs (made by scripts/make_examples.py), copied where the app looks."""
+    runs = tmp_path / "runs"
+    for name in ("probe-lab-direct", "probe-smollm2-lab-items"):
+        assert (EXAMPLES / name / "manifest.json").exists(), f"bundled example {name} missing"
+        shutil.copytree(EXAMPLES / name, runs / name)
+    monkeypatch.setenv("ZCP_RUNS", str(runs))
+    return runs
+
+
+def _open(at: AppTest, run_name: str) -> AppTest:
+    labels = list(at.selectbox[0].options)  # the run labels, as shown
+    at.selectbox[0].set_value(next(i for i, lab in enumerate(labels) if lab.startswith(run_name))).run()
+    return at
+
+
+def test_example_run_of_the_contaminated_model(example_runs):
+    """probe-lab-direct: labelled as an example, flagged items first, one click shows both sides of a pair."""
+    from zcp_core.runs import load_run
+
+    run = load_run(example_runs / "probe-lab-direct")
+    items = run.table("items")
+    at = _open(AppTest.from_file(PAGE, default_timeout=60).run(), "probe-lab-direct")
+    assert not at.exception
+    label = next(i.value for i in at.info if "**Example run**" in i.value)
+    assert run.manifest["example"]["command"] in label and "scripts/make_examples.py" in label
+    assert at.metric[0].value == f"{run.summary['headline']['value']:.3f}"
+    assert at.metric[2].value == str(run.summary["flagged"]) and run.summary["flagged"] > 0
+    # the confidence table speaks words, and keeps tiny p-values readable instead of rounding them to 0
+    conf = at.dataframe[0].value
+    assert {"Bayes factor", "p-value", "Confidence", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
+    assert conf.loc[conf["Metric"] == "acc", "p-value"].iloc[0] == "1.1e-07"
+    browser = at.dataframe[1].value
+    n_flagged = int(items["flagged"].sum())
+    assert browser["Flagged"].tolist() == [True] * n_flagged + [False] * (len(items) - n_flagged)
+    # 80 pairs give only N = 50 and N = 80: no sample-size curve from two points
+    assert any("No curve: 2 sample sizes" in i.value for i in at.info)
+
+    at.session_state["item_browser"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    pair = str(browser.iloc[0]["Item"])
+    row = items[items["pair_id"] == pair].iloc[0]
+    assert bool(row["flagged"]) and row["flip"] == "orig_only"
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{pair}** · flagged" in text
+    # both questions, with their changed numbers highlighted (the first words are never a number)
+    for question in (row["question"], row["reference_question"]):
+        assert question.split()[0] in text
+    assert text.count(":orange-background[") >= 2
+    completions = run.records.query("ratio == 0 and pair_id == @pair").set_index("arm")["completion"]
+    assert [c.value for c in at.code][:2] == [completions["original"], completions["reference"]]
+
+
+def test_example_run_of_the_clean_model(example_runs):
+    """The untouched model on the same items: no flagged item and C about 0.5, said without a big claim."""
+    at = _open(AppTest.from_file(PAGE, default_timeout=60).run(), "probe-smollm2-lab-items")
+    assert not at.exception
+    assert any("**Example run**" in i.value for i in at.info)
+    assert at.metric[2].value == "0"
+    assert abs(float(at.metric[0].value) - 0.5) < 0.05
+    assert at.dataframe[1].value["Flagged"].sum() == 0
+
+
+def test_lab_page_on_the_example_evaluate_runs(tmp_path, monkeypatch):
+    """The lab page (app_pages/lab.py) on the bundled default-build evaluate runs: C on C against U, words for
+    column labels, the example label, and the clean base model beside the lab model on the same split."""
+    from zcp_core.runs import load_run
+
+    runs = tmp_path / "runs"
+    for name in ("lab-eval-direct", "lab-eval-direct-smollm2"):
+        shutil.copytree(EXAMPLES / name, runs / name)
+    monkeypatch.setenv("ZCP_RUNS", str(runs))
+    run = load_run(runs / "lab-eval-direct")
+    at = _open(AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=60).run(), "lab-eval-direct ")
+    assert not at.exception
+    assert any("**Example run**" in i.value and "zcp lab evaluate" in i.value for i in at.info)
+    assert at.metric[0].value == f"{run.summary['auroc']:.3f}"
+    frames = [d.value for d in at.dataframe]
+    evidence = next(f for f in frames if "Bayes factor" in f.columns)
+    assert {"Split", "Metric", "p-value", "Confidence"} <= set(evidence.columns) and "bf10" not in evidence.columns
+    compare = next(f for f in frames if "C on C (trained on)" in f.columns)
+    lab_pp = compare[compare["Model"].str.startswith("lab:direct") & (compare["Metric"] == "p_all")].iloc[0]
+    clean_pp = compare[compare["Model"].str.startswith("smollm2") & (compare["Metric"] == "p_all")].iloc[0]
+    conf = run.table("confidence").set_index(["split", "metric"])["confidence"]
+    assert lab_pp["C on C (trained on)"] == round(conf[("C", "p_all")], 3)
+    assert lab_pp["C on C (trained on)"] > 0.95 and clean_pp["C on C (trained on)"] < 0.6
+    counts = next(f for f in frames if "Original only" in f.columns)
+    assert counts.set_index("Split").loc["C", "Original only"] > counts.set_index("Split").loc["U", "Original only"]
+
+
+def test_display_helpers_golden():
+    """The pure helpers behind the pages and notebooks: paired records only, curve points, evidence text,
+    side-by-side tables, and a static PNG of a plotly figure."""
+    import pandas as pd
+
+    from zcp_core.lab import viz as vl
+    from zcp_core.probe import viz as vp
+
+    records = pd.DataFrame({"arm": ["original", "original", "reference"], "pair_id": ["a", "b", "a"],
+                            "ratio": [0.0] * 3, "p_all": [0.9, 0.8, 0.1], "id": ["a", "b", "a-ref"]})
+    assert vp.paired_records(records)["pair_id"].tolist() == ["a", "a"]  # b has no twin
+    assert vp.curve_points(pd.DataFrame({"n": [50, 80, 50]})) == 2 < vp.MIN_CURVE_POINTS
+    assert vp.curve_points(pd.DataFrame(columns=["n"])) == 0
+    ev = vp.format_evidence(pd.DataFrame({"p": [1.080334e-07, 0.30637, float("nan")],
+                                          "bf10": [212285.68, 1.015, 3.2e7]}))
+    assert ev["p"].tolist()[:2] == ["1.1e-07", "0.306"] and pd.isna(ev["p"].iloc[2])
+    assert ev["bf10"].tolist() == ["212,285.7", "1.0", "3.20e+07"]
+    tests = {m: pd.DataFrame({"arm": ["original", "paraphrased"], "metric": ["p_all"] * 2, "n": [80, 80],
+                              "confidence": [c, 0.1], "p": [0.01, 0.5], "bf10": [9.0, 1.0],
+                              "direction": ["original>reference"] * 2}) for m, c in (("lab", 0.99), ("clean", 0.5))}
+    assert vp.compare_confidence(tests)[["metric", "model", "confidence"]].values.tolist() == [
+        ["p_all", "lab", 0.99], ["p_all", "clean", 0.5]]
+    items = {"clean": pd.DataFrame({"pair_id": ["a", "b"], "p_all_gap": [0.0, 0.1], "flagged": [False, False]}),
+             "lab": pd.DataFrame({"pair_id": ["b", "a"], "p_all_gap": [0.0, 0.7], "flagged": [False, True]})}
+    gaps = vp.pair_gaps(items, {"a": "C", "b": "U"})
+    assert gaps.to_dict("list") == {"pair_id": ["a", "b"], "split": ["C", "U"], "gap clean": [0.0, 0.1],
+                                    "flagged clean": [False, False], "gap lab": [0.7, 0.0],
+                                    "flagged lab": [True, False]}
+    conf = pd.DataFrame({"split": ["C", "U", "all"], "metric": ["acc"] * 3, "confidence": [0.99, 0.5, 0.9]})
+    table = vl.compare_models({"lab": conf}, {"lab": {"acc": {"auroc": 0.8}}})
+    assert table.values.tolist() == [["lab", "acc", 0.99, 0.5, 0.8]]
+    png = vp.static_png(vp.pair_gap_figure(gaps, "clean", "lab"), width=4, height=3, dpi=50)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (png[16:20], png[20:24]) == ((200).to_bytes(4, "big"),
+                                                                             (150).to_bytes(4, "big"))

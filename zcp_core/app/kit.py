@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from zcp_core.data import install_root
 from zcp_core.errors import ZcpError
@@ -64,10 +64,23 @@ def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
         st.info(f"No {' / '.join(kinds)} runs in {runs_dir()} yet. Start one from **New audit** or the CLI.")
         return None
     labels = [
-        " · ".join(x for x in (r.path.name, r.manifest.get("model") or "", str(r.manifest.get("finished", ""))[:16]) if x)
+        " · ".join(x for x in (r.path.name, r.manifest.get("model") or "", str(r.manifest.get("finished", ""))[:16],
+                               "example" if r.manifest.get("example") else "") if x)
         for r in runs
     ]
     wanted = st.session_state.get("selected_run")
     index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), 0)
     choice = st.selectbox("Run", range(len(runs)), index=index, format_func=lambda i: labels[i], key=key)
+    show_example_label(runs[choice].manifest)
     return AppRun(runs[choice].path, runs[choice].manifest)
+
+
+def show_example_label(manifest: Mapping[str, Any]) -> None:
+    """Label a bundled example run (manifest key ``example``): its note and the command that reproduces it."""
+    import streamlit as st
+
+    example = manifest.get("example")
+    if not example:
+        return
+    st.info(f"**Example run** · {example.get('note', '')}\n\nReproduce with `{example.get('command', '')}` "
+            f"(script `{example.get('script', '')}`).", icon="🧪")

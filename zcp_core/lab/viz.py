@@ -6,7 +6,7 @@ DataFrame view); nothing is recomputed from model outputs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -14,6 +14,15 @@ if TYPE_CHECKING:
 
 SPLIT_NAMES = {"C": "C (trained on)", "U": "U (held out)"}
 SPLIT_COLORS = {"C": "#d62728", "U": "#1f77b4"}
+#: Display words for the lab's own column names (the app applies them after ``readable``).
+COLUMN_WORDS = {
+    "split": "Split", "pair_id": "Item", "flip": "Flip", "gold": "Gold", "pred_original": "Prediction (original)",
+    "reference_gold": "Twin gold", "pred_reference": "Prediction (twin)", "p_all_original": "P_all original",
+    "p_all_reference": "P_all twin", "p_all_gap": "P_all gap", "question": "Question", "orig_only": "Original only",
+    "ref_only": "Twin only", "both": "Both", "neither": "Neither", "c_on_c": "C on C (trained on)",
+    "c_on_u": "C on U (held out)", "auroc": "AUROC (gap, C vs U)", "model": "Model", "prompt": "Prompt",
+    "original_id": "Original item",
+}
 
 
 def loss_figure(loss: pd.DataFrame, epochs: pd.DataFrame | None = None) -> go.Figure:
@@ -118,3 +127,26 @@ def flip_counts(flips: pd.DataFrame) -> pd.DataFrame:
         if k not in table.columns:
             table[k] = 0
     return table[["orig_only", "ref_only", "both", "neither"]].reset_index()
+
+
+def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Evaluate runs of several models on the same lab split, side by side.
+
+    Args:
+        confidence: ``{model label: that evaluate run's confidence table}``.
+        detection: ``{model label: that run's summary["detection"]}``.
+
+    Returns:
+        One row per model and metric: ``model``, ``metric``, ``c_on_c`` (C on the trained-on split),
+        ``c_on_u`` (C on the held-out split) and ``auroc`` (the metric's gap separating C from U).
+    """
+    import pandas as pd
+
+    rows = []
+    for name, conf in confidence.items():
+        by = {(r["split"], r["metric"]): r["confidence"] for r in conf.to_dict("records")}
+        for metric in dict.fromkeys(conf["metric"]):
+            auc = (detection.get(name) or {}).get(metric, {}).get("auroc")
+            rows.append({"model": name, "metric": metric, "c_on_c": by.get(("C", metric)),
+                         "c_on_u": by.get(("U", metric)), "auroc": auc})
+    return pd.DataFrame(rows, columns=["model", "metric", "c_on_c", "c_on_u", "auroc"])

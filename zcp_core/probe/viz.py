@@ -2,11 +2,13 @@
 
 Every function reads tables a probe run stored (``records``, ``items``,
 ``tests``, ``truncation``, ``sample_size``) and only reshapes them for display.
+:func:`static_png` draws any of these figures with matplotlib, so a notebook
+rendered outside live Jupyter still shows it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -14,6 +16,18 @@ if TYPE_CHECKING:
 
 FLIP_KINDS = ("orig_only", "ref_only", "both", "neither")
 ARM_COLORS = {"original": "#d62728", "paraphrased": "#ff7f0e", "reference": "#1f77b4"}
+#: A sample-size curve with fewer distinct N than this is not drawn (one or two points make no curve).
+MIN_CURVE_POINTS = 3
+#: Display words for the probe's own column names (the app applies them after ``readable``).
+COLUMN_WORDS = {
+    "pair_id": "Item", "flip": "Flip", "flagged": "Flagged", "p_all_gap": "P_all gap",
+    "p_all_gap_rank": "P_all gap rank", "gold": "Gold", "reference_gold": "Twin gold", "question": "Question",
+    "reference_question": "Twin question", "evidence": "Evidence", "discordant_b": "Original only correct (b)",
+    "discordant_c": "Twin only correct (c)", "pred_original": "Prediction (original)",
+    "pred_reference": "Prediction (twin)", "acc_original": "Correct (original)", "acc_reference": "Correct (twin)",
+    "p_all_original": "P_all original", "p_all_reference": "P_all twin",
+    "cot_correct_original": "Correct with full CoT (original)", "cot_correct_reference": "Correct with full CoT (twin)",
+}
 METRIC_LABELS = {"acc": "Acc (zero-CoT correct)", "con": "Con (agrees with own full CoT)",
                  "p_first": "P_first (first gold token)", "p_all": "P_all (geo-mean gold tokens)"}
 
@@ -56,12 +70,25 @@ def confidence_figure(tests: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def paired_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Records of paired items only: pairs with a reference row and a suspect (original/paraphrased) row.
+
+    Originals without a twin are probed too, but they have no paired evidence, so distributions leave them out.
+    """
+    ref = set(records.loc[records["arm"] == "reference", "pair_id"])
+    sus = set(records.loc[records["arm"] != "reference", "pair_id"])
+    return records[records["pair_id"].isin(ref & sus)]
+
+
 def distribution_figure(records: pd.DataFrame, metric: str) -> go.Figure:
-    """Per-item values of a metric at r = 0, each arm against the reference (box for P_*, bars for Acc/Con)."""
+    """Per-item values of a metric at r = 0 on paired items, each arm against the reference.
+
+    A box for P_*, bars for Acc/Con; originals without a twin are left out (see :func:`paired_records`).
+    """
     import pandas as pd
     import plotly.express as px
 
-    z = records[records["ratio"] == 0.0].copy()
+    z = paired_records(records[records["ratio"] == 0.0]).copy()
     z["value"] = pd.to_numeric(z[metric].astype("Float64"), errors="coerce").astype(float)
     z = z.dropna(subset=["value"])
     if metric in ("acc", "con"):
@@ -93,6 +120,11 @@ def truncation_figure(truncation: pd.DataFrame, metric: str) -> go.Figure:
                    labels={"ratio": "CoT kept (r)", "value": METRIC_LABELS.get(metric, metric)})
 
 
+def curve_points(sample_size: pd.DataFrame) -> int:
+    """Number of distinct sample sizes N in a ``sample_size`` table (draw the curve from MIN_CURVE_POINTS)."""
+    return int(sample_size["n"].nunique()) if "n" in sample_size and len(sample_size) else 0
+
+
 def sample_size_figure(sample_size: pd.DataFrame) -> go.Figure:
     """Mean C (band: 10th-90th percentile over subsamples) against the number of pairs N."""
     import plotly.graph_objects as go
@@ -117,4 +149,188 @@ def measured_metrics(records: pd.DataFrame) -> list[str]:
     for m in ("acc", "con", "p_first", "p_all"):
         if m in records and pd.to_numeric(records[m].astype("Float64"), errors="coerce").notna().any():
             out.append(m)
+    return out
+
+
+def compare_confidence(tests: Mapping[str, pd.DataFrame], arm: str = "original") -> pd.DataFrame:
+    """Two or more probe runs on the same items, C per metric side by side.
+
+    Args:
+        tests: ``{model label: that run's tests table}``.
+        arm: The suspect arm to compare.
+
+    Returns:
+        One row per metric and model: ``metric``, ``model``, ``n``, ``confidence``, ``p``, ``bf10``, ``direction``.
+    """
+    import pandas as pd
+
+    cols = ["metric", "n", "confidence", "p", "bf10", "direction"]
+    frames = [t[t["arm"] == arm][[c for c in cols if c in t]].assign(model=name) for name, t in tests.items()]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", "model", *[c for c in cols[1:] if c in out]]]
+
+
+def compare_confidence_figure(table: pd.DataFrame) -> go.Figure:
+    """C per metric, one bar per model (a :func:`compare_confidence` table); dashed line at 0.5."""
+    import plotly.express as px
+
+    fig = px.bar(table.dropna(subset=["confidence"]), x="metric", y="confidence", color="model", barmode="group",
+                 range_y=[0, 1.05], labels={"confidence": "Contamination Confidence C", "metric": "metric"})
+    fig.add_hline(y=0.5, line_dash="dash", line_color="gray")
+    return fig
+
+
+def pair_gaps(items: Mapping[str, pd.DataFrame], split: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per pair, the P_all gap (original minus twin) under each model, in one row.
+
+    Args:
+        items: ``{model label: that run's items table}``; the runs share their items.
+        split: Optional ``{pair_id: group}`` (e.g. the lab's ``C``/``U``) added as column ``split``.
+
+    Returns:
+        ``pair_id``, ``split`` (when given), then ``gap <model>`` and ``flagged <model>`` per model.
+    """
+    out: pd.DataFrame | None = None
+    for name, t in items.items():
+        part = t[["pair_id", "p_all_gap", "flagged"]].rename(
+            columns={"p_all_gap": f"gap {name}", "flagged": f"flagged {name}"})
+        out = part if out is None else out.merge(part, on="pair_id", how="outer")
+    if out is None:
+        raise ValueError("pair_gaps needs at least one items table")
+    if split is not None:
+        out.insert(1, "split", out["pair_id"].map(dict(split)))
+    return out.reset_index(drop=True)
+
+
+def pair_gap_figure(gaps: pd.DataFrame, x_model: str, y_model: str) -> go.Figure:
+    """Each pair's P_all gap under one model against another (a :func:`pair_gaps` table); diagonal = no change."""
+    import plotly.express as px
+
+    x, y = f"gap {x_model}", f"gap {y_model}"
+    fig = px.scatter(gaps, x=x, y=y, color="split" if "split" in gaps else None, hover_data=["pair_id"],
+                     color_discrete_map={"C": "#d62728", "U": "#1f77b4"},
+                     labels={x: f"P_all gap, {x_model}", y: f"P_all gap, {y_model}"})
+    lo = float(min(gaps[x].min(), gaps[y].min(), 0.0))
+    hi = float(max(gaps[x].max(), gaps[y].max(), 0.01))
+    fig.add_shape(type="line", x0=lo, y0=lo, x1=hi, y1=hi, line={"dash": "dash", "color": "gray"})
+    return fig
+
+
+def _title(axis: Any) -> str:
+    return str(axis.title.text or "") if axis is not None and axis.title is not None else ""
+
+
+def _trace_color(t: Any) -> str | None:
+    for part in ("marker", "line"):
+        c = getattr(getattr(t, part, None), "color", None)
+        if isinstance(c, str):
+            return c
+    return None
+
+
+def _categories(traces: Sequence[Any]) -> list[str]:
+    """Categorical x values of bar and box traces, in order of first appearance."""
+    import numbers
+
+    cats: list[str] = []
+    for t in traces:
+        if t.type not in ("bar", "box"):
+            continue
+        xs = [t.name] if t.x is None else list(t.x)
+        if not all(isinstance(v, numbers.Number) for v in xs):
+            cats += [str(v) for v in dict.fromkeys(xs) if str(v) not in cats]
+    return cats
+
+
+def _draw(ax: Any, t: Any, pos: Mapping[str, int], shift: float, width: float) -> None:
+    """Draw one plotly trace (bar, scatter or box) on a matplotlib axis."""
+    import numpy as np
+
+    color, name = _trace_color(t), (str(t.name) if t.name and t.showlegend is not False else None)
+    if t.type == "bar":
+        x = np.array([pos.get(str(v), v) for v in t.x], dtype=float)
+        y = np.array([np.nan if v is None else v for v in t.y], dtype=float)
+        ax.bar(x + shift, y, width=width, color=color, label=name)
+    elif t.type == "scatter":
+        x = np.array([pos.get(str(v), v) for v in t.x], dtype=float)
+        y = np.array([np.nan if v is None else v for v in t.y], dtype=float)
+        mode = t.mode or "markers"
+        style = (":" if t.line.dash else "-") * ("lines" in mode) + "o" * ("markers" in mode)
+        if t.error_y is not None and t.error_y.array is not None:
+            minus = t.error_y.arrayminus if t.error_y.arrayminus is not None else t.error_y.array
+            err = np.vstack([np.asarray(minus, dtype=float), np.asarray(t.error_y.array, dtype=float)])
+            ax.errorbar(x, y, yerr=err, fmt=style or "o", color=color, label=name, capsize=3, ms=4)
+        else:
+            ax.plot(x, y, style or "o", color=color, label=name, ms=4,
+                    drawstyle="steps-post" if t.line.shape == "hv" else "default")
+    elif t.type == "box":
+        y = np.asarray(t.y, dtype=float)
+        xs = [str(t.name)] * len(y) if t.x is None else [str(v) for v in t.x]
+        rng = np.random.default_rng(0)  # fixed jitter: the same image on every run
+        for i, c in enumerate(dict.fromkeys(xs)):
+            vals = y[[v == c for v in xs]]
+            vals = vals[~np.isnan(vals)]
+            if len(vals):
+                ax.boxplot([vals], positions=[pos[c]], widths=0.5, showfliers=False)
+                ax.scatter(pos[c] + rng.uniform(-0.15, 0.15, len(vals)), vals, s=10, color=color, alpha=0.6,
+                           label=name if i == 0 else None)
+
+
+def static_png(fig: go.Figure, width: float = 7.0, height: float = 4.0, dpi: int = 100) -> bytes:
+    """The same figure drawn with matplotlib, as PNG bytes, for notebooks rendered outside live Jupyter.
+
+    Bar, scatter and box traces and straight-line shapes (``add_hline``, ``add_vline``, ``add_shape``) are
+    drawn; other trace types are skipped. Show it with ``IPython.display.Image(static_png(fig))``.
+    """
+    import io
+
+    from matplotlib.figure import Figure
+
+    out = Figure(figsize=(width, height), dpi=dpi)
+    ax = out.add_subplot()
+    traces = list(fig.data)
+    cats = _categories(traces)
+    pos = {c: i for i, c in enumerate(cats)}
+    bars = [t for t in traces if t.type == "bar"]
+    group = fig.layout.barmode == "group" and len(bars) > 1
+    width_bar = 0.8 / len(bars) if group else 0.8
+    for t in traces:
+        shift = (bars.index(t) - (len(bars) - 1) / 2) * width_bar if group and t in bars else 0.0
+        _draw(ax, t, pos, shift, width_bar)
+    for s in fig.layout.shapes or ():
+        if s.type != "line":
+            continue
+        style: dict[str, Any] = {"color": s.line.color or "gray", "linestyle": "--" if s.line.dash else "-",
+                                 "linewidth": 1}
+        if str(s.xref).endswith("domain"):
+            ax.axhline(float(s.y0), **style)
+        elif str(s.yref).endswith("domain"):
+            ax.axvline(float(s.x0), **style)
+        else:
+            ax.plot([s.x0, s.x1], [s.y0, s.y1], **style)
+    if cats:
+        ax.set_xticks(range(len(cats)), cats)
+    ax.set_xlabel(_title(fig.layout.xaxis))
+    ax.set_ylabel(_title(fig.layout.yaxis))
+    for axis, setter in ((fig.layout.xaxis, ax.set_xlim), (fig.layout.yaxis, ax.set_ylim)):
+        if axis.range is not None:
+            setter(*axis.range)
+    if ax.get_legend_handles_labels()[0] and fig.layout.showlegend is not False:
+        ax.legend(fontsize=8, loc="best")
+    out.tight_layout()
+    buf = io.BytesIO()
+    out.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def format_evidence(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy with ``p`` and ``bf10`` as text that keeps tiny and huge values readable (``2.1e-07``, ``114,636``).
+
+    Rounding them to a few decimals would show a p-value of 2e-07 as 0.
+    """
+    out = df.copy()
+    if "p" in out:
+        out["p"] = [None if v is None or v != v else f"{v:.2g}" if v < 0.001 else f"{v:.3f}" for v in out["p"]]
+    if "bf10" in out:
+        out["bf10"] = [None if v is None or v != v else f"{v:.2e}" if v >= 1e6 else f"{v:,.1f}" for v in out["bf10"]]
     return out
