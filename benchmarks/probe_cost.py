@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     base = _measure(backend, items, ProbeConfig(metrics=("acc",), full_cot=True, cot_tokens=args.cot_tokens))
     lines = [
         f"# probe_cost: ZCP at r=0 vs full CoT ({args.cot_tokens} tokens) then truncation at r=0", "",
-        f"Command: `.venv/bin/python benchmarks/probe_cost.py --n {args.n} --cot-tokens {args.cot_tokens} "
+        f"Command: `.venv/bin/python benchmarks/probe_cost.py --model {args.model} --n {args.n} --cot-tokens {args.cot_tokens} "
         f"--threads {args.threads}`", "",
         f"Model {args.model}, {args.n} GSM8K test items, greedy, response cache disabled, torch threads "
         f"{args.threads}, CPU.", "",
