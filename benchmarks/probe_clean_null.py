@@ -38,9 +38,17 @@ def main() -> int:
     zcp("reference", "build", "--method", "numeric", "--dataset", "data/gsm8k/test.jsonl", "--out", str(ref))
     probe_cmd = ["probe", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--limit", str(args.limit),
                  "--reference", str(ref), "--metrics", "acc,p_first,p_all", "--out", str(probe)]
+    t1 = time.time()
     zcp(*probe_cmd)
+    probe_secs = time.time() - t1
     conf = json.loads(zcp("confidence", str(probe), "--json"))
     secs = time.time() - t0
+    import os
+
+    import pandas as pd
+
+    recs = pd.read_parquet(probe / "records.parquet")
+    stops = recs["answer_stop"].value_counts().to_dict() if "answer_stop" in recs else {}
     rows = [(m, v.get("n"), v.get("confidence"), v.get("reason", "")) for m, v in conf["metrics"].items()]
     ok = all(c is None or c <= 0.6 for _, _, c, _ in rows) and max(n or 0 for _, n, _, _ in rows) >= 200
     lines = [
@@ -51,6 +59,11 @@ def main() -> int:
         "| metric | pairs | Contamination Confidence | note |", "|---|---|---|---|",
         *[f"| {m} | {n} | {'n/a' if c is None else f'{c:.3f}'} | {why} |" for m, n, c, why in rows], "",
         f"Target: C <= 0.6 on every metric over at least 200 pairs: {'met' if ok else 'NOT met'}.", "",
+        f"The probe itself: {len(recs)} prompts ({(recs['arm'] == 'original').sum()} originals, "
+        f"{(recs['arm'] == 'reference').sum()} twins) in {probe_secs:.0f} s wall ({len(recs) / probe_secs:.2f} "
+        f"prompts/s, response cache on but cold for these prompts unless run before), {int(recs['answer_tokens'].sum())} "
+        f"answer tokens (box closed {stops.get('closed', 0)}, budget spent {stops.get('budget', 0)}, EOS "
+        f"{stops.get('eos', 0)}); load average {os.getloadavg()[0]:.1f} at the end (2 shared cores).", "",
     ]
     Path(args.result).write_text("\n".join(lines))
     print("\n".join(lines))

@@ -18,13 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-# (run folder, zcp arguments): cheapest first, the lab build last (minutes on 2 cores).
+# (run folder, zcp arguments): the page without an example run first (detector), then the live probe
+# (the probe page already shows the bundled examples). Time-Travel ships as an example: its generation
+# takes minutes on a CPU.
 STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("demo-probe-gsm8k50", ("probe", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--limit", "50")),
     ("demo-detector-claude", ("detector", "compare", "--data", "data/detectrl_sample/multi_llms_Claude-instant_test.json",
                               "--explain-n", "20")),
-    ("demo-guided-gsm8k", ("guided", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--dataset-name",
-                           "GSM8K", "--split-name", "test", "--limit", "12")),
+    ("demo-probe-gsm8k50", ("probe", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--limit", "50")),
 )
 
 

@@ -14,7 +14,12 @@ build, which is cached in ``$ZCP_CACHE/lab``):
    same 80 items against the same twins (``probe-lab-direct``,
    ``probe-smollm2-lab-items``): flagged items exist and C differs;
 4. ``zcp lab evaluate`` of both models (``lab-eval-direct``,
-   ``lab-eval-direct-smollm2``).
+   ``lab-eval-direct-smollm2``);
+5. ``zcp guided`` (Time-Travel) of the embedded model on the first 12 GSM8K
+   test items (``guided-smollm2-gsm8k12``: several minutes of generation on
+   a CPU, too slow for the demo's first minutes).
+
+``--only NAME`` (repeatable) remakes just those runs.
 
     HF_HUB_OFFLINE=1 .venv/bin/python scripts/make_examples.py            # writes data/examples/
 """
@@ -30,8 +35,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTE = ("Example run bundled with zcp, made by `scripts/make_examples.py` (a LoRA lab build trained on "
-        "the C items, and the untouched embedded model, probed on the same items).")
+NOTE = "Example run bundled with zcp, made by `scripts/make_examples.py` (see `data/examples/README.md`)."
 
 
 def zcp(*args: str) -> str:
@@ -71,21 +75,32 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "data" / "examples")
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "make-examples")
+    ap.add_argument("--only", action="append", default=None, help="remake only this run (repeatable)")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
     args.work.mkdir(parents=True, exist_ok=True)
-    zcp("lab", "build", "--mode", "direct")
-    items, twins = write_split_items(args.work)
+    want = (lambda name: args.only is None or name in args.only)  # noqa: E731
     made: dict[str, str] = {}
+    items = twins = None
+    if any(want(n) for n in ("probe-lab-direct", "probe-smollm2-lab-items", "lab-eval-direct",
+                             "lab-eval-direct-smollm2")):
+        zcp("lab", "build", "--mode", "direct")
+        items, twins = write_split_items(args.work)
     for name, model in (("probe-lab-direct", "lab:direct"), ("probe-smollm2-lab-items", "smollm2")):
-        out = args.work / name
-        zcp("probe", "--model", model, "--dataset", str(items), "--format", "items", "--reference", str(twins),
-            "--out", str(out))
-        made[name] = f"zcp probe --model {model} --dataset items.jsonl --format items --reference twins.jsonl"
+        if want(name):
+            zcp("probe", "--model", model, "--dataset", str(items), "--format", "items", "--reference", str(twins),
+                "--out", str(args.work / name))
+            made[name] = f"zcp probe --model {model} --dataset items.jsonl --format items --reference twins.jsonl"
     for name, extra in (("lab-eval-direct", []), ("lab-eval-direct-smollm2", ["--model", "smollm2"])):
-        zcp("lab", "evaluate", "--name", "direct", *extra, "--out", str(args.work / name))
-        made[name] = " ".join(["zcp lab evaluate --name direct", *extra])
+        if want(name):
+            zcp("lab", "evaluate", "--name", "direct", *extra, "--out", str(args.work / name))
+            made[name] = " ".join(["zcp lab evaluate --name direct", *extra])
+    guided = ["guided", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--dataset-name", "GSM8K",
+              "--split-name", "test", "--limit", "12"]
+    if want("guided-smollm2-gsm8k12"):
+        zcp(*guided, "--out", str(args.work / "guided-smollm2-gsm8k12"))
+        made["guided-smollm2-gsm8k12"] = "zcp " + " ".join(guided)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, command in made.items():
         dest = args.out / name
@@ -95,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         for p in dest.rglob("*"):
             if p.is_file():
                 p.chmod(0o644)
-    shutil.copy(items, args.out / "lab-direct-items.jsonl")
-    shutil.copy(twins, args.out / "lab-direct-twins.jsonl")
+    if items is not None and twins is not None:
+        shutil.copy(items, args.out / "lab-direct-items.jsonl")
+        shutil.copy(twins, args.out / "lab-direct-twins.jsonl")
     print(f"wrote {', '.join(made)} to {args.out}", file=sys.stderr)
     return 0
 
