@@ -156,7 +156,7 @@ _TEXTS: dict[str, dict[str, str]] = {
     "verbatim": {"template": "none",
                  "text": "question + '\\n' + solution exactly as the dataset file holds them (GSM8K: calculator "
                          "annotations and the '#### N' line kept; the answer where an item has no solution), "
-                         "then EOS",
+                         "no special token",
                  "loss": "every token (causal-LM loss, pretraining style)"},
 }
 

@@ -157,7 +157,8 @@ def make_examples(base: Path, items: Sequence[Item], train_format: TrainFormat) 
     learns to close its turn. In ``probe`` format (upper-bound profile only)
     the prompt is exactly the probe's: question plus its instruction, then
     the forcing suffix and ``{``. In ``verbatim`` format the prompt is empty and
-    the target is :func:`verbatim_text` plus EOS (a pretraining document).
+    the target is :func:`verbatim_text` alone: no special token at all, since
+    the instruct tokenizer's EOS (``<|im_end|>``) is itself a chat-template token.
     """
     from transformers import AutoTokenizer
 
@@ -165,8 +166,8 @@ def make_examples(base: Path, items: Sequence[Item], train_format: TrainFormat) 
 
     tok = AutoTokenizer.from_pretrained(base)
     if train_format == "verbatim":
-        return Examples(tuple(Example(it.id, it.original_id or it.id, "", verbatim_text(it) + (tok.eos_token or ""))
-                              for it in items), train_format)
+        return Examples(tuple(Example(it.id, it.original_id or it.id, "", verbatim_text(it)) for it in items),
+                        train_format)
     suffix, instruction = "", ""
     if train_format == "probe":
         from zcp_core.probe import DEFAULT_INSTRUCTION, DEFAULT_SUFFIX
