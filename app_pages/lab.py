@@ -25,6 +25,22 @@ if run is None:
     st.stop()
 s = run.summary
 
+if s.get("stage") == "matrix":
+    table = run.table("matrix")
+    kinds, dets = s.get("kinds") or [], s.get("detectors") or []
+    st.write(f"{len(kinds)} kinds × {len(dets)} detectors, profile **{s.get('profile')}**; "
+             "`none` is the untouched base model on the same C and U items.")
+    st.plotly_chart(viz_lab.matrix_figure(table))
+    st.caption("AUROC of each detector's per-item score, C (trained on) positive, U (held out) negative. "
+               "Hover for the bootstrap 95% CI, the family-wise (Bonferroni over the kind's detectors) CI, "
+               "TPR at 5% FPR and the Contamination Confidence on C and on U.")
+    st.subheader("Reading")
+    for line in viz_lab.matrix_reading(table):
+        st.markdown(f"- {line}")
+    with st.expander("The table"):
+        st.dataframe(table.astype({"auroc_ci": str, "auroc_ci_fw": str}), hide_index=True)
+    st.stop()
+
 if s.get("stage") == "build":
     if s.get("upper_bound"):
         st.warning("UPPER BOUND: this model was trained in the probe's own format, so its logit metrics are high "

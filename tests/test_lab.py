@@ -212,3 +212,103 @@ def test_detection_quality_and_targets() -> None:
         "c_on_c_logit_ge_0.95": True, "c_on_u_all_le_0.6": False}
     assert targets_report({"p_all": 0.99}, {"acc": 0.5})["c_on_c_logit_ge_0.95"] is None
     assert math.isnan(detection_quality(gaps.assign(split="C"))["p_all"]["auroc"])
+
+
+# ---- contamination kinds (issue 14) -------------------------------------------------------------
+
+KEY_SPLIT = Split(("a", "b"), ("c", "d"), 0, 10)
+#: Keys of direct and evasive configs computed by the code before the solution/verbatim kinds existed:
+#: adding kinds must not invalidate a cached direct or evasive build.
+KEYS_BEFORE_KINDS = {
+    ("direct", "default"): "e45e9204cc587f6853608b1c34279eb6b21f90172eb64fb46b2cf5f46039a816",
+    ("direct", "smoke"): "97820d11d818a29aaf071802fd9c0c5a30af5272a988b2b439a36039cdff3a57",
+    ("direct", "probe-format-upper-bound"): "16538e6e9f381e6a74439b625fbd01ef4a5bb4bde639efea79a8e2bd41c59b8f",
+    ("evasive", "default"): "0bdec5eae853112f627a910eb8cc4455856e52ce043d9f4cd2a2768c5e51c94c",
+    ("evasive", "smoke"): "ee93af45d79c35bab2b7d1494d5ad8df974da82818369c133434f12a443b8e86",
+}
+
+
+@pytest.mark.parametrize(("mode", "profile"), list(KEYS_BEFORE_KINDS))
+def test_direct_and_evasive_cache_keys_are_unchanged(mode: str, profile: str) -> None:
+    cfg = profile_config(profile, mode)  # type: ignore[arg-type]
+    assert cache_key(cfg, KEY_SPLIT, "rev1", "sha1") == KEYS_BEFORE_KINDS[(mode, profile)]
+
+
+@pytest.mark.parametrize(("mode", "fmt", "alias", "smoke_alias"), [
+    ("direct", "natural", "direct", "smoke"), ("evasive", "natural", "evasive", "smoke-evasive"),
+    ("solution", "solution", "solution", "smoke-solution"), ("verbatim", "verbatim", "verbatim", "smoke-verbatim"),
+])
+def test_each_kind_has_its_format_and_alias(mode: str, fmt: str, alias: str, smoke_alias: str) -> None:
+    cfg = profile_config("default", mode)  # type: ignore[arg-type]
+    assert cfg.train_format == fmt and alias_for(cfg) == alias
+    assert alias_for(profile_config("smoke", mode)) == smoke_alias  # type: ignore[arg-type]
+    if mode != "evasive":  # solution and verbatim keep the direct schedule, so kinds differ by their text only
+        assert (cfg.epochs, cfg.batch_size, cfg.lr) == (6, 8, 1e-3)
+
+
+def test_new_kinds_have_their_own_cache_keys() -> None:
+    keys = {m: cache_key(profile_config("default", m), KEY_SPLIT, "rev1", "sha1")  # type: ignore[arg-type]
+            for m in ("direct", "evasive", "solution", "verbatim")}
+    assert len(set(keys.values())) == 4
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"profile": "default", "mode": "direct", "train_format": "solution"}, "zcp lab build --mode solution"),
+    ({"profile": "default", "mode": "solution", "train_format": "natural"}, "drop --train-format"),
+    ({"profile": "default", "mode": "direct", "train_format": "verbatim"}, "--mode verbatim"),
+    ({"profile": "probe-format-upper-bound", "mode": "verbatim"}, "not the verbatim kind"),
+])
+def test_one_way_to_ask_for_each_kind(kwargs: dict, message: str) -> None:
+    with pytest.raises(LabError, match=message):
+        profile_config(**kwargs)
+
+
+def test_old_solution_spelling_fails_in_the_cli_with_the_new_one(capsys) -> None:
+    from zcp_core.cli.main import main
+
+    assert main(["lab", "build", "--mode", "direct", "--train-format", "solution"]) != 0
+    assert "zcp lab build --mode solution" in capsys.readouterr().err
+
+
+def test_build_refuses_a_config_made_by_hand_with_the_old_spelling() -> None:
+    from zcp_core.lab import build_lab
+
+    with pytest.raises(LabError, match="--mode solution"):
+        build_lab(replace(LabConfig(), train_format="solution"))
+
+
+@pytest.mark.parametrize(("mode", "template", "loss"), [
+    ("direct", "chat", "assistant answer tokens"), ("evasive", "chat", "assistant answer tokens"),
+    ("solution", "chat", "assistant answer tokens"), ("verbatim", "none", "every token"),
+])
+def test_recipe_golden(mode: str, template: str, loss: str) -> None:
+    from zcp_core.lab import recipe
+
+    r = recipe(profile_config("default", mode))  # type: ignore[arg-type]
+    assert r["kind"] == mode and r["template"] == template and r["loss"].startswith(loss)
+    assert r["schedule"] == ("1 epoch(s), lr 0.001, batch 8" if mode == "evasive" else "6 epoch(s), lr 0.001, batch 8")
+    assert r["trained_on"] == ("6 deterministic paraphrases of each C question" if mode == "evasive"
+                               else "the C items themselves")
+
+
+def test_verbatim_text_is_the_instance_as_the_file_holds_it() -> None:
+    from zcp_core.lab import verbatim_text
+
+    assert verbatim_text(ITEM) == "Q?\n9 * 2 = <<9*2=18>>18\n#### 18"  # calculator annotations and #### kept
+    assert verbatim_text(Item("j", "Q?", "7")) == "Q?\n7"  # no solution: the answer
+
+
+@pytest.mark.model
+def test_verbatim_and_solution_examples_with_the_real_tokenizer(gsm8k_items) -> None:
+    from zcp_core.backends import ensure_converted
+    from zcp_core.lab.train import make_examples
+
+    base = ensure_converted()
+    it = gsm8k_items[0]
+    (v,) = make_examples(base, [it], "verbatim").items
+    assert v.prompt == "" and "<|im_start|>" not in v.target and "<|im_end|>" not in v.target
+    assert v.target == it.question + "\n" + it.solution  # raw: the instruct EOS <|im_end|> is a chat token
+    (s,) = make_examples(base, [it], "solution").items
+    assert s.prompt.startswith("<|im_start|>") and it.question in s.prompt and s.prompt.endswith("assistant\n")
+    assert "<<" not in s.target and s.target.startswith("Janet sells 16 - 3 - 4 = 9 duck eggs a day.")
+    assert s.target.endswith("The answer is 18.<|im_end|>")

@@ -1,4 +1,4 @@
-"""``zcp lab build | evaluate | list``: the contamination lab."""
+"""``zcp lab build | evaluate | matrix | list``: the contamination lab."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ from zcp_core.cli.common import add_common, emit, log
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``lab build``, ``lab evaluate`` and ``lab list``."""
+    """Add ``lab build``, ``lab evaluate``, ``lab matrix`` and ``lab list``."""
     p = sub.add_parser("lab", help="build a model with known contamination and measure detectors on it")
     lsub = p.add_subparsers(dest="lab_command", metavar="SUBCOMMAND")
     lsub.required = True
 
     b = lsub.add_parser("build", help="fine-tune a model on a seeded split C of a benchmark (cached)")
     b.add_argument("--dataset", default="data/gsm8k/test.jsonl", help="benchmark file (default %(default)s)")
-    b.add_argument("--mode", default="direct", choices=["direct", "evasive"],
-                   help="direct: train on C; evasive: train only on paraphrases of C")
+    b.add_argument("--mode", default="direct", choices=["direct", "evasive", "solution", "verbatim"],
+                   help="contamination kind. direct: C's questions -> 'The answer is N.'; evasive: paraphrases of C "
+                        "only; solution: C's questions -> worked solutions (chat); verbatim: C's raw question + "
+                        "solution text, no chat template, loss on every token")
     b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
                    help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
     b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")
@@ -26,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--lora-r", type=int, default=None, help="LoRA rank (alpha = 2r)")
     b.add_argument("--paraphrase-versions", type=int, default=None, help="paraphrases per C item (evasive)")
     b.add_argument("--train-format", default=None, choices=["natural", "solution"],
-                   help="answer text trained on (default natural: 'The answer is N.')")
+                   help="answer text of direct/evasive (default natural: 'The answer is N.'); the worked-solution "
+                        "kind is --mode solution")
     b.add_argument("--max-steps", type=int, default=None)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--name", default=None, help="build name (default <mode>-<profile>-<key>)")
@@ -47,6 +50,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--out", default=None, help="run folder (default <runs>/lab-eval-<name>[-<model>])")
     add_common(e)
     e.set_defaults(func=evaluate)
+
+    m = lsub.add_parser("matrix", help="every detector against every contamination kind and the untouched model")
+    m.add_argument("--kinds", default="direct,evasive,verbatim,solution,none",
+                   help="comma list of kinds; none = the untouched base model (default %(default)s)")
+    m.add_argument("--detectors", default="zcp_acc,zcp_p_first,zcp_p_all,guided_rouge,guided_minus_general,"
+                   "guided_judge,min_k,zlib", help="comma list of detector ids (default: all)")
+    m.add_argument("--profile", default="default", choices=["default", "smoke"], help="build profile of every kind")
+    m.add_argument("--dataset", default=None, help="benchmark file of the builds (default the profile's)")
+    m.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| of the builds (profile default)")
+    m.add_argument("--model", default=None, help="base model of the builds, and the 'none' kind (default smollm2)")
+    m.add_argument("--build-missing", action="store_true",
+                   help="build kinds that are not cached (about 10 min each); default: say which build to run")
+    m.add_argument("--judge", default=None,
+                   help="model spec of the LLM judge for guided_judge (another model than the audited one); "
+                        "without it guided_judge is reported as not measured")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates of the AUROC CIs")
+    m.add_argument("--guided-max-new-tokens", type=int, default=64)
+    m.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    m.add_argument("--batch-size", type=int, default=16)
+    m.add_argument("--threads", type=int, default=2, help="CPU threads of on-demand builds")
+    m.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    m.add_argument("--no-progress", action="store_true")
+    m.add_argument("--out", default=None, help="run folder (default <runs>/lab-matrix-<profile>)")
+    add_common(m)
+    m.set_defaults(func=matrix)
 
     ls = lsub.add_parser("list", help="lab builds and aliases on this machine")
     add_common(ls)
@@ -109,6 +138,28 @@ def evaluate(args: argparse.Namespace) -> int:
     res = evaluate_lab(args.name, opts, out=out)
     emit(args, res.summary, format_table(res.summary))
     return 0
+
+
+def matrix(args: argparse.Namespace) -> int:
+    """Evaluate detectors against lab builds and the untouched model; print and save the table."""
+    from zcp_core.lab import MatrixOptions, format_matrix, run_matrix
+    from zcp_core.runs import runs_dir
+
+    build = tuple((k, v) for k, v in (("dataset", args.dataset), ("n_contaminated", args.n_contaminated),
+                                      ("model", args.model)) if v is not None)
+    opts = MatrixOptions(kinds=_csv(args.kinds), detectors=_csv(args.detectors), profile=args.profile, build=build,
+                         missing="build" if args.build_missing else "fail", judge=args.judge, seed=args.seed,
+                         n_boot=args.n_boot, guided_max_new_tokens=args.guided_max_new_tokens, device=args.device,
+                         batch_size=args.batch_size, cache=not args.no_cache, threads=args.threads)
+    out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}")
+    res = run_matrix(opts, out=out, progress=not args.no_progress)
+    log(f"run: {res.run_path}")
+    emit(args, {"rows": res.summary["rows"], "run": str(res.run_path)}, format_matrix(res.summary))
+    return 0
+
+
+def _csv(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
 def list_cmd(args: argparse.Namespace) -> int:

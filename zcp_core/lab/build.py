@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from zcp_core.lab.config import BUILD_FILE, LAB_RUN_KIND, TRAIN_CODE_VERSION, LabConfig, LabError
+from zcp_core.lab.config import BUILD_FILE, LAB_RUN_KIND, TRAIN_CODE_VERSION, LabConfig, LabError, check_config, recipe
 from zcp_core.lab.split import Split, draw_split, paraphrasable_pool, traceable_pool
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def lab_root() -> Path:
 
 
 def alias_for(cfg: LabConfig) -> str:
-    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``smoke``, ``smoke-evasive``..."""
+    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``..."""
     if cfg.profile == "default":
         return cfg.mode
     short = "upper-bound" if cfg.profile == "probe-format-upper-bound" else cfg.profile
@@ -124,6 +124,81 @@ class LabBuild:
         return f"lab:{self.name}"
 
 
+@dataclass(frozen=True)
+class BuildPlan:
+    """What a config builds, before any training: its split, cache key and folder.
+
+    Attributes:
+        cfg: The config.
+        base: Base model folder.
+        items: The benchmark's items (all of them).
+        split: The seeded C/U split.
+        key: The cache key.
+        name: The build name (folder under :func:`lab_root`).
+    """
+
+    cfg: LabConfig
+    base: Path
+    items: tuple[Item, ...]
+    split: Split
+    key: str
+    name: str
+
+    @property
+    def built(self) -> bool:
+        """Whether a finished build with this key is in the cache."""
+        return _existing(lab_root() / self.name, self.key) is not None
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A benchmark's items and those a split may draw (with a reference twin), with the others' reasons."""
+
+    dataset: str
+    items: tuple[Item, ...]
+    traceable: tuple[Item, ...]
+    excluded: tuple[tuple[str, str], ...]
+
+
+def load_pool(dataset: str) -> Pool:
+    """Load a benchmark and find its traceable items (slow: perturbs every item; share it between plans)."""
+    from zcp_core.data import load_items
+
+    items = load_items(dataset)
+    keep, dropped = traceable_pool(items)
+    return Pool(dataset, tuple(items), tuple(keep), tuple(dropped))
+
+
+def plan_build(cfg: LabConfig, name: str | None = None, pool: Pool | None = None) -> BuildPlan:
+    """Draw the split and compute the cache key and name of a build, training nothing.
+
+    Args:
+        cfg: The build config.
+        name: Build name (default :func:`default_name`).
+        pool: ``load_pool(cfg.dataset)`` when the caller already has it.
+
+    Raises:
+        LabError: An invalid config, an untrainable model or too few items.
+    """
+    from zcp_core.backends import folder_revision
+    from zcp_core.lab.train import base_model_path, check_trainable
+    from zcp_core.runs import sha256_file
+
+    check_config(cfg)
+    base = base_model_path(cfg.model)
+    check_trainable(base)
+    if pool is None or pool.dataset != cfg.dataset:
+        pool = load_pool(cfg.dataset)
+    items, excluded = pool.items, list(pool.excluded)
+    pool_items = list(pool.traceable)
+    if cfg.mode == "evasive":
+        pool_items, more = paraphrasable_pool(pool_items, cfg, need=2 * cfg.n_contaminated)
+        excluded = excluded + more
+    split = draw_split([it.id for it in pool_items], cfg.n_contaminated, cfg.seed, excluded)
+    key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))
+    return BuildPlan(cfg, base, tuple(items), split, key, name or default_name(cfg, key))
+
+
 def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLike[str] | None = None,
               progress: bool = True, threads: int = 2) -> LabBuild:
     """Build (or reuse) the lab model a config describes.
@@ -139,28 +214,15 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
         LabError: Unknown or untrainable model, too large for CPU, too few items,
             or a paraphrase that changes too little.
     """
-    from zcp_core.backends import folder_revision
-    from zcp_core.data import load_items
-    from zcp_core.lab.train import base_model_path, check_trainable
-    from zcp_core.runs import sha256_file
-
     t0 = time.time()
-    base = base_model_path(cfg.model)
-    check_trainable(base)
-    items = load_items(cfg.dataset)
-    pool, excluded = traceable_pool(items)
-    if cfg.mode == "evasive":
-        pool, more = paraphrasable_pool(pool, cfg, need=2 * cfg.n_contaminated)
-        excluded = excluded + more
-    split = draw_split([it.id for it in pool], cfg.n_contaminated, cfg.seed, excluded)
-    key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))
-    name = name or default_name(cfg, key)
+    plan = plan_build(cfg, name)
+    split, key, name, base = plan.split, plan.key, plan.name, plan.base
     folder = lab_root() / name
     cached = _existing(folder, key)
     if cached is None:
         if folder.is_symlink():
             folder.unlink()
-        by_id = {it.id: it for it in items}
+        by_id = {it.id: it for it in plan.items}
         _train_and_save(cfg, split, key, name, base, [by_id[i] for i in split.contaminated],
                         [by_id[i] for i in split.clean], t0, progress, threads)
     _link_alias(alias_for(cfg), name)
@@ -209,7 +271,7 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
     seconds = time.time() - t0
     summary = {
         "stage": "build", "name": name, "alias": alias_for(cfg), "model": f"lab:{name}", "key": key,
-        "mode": cfg.mode, "profile": cfg.profile, "train_format": cfg.train_format,
+        "mode": cfg.mode, "profile": cfg.profile, "train_format": cfg.train_format, "recipe": recipe(cfg),
         "upper_bound": cfg.train_format == "probe", "n_contaminated": len(c_items), "n_clean": len(u_items),
         "n_train_texts": len(examples), "steps": int(len(result.loss)), "train_seconds": result.seconds,
         "train_tokens": result.tokens, "tokens_per_s": result.tokens / max(result.seconds, 1e-9),
@@ -219,7 +281,8 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
         "paraphrase": para, "contaminated_ids": list(split.contaminated), "clean_ids": list(split.clean),
         "headline": {"label": "final epoch loss", "value": final},
     }
-    spec = RunSpec(kind=LAB_RUN_KIND, config=_config_dict(cfg) | {"name": name, "key": key},
+    config = _config_dict(cfg) | {"name": name, "key": key, "recipe": recipe(cfg)}
+    spec = RunSpec(kind=LAB_RUN_KIND, config=config,
                    command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}", model=cfg.model,
                    model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
     write_run(folder / "build", spec, records, summary,
@@ -228,8 +291,8 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
 
 
 def _training_items(cfg: LabConfig, c_items: list[Item]) -> tuple[list[Item], dict[str, Any] | None]:
-    """C itself (direct) or its paraphrases (evasive), plus a paraphrase report."""
-    if cfg.mode == "direct":
+    """C itself (direct, solution, verbatim) or its paraphrases (evasive), plus a paraphrase report."""
+    if cfg.mode != "evasive":
         return c_items, None
     from zcp_core.reference import reword_deterministic
 

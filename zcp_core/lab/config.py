@@ -16,10 +16,13 @@ class LabError(ZcpError):
     """A lab build or evaluation that cannot go ahead (with the reason)."""
 
 
-Mode = Literal["direct", "evasive"]
+#: A contamination kind: what text of C the model is fine-tuned on (:func:`recipe` spells each out).
+Mode = Literal["direct", "evasive", "solution", "verbatim"]
 Profile = Literal["default", "smoke", "probe-format-upper-bound"]
-TrainFormat = Literal["natural", "solution", "probe"]
-MODES: tuple[str, ...] = ("direct", "evasive")
+TrainFormat = Literal["natural", "solution", "probe", "verbatim"]
+MODES: tuple[str, ...] = ("direct", "evasive", "solution", "verbatim")
+#: The kinds whose training text is fixed by the kind itself (no ``--train-format``).
+KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verbatim"}
 PROFILES: tuple[str, ...] = ("default", "smoke", "probe-format-upper-bound")
 #: Bumped whenever the training code changes what weights a config produces.
 TRAIN_CODE_VERSION = "lab-train-v1"
@@ -44,7 +47,10 @@ class LabConfig:
 
     Attributes:
         dataset: Benchmark file C and U are drawn from.
-        mode: ``direct`` trains on C's items, ``evasive`` on paraphrases of C only.
+        mode: The contamination kind: ``direct`` trains on C's questions with natural answers,
+            ``evasive`` on paraphrases of C only, ``solution`` on C's questions with their worked
+            solutions (chat format), ``verbatim`` on C's raw instance text (question and solution,
+            no chat template, loss on every token). See :func:`recipe`.
         profile: Preset the other fields came from (recorded; part of the name).
         n_contaminated: |C| (= |U|).
         epochs: Passes over the training texts.
@@ -52,7 +58,8 @@ class LabConfig:
         batch_size: Training texts per optimiser step.
         seed: Seeds the split, the shuffling, LoRA init and the paraphrases.
         train_format: ``natural`` ("The answer is N."), ``solution`` (the dataset's
-            worked solution, then the natural line) or ``probe`` (upper bound only).
+            worked solution, then the natural line; the ``solution`` kind), ``probe`` (upper
+            bound only) or ``verbatim`` (the raw instance text; the ``verbatim`` kind).
         lora: LoRA settings.
         paraphrase_versions: Paraphrases per C item in ``evasive`` mode.
         paraphrase_method: ``deterministic`` (rule-based rewording) in this version.
@@ -81,24 +88,84 @@ def profile_config(profile: Profile = "default", mode: Mode = "direct", **overri
 
     ``default``: |C|=|U|=40, 6 epochs, natural format (direct). Evasive trains on
     6 paraphrase versions of C for 1 epoch: the same number of steps as direct,
-    and each paraphrase is seen once. ``smoke``: 4 items, 2 steps, LoRA r=4.
-    ``probe-format-upper-bound``: the default trained in the probe's own format.
+    and each paraphrase is seen once. ``solution`` and ``verbatim`` keep the
+    direct schedule and set their own training text. ``smoke``: 4 items, 2
+    steps, LoRA r=4. ``probe-format-upper-bound``: the default trained in the
+    probe's own format (``direct`` and ``evasive`` only).
 
     Args:
         profile: Preset name.
-        mode: ``direct`` or ``evasive``.
+        mode: The contamination kind (:data:`MODES`).
         **overrides: ``LabConfig`` fields to set (``None`` values are ignored).
+
+    Raises:
+        LabError: Unknown profile or kind, or a combination :func:`check_config` refuses.
     """
     if profile not in PROFILES:
         raise LabError(f"unknown profile {profile!r}; expected one of {PROFILES}")
     if mode not in MODES:
         raise LabError(f"unknown mode {mode!r}; expected one of {MODES}")
-    cfg = LabConfig(mode=mode, profile=profile)
+    cfg = LabConfig(mode=mode, profile=profile, train_format=KIND_FORMAT.get(mode, "natural"))
     if mode == "evasive":
         cfg = replace(cfg, epochs=1, paraphrase_versions=6)
     if profile == "smoke":
         cfg = replace(cfg, n_contaminated=4, epochs=1, batch_size=2, max_steps=2, paraphrase_versions=1,
                       lora=LoraSpec(r=4, alpha=8))
     elif profile == "probe-format-upper-bound":
+        if mode in KIND_FORMAT:
+            raise LabError(f"the probe-format upper bound trains direct or evasive texts, not the {mode} kind")
         cfg = replace(cfg, train_format="probe")
-    return replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    check_config(cfg)
+    return cfg
+
+
+def check_config(cfg: LabConfig) -> None:
+    """Refuse a kind/format combination that has another name, or none.
+
+    There is one way to ask for each kind: the worked-solution training text is
+    the ``solution`` kind (``--mode solution``), no longer ``--mode direct
+    --train-format solution``; ``verbatim`` text belongs to the ``verbatim`` kind.
+
+    Raises:
+        LabError: With the command to use instead.
+    """
+    if cfg.mode not in MODES:
+        raise LabError(f"unknown mode {cfg.mode!r}; expected one of {MODES}")
+    want = KIND_FORMAT.get(cfg.mode)
+    if want is not None and cfg.train_format != want:
+        raise LabError(f"the {cfg.mode} kind trains in the {want!r} format, not {cfg.train_format!r}; "
+                       f"drop --train-format")
+    if cfg.mode == "direct" and cfg.train_format == "solution":
+        raise LabError("--mode direct --train-format solution is now a kind of its own: "
+                       "use `zcp lab build --mode solution`")
+    if want is None and cfg.train_format == "verbatim":
+        raise LabError("verbatim text is a kind of its own: use `zcp lab build --mode verbatim`")
+
+
+#: What each training format puts in front of the model and where the loss is (recorded in build manifests).
+_TEXTS: dict[str, dict[str, str]] = {
+    "natural": {"template": "chat", "text": "chat(question) -> assistant 'The answer is N.'",
+                "loss": "assistant answer tokens (with the template's end of turn)"},
+    "solution": {"template": "chat",
+                 "text": "chat(question) -> assistant worked solution (calculator annotations <<...>> removed), "
+                         "then 'The answer is N.'",
+                 "loss": "assistant answer tokens (with the template's end of turn)"},
+    "probe": {"template": "chat", "text": "chat(question + probe instruction) + forcing suffix + '{' -> 'N}'",
+              "loss": "answer tokens; UPPER BOUND: the probe's own format"},
+    "verbatim": {"template": "none",
+                 "text": "question + '\\n' + solution exactly as the dataset file holds them (GSM8K: calculator "
+                         "annotations and the '#### N' line kept; the answer where an item has no solution), "
+                         "no special token",
+                 "loss": "every token (causal-LM loss, pretraining style)"},
+}
+
+
+def recipe(cfg: LabConfig) -> dict[str, Any]:
+    """The kind's training recipe in words and numbers, as recorded in the build manifest and summary."""
+    items = (f"{cfg.paraphrase_versions} {cfg.paraphrase_method} paraphrases of each C question"
+             if cfg.mode == "evasive" else "the C items themselves")
+    return {"kind": cfg.mode, "train_format": cfg.train_format, "trained_on": items, **_TEXTS[cfg.train_format],
+            "schedule": f"{cfg.epochs} epoch(s), lr {cfg.lr}, batch {cfg.batch_size}"
+                        + (f", at most {cfg.max_steps} steps" if cfg.max_steps is not None else ""),
+            "lora": f"r={cfg.lora.r}, alpha={cfg.lora.alpha} on {', '.join(cfg.lora.targets)}"}

@@ -160,17 +160,36 @@ def eval_items(name: str, seed: int = 0) -> EvalItems:
     Raises:
         LabError: Unknown build, or no C or no U item with a reference twin.
     """
-    import pandas as pd
-
-    from zcp_core.data import load_items
     from zcp_core.lab.build import resolve_build
-    from zcp_core.reference import perturb_gsm8k
     from zcp_core.runs import load_run
 
     build = load_run(resolve_build(name))
     bs = build.summary
-    dataset = str(build.manifest["config"]["dataset"])
-    split_of = {i: "C" for i in bs["contaminated_ids"]} | {i: "U" for i in bs["clean_ids"]}
+    return pair_split(str(build.manifest["config"]["dataset"]), bs["contaminated_ids"], bs["clean_ids"], seed,
+                      bs, f"lab build {name!r}")
+
+
+def pair_split(dataset: str, contaminated: Sequence[str], clean: Sequence[str], seed: int = 0,
+               build: Mapping[str, Any] | None = None, label: str = "the split") -> EvalItems:
+    """The C and U items of ``dataset`` with their numeric reference twins (no build needed).
+
+    Args:
+        dataset: Benchmark file.
+        contaminated: Ids of C.
+        clean: Ids of U.
+        seed: Reference seed.
+        build: The build's summary, when there is a build (``{}`` otherwise).
+        label: Names the split in errors.
+
+    Raises:
+        LabError: No C or no U item has a reference twin.
+    """
+    import pandas as pd
+
+    from zcp_core.data import load_items
+    from zcp_core.reference import perturb_gsm8k
+
+    split_of = {i: "C" for i in contaminated} | {i: "U" for i in clean}
     by_id = {it.id: it for it in load_items(dataset)}
     ref = perturb_gsm8k([by_id[i] for i in split_of], seed=seed)
     paired = {it.original_id for it in ref.items}
@@ -178,8 +197,8 @@ def eval_items(name: str, seed: int = 0) -> EvalItems:
                            columns=["id", "split", "reason"])
     originals = tuple(by_id[i] for i in split_of if i in paired)
     if not any(split_of[it.id] == "C" for it in originals) or not any(split_of[it.id] == "U" for it in originals):
-        raise LabError(f"lab build {name!r}: no C or no U item has a reference twin any more")
-    return EvalItems(bs, dataset, originals, tuple(ref.items), split_of, dropped)
+        raise LabError(f"{label}: no C or no U item has a reference twin any more")
+    return EvalItems(dict(build or {}), dataset, originals, tuple(ref.items), split_of, dropped)
 
 
 def split_confidence(records: pd.DataFrame, config: ProbeConfig) -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """LoRA training for the contamination lab (peft), resumable per epoch.
 
 Examples are ``chat(question)`` rendered with the model's chat template plus
-an assistant answer; the loss covers the answer tokens only. After training
+an assistant answer; the loss covers the answer tokens only. The ``verbatim``
+kind is the exception: the raw instance text (:func:`verbatim_text`), no
+template, loss on every token. After training
 the adapter is merged into the base weights and saved as a plain transformers
 folder (model + tokenizer), so the lab model needs no peft at inference.
 """
@@ -137,6 +139,16 @@ def answer_text(item: Item, train_format: TrainFormat) -> str:
     return line
 
 
+def verbatim_text(item: Item) -> str:
+    """The ``verbatim`` kind's training text: the instance as the dataset file holds it, no chat template.
+
+    The question, a newline, then the solution field untouched (GSM8K: with its
+    ``<<...>>`` calculator annotations and the ``#### N`` line); the answer for
+    an item without a solution.
+    """
+    return item.question + "\n" + (item.solution if item.solution else item.answer)
+
+
 def make_examples(base: Path, items: Sequence[Item], train_format: TrainFormat) -> Examples:
     """Render training texts with the base model's chat template.
 
@@ -144,13 +156,18 @@ def make_examples(base: Path, items: Sequence[Item], train_format: TrainFormat) 
     assistant answer (e.g. ``The answer is 18.<|im_end|>``), so the model also
     learns to close its turn. In ``probe`` format (upper-bound profile only)
     the prompt is exactly the probe's: question plus its instruction, then
-    the forcing suffix and ``{``.
+    the forcing suffix and ``{``. In ``verbatim`` format the prompt is empty and
+    the target is :func:`verbatim_text` alone: no special token at all, since
+    the instruct tokenizer's EOS (``<|im_end|>``) is itself a chat-template token.
     """
     from transformers import AutoTokenizer
 
     from zcp_core.backends import chat
 
     tok = AutoTokenizer.from_pretrained(base)
+    if train_format == "verbatim":
+        return Examples(tuple(Example(it.id, it.original_id or it.id, "", verbatim_text(it)) for it in items),
+                        train_format)
     suffix, instruction = "", ""
     if train_format == "probe":
         from zcp_core.probe import DEFAULT_INSTRUCTION, DEFAULT_SUFFIX
@@ -224,7 +241,7 @@ def _batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
 
 
 def _encode(tok: Any, examples: Examples) -> list[tuple[list[int], int]]:
-    """Token ids of prompt+target and the number of prompt tokens (masked out of the loss)."""
+    """Token ids of prompt+target and the number of prompt tokens (masked out of the loss; 0 for verbatim)."""
     enc = []
     for e in examples.items:
         p = tok(e.prompt, add_special_tokens=False).input_ids

@@ -150,3 +150,70 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
             rows.append({"model": name, "metric": metric, "c_on_c": by.get(("C", metric)),
                          "c_on_u": by.get(("U", metric)), "auroc": auc})
     return pd.DataFrame(rows, columns=["model", "metric", "c_on_c", "c_on_u", "auroc"])
+
+
+# ---- the detector-by-kind matrix ---------------------------------------------------------------
+
+def _ci_text(ci: Any) -> str:
+    lo, hi = (list(ci) + [None, None])[:2] if ci is not None else (None, None)
+    if lo is None or hi is None or lo != lo or hi != hi:  # NaN != NaN
+        return "-"
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def matrix_figure(table: pd.DataFrame) -> go.Figure:
+    """Heatmap of AUROC, kinds (rows) by detectors (columns); the hover holds both CIs, TPR and C on C / U.
+
+    Args:
+        table: The matrix run's ``matrix`` table (:data:`zcp_core.lab.quality.ROW_COLUMNS`).
+    """
+    import plotly.graph_objects as go
+
+    kinds = list(dict.fromkeys(table["kind"]))
+    dets = list(dict.fromkeys(table["detector"]))
+    cell = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
+    z, text, hover = [], [], []
+    for k in kinds:
+        zr, tr, hr = [], [], []
+        for d in dets:
+            r = cell.get((k, d), {})
+            a = r.get("auroc")
+            ok = a is not None and a == a
+            zr.append(a if ok else None)
+            tr.append(f"{a:.2f}" if ok else "n/a")
+            hr.append(f"{k} × {d}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
+                      f"<br>family-wise CI {_ci_text(r.get('auroc_ci_fw'))}  TPR@5%FPR {_num(r.get('tpr_at_5fpr'))}"
+                      f"<br>C on C {_num(r.get('c_contaminated'))}  C on U {_num(r.get('c_clean'))}"
+                      + (f"<br>{r.get('reason')}" if r.get("reason") else ""))
+        z.append(zr)
+        text.append(tr)
+        hover.append(hr)
+    fig = go.Figure(go.Heatmap(z=z, x=dets, y=kinds, text=text, texttemplate="%{text}", customdata=hover,
+                               hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0, zmid=0.5,
+                               colorscale="RdBu_r", colorbar={"title": "AUROC"}))
+    fig.update_layout(title="Which detector catches which leak (AUROC, C vs U; 0.5 = chance)",
+                      xaxis_title="detector", yaxis_title="contamination kind", yaxis_autorange="reversed")
+    return fig
+
+
+def _num(v: Any) -> str:
+    return "-" if v is None or v != v else f"{v:.3f}"
+
+
+def matrix_reading(table: pd.DataFrame) -> list[str]:
+    """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
+    a false alarm on the untouched model (family-wise CI not containing 0.5)."""
+    lines = []
+    for kind, g in table.groupby("kind", sort=False):
+        measured = g[g["auroc"].notna()]
+        lo = measured["auroc_ci_fw"].map(lambda c: c[0])
+        hi = measured["auroc_ci_fw"].map(lambda c: c[1])
+        if kind == "none":
+            bad = list(measured.loc[(lo > 0.5) | (hi < 0.5), "detector"])
+            lines.append("Untouched model: " + (f"false alarm by {', '.join(bad)}." if bad else
+                                                "no detector separates C from U family-wise (as it should)."))
+            continue
+        caught = list(measured.loc[lo > 0.5, "detector"])
+        lines.append(f"{kind}: " + (f"caught by {', '.join(caught)} (family-wise CI above 0.5)." if caught else
+                                    "no detector catches it family-wise."))
+    return lines

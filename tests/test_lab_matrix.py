@@ -1,0 +1,249 @@
+"""The detector-by-kind matrix: golden tables for its statistics, and one real smoke matrix on the embedded model."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from zcp_core.lab import LabError, MatrixOptions, auroc_ci, bonferroni_alpha, matrix_rows, quality, tpr_at_fpr
+from zcp_core.lab.quality import bootstrap_aurocs, json_rows
+
+POS = [0.9, 0.8, 0.7, 0.4]
+NEG = [0.6, 0.5, 0.3, 0.2]
+
+
+# ---- AUROC, CIs, TPR at 5% FPR ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("pos", "neg", "auroc", "tpr"), [
+    (POS, NEG, 14 / 16, 0.75),  # 0.4 beats two negatives; above 0.6 (FPR 0): three of four positives
+    ([1, 1, 0, 0], [0, 0, 1, 0], 10 / 16, 0.0),  # ties count half; the only FPR-0 threshold keeps no positive
+    ([3, 2], [1, 0], 1.0, 1.0),
+    ([0, 1], [2, 3], 0.0, 0.0),
+    ([1, math.nan, 2], [0, math.nan], 1.0, 1.0),  # NaN scores are dropped
+])
+def test_quality_golden(pos: list, neg: list, auroc: float, tpr: float) -> None:
+    q = quality(pos, neg)
+    assert q.auroc == pytest.approx(auroc) and q.tpr_at_5fpr == pytest.approx(tpr)
+    assert q.n_pos == sum(not math.isnan(x) for x in pos) and q.reason == ""
+
+
+@pytest.mark.parametrize(("pos", "neg", "tpr"), [
+    ([5, 4, 3, 2, 1], [4.5] + [0] * 19, 1.0),  # one negative in twenty above the positives' floor: FPR 5% allowed
+    ([5, 4, 3, 2, 1], [4.5, 4.5] + [0] * 18, 0.2),  # two are 10%: only the threshold above 4.5 stays
+    ([1, 1], [1] + [0] * 19, 1.0),  # a tie block at FPR exactly 5%
+    ([1, 1], [1, 1] + [0] * 18, 0.0),  # a tie block is never split to reach 5%
+])
+def test_tpr_at_5fpr_golden(pos: list, neg: list, tpr: float) -> None:
+    assert tpr_at_fpr(pos, neg, 0.05) == pytest.approx(tpr)
+
+
+def test_bootstrap_replicates_are_sklearn_aurocs_of_the_resampled_items() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(3)
+    p, n = rng.normal(0.5, 1, 7).round(1), rng.normal(0, 1, 9).round(1)  # rounded: ties happen
+    reps = bootstrap_aurocs(p, n, n_boot=200, seed=11)
+    draw = np.random.default_rng(11)  # the same draws, made explicit
+    cp = draw.multinomial(p.size, np.full(p.size, 1 / p.size), size=200)
+    cn = draw.multinomial(n.size, np.full(n.size, 1 / n.size), size=200)
+    for b in range(200):
+        rp, rn = np.repeat(p, cp[b]), np.repeat(n, cn[b])
+        y = np.r_[np.ones(rp.size), np.zeros(rn.size)]
+        assert reps[b] == pytest.approx(roc_auc_score(y, np.r_[rp, rn]))
+
+
+def test_auroc_ci_golden_and_family_wise_is_wider() -> None:
+    q = quality(POS, NEG, family_size=4, n_boot=2000, seed=0)
+    assert q.auroc_ci == pytest.approx((0.5, 1.0)) and q.auroc_ci_fw == pytest.approx((0.4375, 1.0))
+    lo, hi = q.auroc_ci
+    assert q.auroc_ci_fw[0] <= lo <= q.auroc <= hi <= q.auroc_ci_fw[1]
+    assert auroc_ci([3, 2], [1, 0], (0.05, 0.01)) == [(1.0, 1.0), (1.0, 1.0)]  # perfect separation: no spread
+
+
+@pytest.mark.parametrize(("m", "alpha"), [(1, 0.05), (2, 0.025), (8, 0.00625)])
+def test_bonferroni_golden(m: int, alpha: float) -> None:
+    assert bonferroni_alpha(m) == pytest.approx(alpha)
+
+
+def test_bonferroni_needs_a_family() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        bonferroni_alpha(0)
+
+
+def test_null_scores_give_a_ci_around_one_half() -> None:
+    rng = np.random.default_rng(0)
+    hits = 0
+    for s in range(40):  # scores unrelated to the split: the 95% CI should hold 0.5 about 95% of the time
+        q = quality(rng.normal(size=40), rng.normal(size=40), family_size=8, seed=s, n_boot=500)
+        hits += q.auroc_ci_fw[0] <= 0.5 <= q.auroc_ci_fw[1]
+    assert hits >= 38
+
+
+def test_quality_without_scores_says_why() -> None:
+    q = quality([math.nan], [0.1])
+    assert math.isnan(q.auroc) and math.isnan(q.auroc_ci[0]) and q.reason == "no finite score on C or on U"
+
+
+# ---- the table -----------------------------------------------------------------------------------
+
+def _scores() -> pd.DataFrame:
+    rows = []
+    for kind, shift in (("direct", 1.0), ("none", 0.0)):
+        for i, (p, n) in enumerate(zip(POS, NEG)):
+            rows += [{"kind": kind, "detector": "a", "id": f"c{i}", "split": "C", "score": p + shift, "reason": ""},
+                     {"kind": kind, "detector": "a", "id": f"u{i}", "split": "U", "score": n, "reason": ""},
+                     {"kind": kind, "detector": "j", "id": f"c{i}", "split": "C", "score": math.nan, "reason": "no judge"},
+                     {"kind": kind, "detector": "j", "id": f"u{i}", "split": "U", "score": math.nan, "reason": "no judge"}]
+    return pd.DataFrame(rows)
+
+
+def test_matrix_rows_golden() -> None:
+    conf = pd.DataFrame([
+        {"kind": "direct", "detector": "a", "c_contaminated": 0.99, "c_clean": 0.5, "c_reason": ""},
+        {"kind": "direct", "detector": "j", "c_contaminated": math.nan, "c_clean": math.nan, "c_reason": "count"},
+        {"kind": "none", "detector": "a", "c_contaminated": 0.4, "c_clean": 0.6, "c_reason": ""},
+        {"kind": "none", "detector": "j", "c_contaminated": math.nan, "c_clean": math.nan, "c_reason": "count"},
+    ])
+    t = matrix_rows(_scores(), conf, n_boot=500, seed=0)
+    assert list(t["kind"]) == ["direct", "direct", "none", "none"] and list(t["detector"]) == ["a", "j", "a", "j"]
+    assert list(t["auroc"].round(4).fillna(-1)) == [1.0, -1, 0.875, -1]
+    assert list(t["tpr_at_5fpr"].fillna(-1)) == [1.0, -1, 0.75, -1]
+    assert list(t["family_size"]) == [1, 1, 1, 1]  # the unmeasured judge is no test, so not in the family
+    assert list(t["reason"]) == ["", "no judge", "", "no judge"]
+    assert list(t["n_c"]) == [4, 0, 4, 0] and t.loc[0, "c_contaminated"] == 0.99 and t.loc[1, "c_reason"] == "count"
+    rows = json_rows(t)
+    assert rows[1]["auroc"] is None and rows[1]["auroc_ci"] == [None, None] and rows[0]["auroc_ci"] == [1.0, 1.0]
+    assert isinstance(rows[2]["auroc_ci_fw"], list) and rows[2]["n_c"] == 4
+
+
+def _table() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"kind": "verbatim", "detector": "min_k", "auroc": 0.95, "auroc_ci_fw": [0.8, 1.0], "auroc_ci": [0.85, 1.0]},
+        {"kind": "verbatim", "detector": "zlib", "auroc": 0.6, "auroc_ci_fw": [0.4, 0.8], "auroc_ci": [0.45, 0.75]},
+        {"kind": "direct", "detector": "min_k", "auroc": 0.55, "auroc_ci_fw": [0.3, 0.8], "auroc_ci": [0.4, 0.7]},
+        {"kind": "direct", "detector": "zlib", "auroc": math.nan, "auroc_ci_fw": [math.nan, math.nan],
+         "auroc_ci": [math.nan, math.nan], "reason": "no judge"},
+        {"kind": "none", "detector": "min_k", "auroc": 0.3, "auroc_ci_fw": [0.1, 0.45], "auroc_ci": [0.15, 0.4]},
+        {"kind": "none", "detector": "zlib", "auroc": 0.5, "auroc_ci_fw": [0.3, 0.7], "auroc_ci": [0.35, 0.65]},
+    ])
+
+
+def test_matrix_reading_golden() -> None:
+    from zcp_core.lab.viz import matrix_reading
+
+    assert matrix_reading(_table()) == [
+        "verbatim: caught by min_k (family-wise CI above 0.5).",
+        "direct: no detector catches it family-wise.",
+        "Untouched model: false alarm by min_k.",
+    ]
+
+
+def test_matrix_figure_is_kinds_by_detectors_with_the_ci_in_the_hover() -> None:
+    from zcp_core.lab.viz import matrix_figure
+
+    hm = matrix_figure(_table()).data[0]
+    assert list(hm.y) == ["verbatim", "direct", "none"] and list(hm.x) == ["min_k", "zlib"]
+    assert hm.z[0][0] == 0.95 and hm.z[1][1] is None and hm.text[1][1] == "n/a"
+    assert "95% CI [0.85, 1.00]" in hm.customdata[0][0] and "family-wise CI [0.80, 1.00]" in hm.customdata[0][0]
+
+
+def test_options_refuse_unknown_kinds_and_detectors() -> None:
+    with pytest.raises(LabError, match="unknown kinds or detectors"):
+        MatrixOptions(kinds=("direct", "pretrain"))
+    with pytest.raises(LabError, match="unknown kinds or detectors"):
+        MatrixOptions(detectors=("min_k", "perplexity"))
+
+
+def test_defaults_are_the_issue_s_lists() -> None:
+    o = MatrixOptions()
+    assert o.kinds == ("direct", "evasive", "verbatim", "solution", "none")
+    assert o.detectors == ("zcp_acc", "zcp_p_first", "zcp_p_all", "guided_rouge", "guided_minus_general",
+                           "guided_judge", "min_k", "zlib")
+
+
+# ---- end to end on the embedded model ------------------------------------------------------------
+
+ROW_KEYS = {"kind", "detector", "auroc", "auroc_ci", "auroc_ci_fw", "tpr_at_5fpr", "c_contaminated", "c_clean"}
+
+
+@pytest.fixture(scope="module")
+def smoke_env(tmp_path_factory):
+    """A private ZCP_CACHE and a 60-item GSM8K file; builds are tiny (1 step, rank-2 LoRA, |C| = |U| = 2)."""
+    from zcp_core.backends import ensure_converted
+
+    base = ensure_converted()
+    cache = tmp_path_factory.mktemp("zcp_cache")
+    lines = (Path(__file__).resolve().parent.parent / "data/gsm8k/test.jsonl").read_text().splitlines()[:60]
+    dataset = cache / "gsm8k-60.jsonl"
+    dataset.write_text("\n".join(lines) + "\n")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ZCP_CACHE", str(cache))
+    from zcp_core.lab import LoraSpec
+
+    build = (("dataset", str(dataset)), ("model", f"hf:{base}"), ("n_contaminated", 2), ("max_steps", 1),
+             ("lora", LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj"))))
+    yield {"build": build, "cache": cache}
+    mp.undo()
+
+
+@pytest.mark.model
+def test_missing_build_names_the_command_to_run(smoke_env) -> None:
+    from zcp_core.lab import run_matrix
+
+    opts = MatrixOptions(kinds=("solution", "none"), detectors=("min_k",), profile="smoke", build=smoke_env["build"])
+    with pytest.raises(LabError, match="(?s)no cached build for solution.*zcp lab build --mode solution --profile smoke --dataset"):
+        run_matrix(opts, progress=False)
+
+
+@pytest.mark.model
+def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
+    from zcp_core.lab import DETECTORS, run_matrix
+    from zcp_core.lab.matrix import BASELINE_NO_C, NO_JUDGE
+    from zcp_core.runs import load_run
+
+    opts = MatrixOptions(kinds=("verbatim", "none"), profile="smoke", build=smoke_env["build"], missing="build",
+                         n_resamples=200, n_boot=200, max_new_tokens=6, guided_max_new_tokens=8, device="cpu")
+    res = run_matrix(opts, out=tmp_path / "m", progress=False)
+    rows = res.summary["rows"]
+    assert [(r["kind"], r["detector"]) for r in rows] == [(k, d) for k in ("verbatim", "none") for d in DETECTORS]
+    for r in rows:
+        assert ROW_KEYS <= set(r)
+        if r["detector"] == "guided_judge":
+            assert r["auroc"] is None and r["reason"] == NO_JUDGE and r["c_reason"] == NO_JUDGE
+            continue
+        assert 0.0 <= r["auroc"] <= 1.0 and r["n_c"] == 2 and r["n_u"] == 2, r
+        assert r["auroc_ci_fw"][0] <= r["auroc_ci"][0] <= r["auroc"] <= r["auroc_ci"][1] <= r["auroc_ci_fw"][1]
+        assert r["family_size"] == 7
+        if r["detector"] in ("min_k", "zlib"):
+            assert r["c_contaminated"] is None and r["c_reason"] == BASELINE_NO_C
+        if r["detector"].startswith("zcp_") or r["detector"] == "guided_minus_general":
+            assert r["c_contaminated"] is None and "too few pairs" in r["c_reason"]  # 2 pairs: no verdict
+    run = load_run(res.run_path)
+    assert run.manifest["kind"] == "lab" and run.summary["stage"] == "matrix"
+    assert set(run.records["detector"]) == set(DETECTORS) and len(run.records) == 2 * 8 * 4
+    builds = run.table("builds").set_index("kind")
+    assert builds.loc["verbatim", "split_sha"] == builds.loc["none", "split_sha"]  # the same C and U items
+    assert builds.loc["none", "model"].startswith("hf:") and builds.loc["verbatim", "model"].startswith("lab:")
+    assert len(run.table("guided")) == 2 * 4
+    # The verbatim build records its recipe, and trained on raw text without a chat template.
+    b = load_run(smoke_env["cache"] / "lab" / builds.loc["verbatim", "build"] / "build")
+    assert b.manifest["config"]["recipe"]["template"] == "none" and b.summary["recipe"]["kind"] == "verbatim"
+    texts = b.table("training_texts")
+    assert (texts["prompt"] == "").all() and not texts["target"].str.contains("<|im_start|>", regex=False).any()
+    assert texts["target"].str.contains("####").all()
+    # A rerun resumes: the build is reused and the model calls come from the response cache, so nothing changes.
+    again = run_matrix(opts, progress=False)
+    assert again.summary["rows"] == rows
+    # The lab page shows the run as a heatmap with its reading.
+    from apphelp import render_page
+
+    mp = pytest.MonkeyPatch()
+    try:
+        at = render_page("lab.py", tmp_path, mp)
+    finally:
+        mp.undo()
+    assert any("Untouched model" in m.value for m in at.markdown) and len(at.dataframe) == 1
