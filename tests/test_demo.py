@@ -80,7 +80,7 @@ def examples():
 
 def test_examples_are_labelled_and_reproducible(examples):
     assert {"probe-lab-direct", "probe-smollm2-lab-items", "lab-eval-direct", "lab-eval-direct-smollm2",
-            "guided-smollm2-gsm8k12"} <= set(examples)
+            "guided-smollm2-gsm8k12", "lab-matrix"} <= set(examples)
     for name, run in examples.items():
         ex = run.manifest["example"]
         assert ex["script"] == "scripts/make_examples.py" and ex["command"].startswith("zcp "), name
@@ -100,3 +100,10 @@ def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples
     assert c_lab["p_all"]["confidence"] > 0.95 and c_lab["acc"]["confidence"] > 0.95
     assert c_clean["p_all"]["confidence"] < c_lab["p_all"]["confidence"]
     assert c_clean["acc"]["confidence"] < 0.6
+
+
+def test_the_matrix_example_tells_which_detector_catches_which_leak(examples):
+    """The probe catches answer memorisation, the baselines catch text memorisation, nothing flags the null."""
+    t = examples["lab-matrix"].table("matrix").set_index(["kind", "detector"])["auroc"]
+    assert t["direct", "zcp_p_all"] >= 0.8 and t["verbatim", "min_k"] >= 0.9 and t["verbatim", "zlib"] >= 0.9
+    assert all(0.35 <= t["none", d] <= 0.65 for d in ("zcp_p_all", "zcp_acc", "min_k", "zlib"))
