@@ -136,6 +136,7 @@ def story_runs(tmp_path: Path) -> Path:
     runs = tmp_path / "runs"
     assert (EXAMPLES / "probe-lab-direct" / "manifest.json").exists(), "bundled example probe-lab-direct missing"
     shutil.copytree(EXAMPLES / "probe-lab-direct", runs / "probe-lab-direct")
+    shutil.copytree(EXAMPLES / "lab-matrix", runs / "lab-matrix")
     sample = ROOT / "data" / "detectrl_sample" / "multi_llms_ChatGPT_test.json"
     assert main(["clean", str(sample), "--allow-unlicensed", "--out", str(runs / "browser-clean")]) == 0
     return runs
@@ -221,10 +222,23 @@ def _review_story(page: Any, url: str, runs: Path) -> None:
     assert "reject" in decisions
 
 
+def _matrix_story(page: Any, url: str, runs: Path) -> None:
+    """The lab page on the example matrix: the heatmap is drawn and the reading names who catches what."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/lab")
+    page.get_by_text("Example run").first.wait_for(timeout=90_000)
+    expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("verbatim: caught by min_k, zlib").first).to_be_visible()
+    expect(page.get_by_text("Untouched model: no detector separates C from U").first).to_be_visible()
+    page.screenshot(path=str(runs.parent / "lab-matrix.png"), full_page=True)
+
+
 def test_story_in_chromium(story_runs: Path, tmp_path: Path) -> None:
     """The issue-17 walk: a flagged item of the contaminated example, New audit's run name and empty upload,
     and a rejected edit that survives switching texts."""
     with _serve(story_runs, tmp_path / "home") as url, _chromium(tmp_path) as page:
         _probe_story(page, url, story_runs)
+        _matrix_story(page, url, story_runs)
         _new_audit_story(page, url)
         _review_story(page, url, story_runs)
