@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from zcp_core.app import label, pick_run, readable
+from zcp_core.app import pick_run, readable
 from zcp_core.lab import viz as viz_lab
 from zcp_core.probe.viz import format_evidence
 from zcp_core.runs import iter_runs, runs_dir
@@ -11,7 +11,7 @@ from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
 
 def words(df):
     """Column labels in words and numbers rounded (stored tables keep their short machine names)."""
-    return readable(df).rename(columns={label(k): v for k, v in viz_lab.COLUMN_WORDS.items()})
+    return readable(df, words=viz_lab.COLUMN_WORDS)
 
 
 st.title("Contamination lab")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from zcp_core.app import label, pick_run, readable
+from zcp_core.app import pick_run, readable
 from zcp_core.probe import enforce_min_pairs, enforce_min_pairs_table
 from zcp_core.probe import viz as vp
 from zcp_core.probe.browse import browse_table, item_view, render_answer, segments_markdown, untested_items
@@ -11,7 +11,7 @@ from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
 
 def words(df):
     """Column labels in words and numbers rounded (stored tables keep their short machine names)."""
-    return readable(df).rename(columns={label(k): v for k, v in vp.COLUMN_WORDS.items()})
+    return readable(df, words=vp.COLUMN_WORDS)
 
 
 st.title("Zero-CoT probe")

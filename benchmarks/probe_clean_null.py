@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -43,8 +44,6 @@ def main() -> int:
     probe_secs = time.time() - t1
     conf = json.loads(zcp("confidence", str(probe), "--json"))
     secs = time.time() - t0
-    import os
-
     import pandas as pd
 
     recs = pd.read_parquet(probe / "records.parquet")

@@ -6,7 +6,7 @@ app shows is renamed, here, in one place.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,9 +41,10 @@ def label(column: str) -> str:
     return COLUMN_LABELS.get(column, column.replace("_", " ")[:1].upper() + column.replace("_", " ")[1:])
 
 
-def readable(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def readable(df: pd.DataFrame, digits: int = 3, words: Mapping[str, str] | None = None) -> pd.DataFrame:
     """A copy of ``df`` with worded column labels, floats rounded to ``digits`` and shares as ``12.5%`` text.
 
+    ``words`` adds a method's own labels (e.g. ``probe.viz.COLUMN_WORDS``), which win over the shared ones.
     Integers stay integers; missing values stay missing (the page shows them empty).
     """
     import pandas as pd
@@ -55,4 +56,5 @@ def readable(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
             out[c] = [None if v != v else f"{v:.1%}" for v in col]
         elif pd.api.types.is_float_dtype(col):
             out[c] = col.round(digits)
-    return out.rename(columns={c: label(str(c)) for c in out.columns})
+    extra = words or {}
+    return out.rename(columns={c: extra.get(str(c)) or label(str(c)) for c in out.columns})
