@@ -88,13 +88,18 @@ try:
     if method in ("probe", "guided", "afr-profile"):
         limit = int(st.number_input("Items", min_value=2, max_value=2000, value=20, step=1, key="limit"))
     if method == "probe":
-        options["metrics"] = ",".join(st.multiselect("Metrics", ["acc", "con", "p_first", "p_all"],
-                                                     default=["acc", "p_first", "p_all"], key="metrics"))
+        options["metrics"] = ",".join(st.multiselect(
+            "Metrics", ["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"],
+            default=["acc", "p_first", "p_all"], key="metrics",
+            help="*_cal: P_first / P_all against each answer's own prior (the gold after the question with its "
+                 "numbers masked); one more prefill per item. Use them on large samples."))
         ref = _typed_path("Reference file (twins; not needed for GSM8K)", "reference")
         options["reference"] = str(ref) if ref else ""
     elif method == "lab-build":
-        options["mode"] = st.selectbox("Contamination", ["direct", "evasive"], key="lab_mode",
-                                       help="direct: the items themselves; evasive: paraphrases of them")
+        options["mode"] = st.selectbox("Contamination", ["direct", "evasive", "verbatim", "solution"], key="lab_mode",
+                                       help="direct: question -> answer; evasive: paraphrases of them; verbatim: "
+                                            "the raw instance text (pretraining-style); solution: question -> "
+                                            "the full worked solution")
         options["profile"] = st.selectbox("Profile", ["default", "smoke", "probe-format-upper-bound"],
                                           key="lab_profile", help="smoke shows the workflow; default memorises")
         st.caption("The build is named after the run name; it is then auditable as `lab:<run name>`.")
@@ -108,6 +113,8 @@ try:
             st.warning("No lab builds on this machine yet: start **Lab: build** first.")
         options["con"] = "1" if st.checkbox("Also measure Con (generates full CoTs; slow on CPU)",
                                             key="lab_con") else ""
+        options["calibrate"] = "1" if st.checkbox("Also measure the calibrated P_first / P_all (one more prefill "
+                                                  "per item)", key="lab_calibrate") else ""
     elif method == "guided":
         default_name = Path(str(dataset)).parent.name if dataset else ""
         options["dataset_name"] = st.text_input("Dataset name in the guided prompt", default_name, key="g_name")

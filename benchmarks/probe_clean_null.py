@@ -3,9 +3,13 @@
 Builds the numeric reference for GSM8K test, probes the embedded SmolLM2 (never fine-tuned on GSM8K
 as far as anyone knows, and solving almost nothing at zero-CoT) on the first ``--limit`` items against
 it, and prints ``zcp confidence --json``'s C and n per metric. The regression target (issue 13) is
-C <= 0.6 on every metric over at least 200 pairs.
+C <= 0.6 on every metric over at least 200 pairs. ``--calibrate`` adds the answer-prior calibrated
+metrics (``p_first_cal``, ``p_all_cal``) and, per logit metric, the mean on each arm and the share of
+pairs where the original beats its twin; ``--limit 0`` probes the whole test set.
 
     .venv/bin/python benchmarks/probe_clean_null.py --limit 400 --out runs/bench-clean-null
+    .venv/bin/python benchmarks/probe_clean_null.py --limit 0 --calibrate --out runs/bench-clean-null-full \
+        --result benchmarks/results/probe_calibration.md
 """
 
 from __future__ import annotations
@@ -27,10 +31,27 @@ def zcp(*args: str) -> str:
     return out.stdout
 
 
+def arm_table(recs: "pd.DataFrame") -> list[str]:  # noqa: F821 (pandas is imported lazily)
+    """Per logit metric: mean on each arm and the share of pairs the original wins (r = 0)."""
+    z = recs[recs["ratio"] == 0.0]
+    o = z[z["arm"] == "original"].set_index("pair_id")
+    r = z[z["arm"] == "reference"].set_index("pair_id")
+    both = o.index.intersection(r.index)
+    out = ["| metric | mean, originals | mean, twins | original > twin (share of pairs) |", "|---|---|---|---|"]
+    for m in ("p_first", "p_all", "p_first_cal", "p_all_cal"):
+        a, b = o.loc[both, m].astype(float), r.loc[both, m].astype(float)
+        keep = a.notna() & b.notna()
+        out.append(f"| {m} | {a[keep].mean():.4f} | {b[keep].mean():.4f} | {(a[keep] > b[keep]).mean():.3f} "
+                   f"({int(keep.sum())} pairs) |")
+    return ["Raw metrics are probabilities; calibrated ones are log-ratios in nats (the gold after the question "
+            "minus after the question with its numbers masked).", "", *out, ""]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limit", type=int, default=400)
     ap.add_argument("--out", default="runs/bench-clean-null")
+    ap.add_argument("--calibrate", action="store_true", help="also measure p_first_cal and p_all_cal")
     ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_clean_null.md"))
     args = ap.parse_args()
     out = Path(args.out)
@@ -39,6 +60,7 @@ def main() -> int:
     zcp("reference", "build", "--method", "numeric", "--dataset", "data/gsm8k/test.jsonl", "--out", str(ref))
     probe_cmd = ["probe", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--limit", str(args.limit),
                  "--reference", str(ref), "--metrics", "acc,p_first,p_all", "--out", str(probe)]
+    probe_cmd += ["--calibrate"] if args.calibrate else []
     t1 = time.time()
     zcp(*probe_cmd)
     probe_secs = time.time() - t1
@@ -52,7 +74,8 @@ def main() -> int:
     ok = all(c is None or c <= 0.6 for _, _, c, _ in rows) and max(n or 0 for _, n, _, _ in rows) >= 200
     lines = [
         "# A clean model reads clean (embedded SmolLM2, GSM8K test, numeric twins)", "",
-        f"Command: `.venv/bin/python benchmarks/probe_clean_null.py --limit {args.limit} --out {args.out}` "
+        f"Command: `.venv/bin/python benchmarks/probe_clean_null.py --limit {args.limit} --out {args.out}"
+        f"{' --calibrate' if args.calibrate else ''}` "
         f"({secs:.0f} s wall), which runs `zcp reference build --method numeric --dataset data/gsm8k/test.jsonl` "
         f"then `zcp {' '.join(probe_cmd)}` and `zcp confidence --json`.", "",
         "| metric | pairs | Contamination Confidence | note |", "|---|---|---|---|",
@@ -64,6 +87,7 @@ def main() -> int:
         f"answer tokens (box closed {stops.get('closed', 0)}, budget spent {stops.get('budget', 0)}, EOS "
         f"{stops.get('eos', 0)}); load average {os.getloadavg()[0]:.1f} at the end (2 shared cores).", "",
     ]
+    lines += arm_table(recs) if args.calibrate else []
     Path(args.result).write_text("\n".join(lines))
     print("\n".join(lines))
     return 0 if ok else 1

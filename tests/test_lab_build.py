@@ -92,18 +92,19 @@ def test_list_builds_shows_build_and_alias(lab_env) -> None:
 
 @pytest.fixture(scope="module")
 def lab_eval(lab_env, tmp_path_factory):
-    """One evaluate run of the smoke build (short answers, few resamples, no response cache)."""
+    """One evaluate run of the smoke build (short answers, few resamples, no response cache, calibrated)."""
     from zcp_core.lab import EvalOptions, evaluate_lab
 
     out = tmp_path_factory.mktemp("runs") / "lab-eval"
-    return evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False, max_new_tokens=8), out=out)
+    return evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False, max_new_tokens=8,
+                                                     calibrate=True), out=out)
 
 
 def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     from zcp_core.runs import load_run
 
     s = lab_eval.summary
-    assert set(s["contaminated"]) == set(s["clean"]) == {"acc", "p_first", "p_all"}
+    assert set(s["contaminated"]) == set(s["clean"]) == {"acc", "p_first", "p_all", "p_first_cal", "p_all_cal"}
     for v in (*s["contaminated"].values(), *s["clean"].values()):
         assert v is None  # 2 pairs per split: too few pairs for a verdict (stats.MIN_PAIRS is 10)
     assert s["mode"] == "direct" and 0.0 <= s["auroc"] <= 1.0 and 0.0 <= s["tpr_at_5fpr"] <= 1.0
@@ -112,8 +113,11 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     assert run.summary["stage"] == "evaluate" and run.kind == "lab"
     assert set(run.records["split"]) == {"C", "U"} and set(run.records["arm"]) == {"original", "reference"}
     gaps = run.table("gaps")
-    assert set(gaps["split"]) == {"C", "U"} and set(gaps["metric"]) == {"acc", "p_first", "p_all"}
-    assert len(gaps) == 3 * (s["n_c"] + s["n_u"]) and gaps["suspect"].dtype == float
+    assert set(gaps["split"]) == {"C", "U"} and set(gaps["metric"]) == {"acc", "p_first", "p_all", "p_first_cal",
+                                                                           "p_all_cal"}
+    assert len(gaps) == 5 * (s["n_c"] + s["n_u"]) and gaps["suspect"].dtype == float
+    assert gaps.loc[gaps["metric"] == "p_all_cal", "gap"].notna().all()
+    assert "--calibrate" in run.manifest["command"]
     assert {"fpr", "tpr"} <= set(run.table("roc").columns)
     assert set(run.table("flips")["split"]) == {"C", "U"}
     assert set(run.table("confidence")["split"]) == {"C", "U", "all"}

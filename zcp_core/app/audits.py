@@ -105,7 +105,7 @@ def audit_args(req: AuditRequest) -> list[str]:
         if not req.options.get("build"):
             raise ZcpError("lab evaluate needs a lab build: build one first (Lab: build)")
         return ["lab", "evaluate", "--name", req.options["build"], *(["--model", req.model] if req.model else []),
-                *_switch(req, "con", "--con")]
+                *_switch(req, "con", "--con"), *_switch(req, "calibrate", "--calibrate")]
     if m == "scan":
         return ["scan", data, *_opt(req, "mode", "--mode")]
     if m == "clean":

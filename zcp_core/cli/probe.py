@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
     p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
+    p.add_argument("--calibrate", action="store_true",
+                   help="also measure p_first_cal/p_all_cal: each logit metric against its answer's own prior (the "
+                        "gold after the question with its numbers masked); one more prefill per item")
     p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
     p.add_argument("--limit", type=int, default=None, help="first N originals (and their twins)")
     p.add_argument("--cot-tokens", type=int, default=256, help="full-CoT token cap")
@@ -114,7 +117,7 @@ def probe_cmd(args: argparse.Namespace) -> int:
     from zcp_core.probe import DEFAULT_SUFFIX, ProbeConfig, run_probe
     from zcp_core.runs import atomic_write_json, load_run
 
-    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    metrics = with_calibration(tuple(m.strip() for m in args.metrics.split(",") if m.strip()), args.calibrate)
     config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
                          max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
                          mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
@@ -135,6 +138,18 @@ def probe_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def with_calibration(metrics: tuple[str, ...], calibrate: bool) -> tuple[str, ...]:
+    """``metrics`` plus the calibrated form of each logit metric in it when ``calibrate`` (``--calibrate``)."""
+    from zcp_core.errors import ZcpError
+
+    if not calibrate:
+        return metrics
+    extra = tuple(f"{m}_cal" for m in ("p_first", "p_all") if m in metrics and f"{m}_cal" not in metrics)
+    if not extra and not any(m.endswith("_cal") for m in metrics):
+        raise ZcpError("--calibrate calibrates p_first and p_all: add one of them to --metrics")
+    return metrics + extra
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The human table of ``zcp confidence`` plus the probe's counts."""
     lines = [format_confidence(summary)]
@@ -145,7 +160,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"pairs {summary['n_pairs']}, originals without a twin {summary.get('unpaired_original', 0)}, "
                      f"flagged items {summary.get('flagged', 0)}")
     if summary.get("continuous_test"):
-        lines.append(f"tests: exact McNemar (acc, con), {summary['continuous_test']} (p_first, p_all); "
+        lines.append(f"tests: exact McNemar (acc, con), {summary['continuous_test']} (the logit metrics); "
                      f"no verdict below {summary.get('min_pairs', 10)} pairs")
     gt = summary.get("generated_tokens")
     if gt:
@@ -162,15 +177,15 @@ def format_confidence(conf: dict[str, Any]) -> str:
         return "-" if x is None else format(x, spec)
 
     conf = enforce_min_pairs(conf)
-    lines = [f"{'metric':<8} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
-    order = ("acc", "con", "p_first", "p_all")
+    lines = [f"{'metric':<11} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
+    order = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
     for m, v in sorted(conf["metrics"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
         if v.get("confidence") is None:
             n = "-" if v.get("n") is None else str(v["n"])
-            lines.append(f"{m:<8} {n:>5} {f(v.get('effect'), '8.3f'):>8} {'-':>10} {'-':>10} {'-':>6}  "
+            lines.append(f"{m:<11} {n:>5} {f(v.get('effect'), '8.3f'):>8} {'-':>10} {'-':>10} {'-':>6}  "
                          f"{v.get('reason') or 'not measured'}")
         else:
-            lines.append(f"{m:<8} {v['n']:>5} {f(v['effect'], '8.3f')} {f(v['p'], '10.3g')} {f(v['bf10'], '10.3g')} "
+            lines.append(f"{m:<11} {v['n']:>5} {f(v['effect'], '8.3f')} {f(v['p'], '10.3g')} {f(v['bf10'], '10.3g')} "
                          f"{v['confidence']:6.3f}  {v['direction']}")
     h = conf["headline"]
     if h.get("confidence") is None:

@@ -45,6 +45,8 @@ class EvalOptions:
 
     Attributes:
         con: Also measure Con (needs a full CoT per item; slow on a CPU).
+        calibrate: Also measure ``p_first_cal``/``p_all_cal`` (answer-prior calibration, one more prefill
+            per item; :mod:`zcp_core.probe.calibrate`).
         model: Model spec to audit instead of ``lab:<name>`` (e.g. ``smollm2``: the clean base).
         device: Device for local backends.
         batch_size: Requests per batch.
@@ -55,6 +57,7 @@ class EvalOptions:
     """
 
     con: bool = False
+    calibrate: bool = False
     model: str | None = None
     device: str = "auto"
     batch_size: int = 16
@@ -65,8 +68,9 @@ class EvalOptions:
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """Metrics probed: acc, p_first, p_all (+ con)."""
-        return (*DEFAULT_METRICS, "con") if self.con else DEFAULT_METRICS
+        """Metrics probed: acc, p_first, p_all (+ con, + p_first_cal, p_all_cal)."""
+        return (*DEFAULT_METRICS, *(("con",) if self.con else ()),
+                *(("p_first_cal", "p_all_cal") if self.calibrate else ()))
 
 
 @dataclass(frozen=True)
@@ -271,7 +275,9 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
                                                    "seed": opts.seed, "n_resamples": opts.n_resamples,
                                                    "continuous_test": pcfg.continuous_test,
                                                    "max_new_tokens": opts.max_new_tokens},
-                        command=f"zcp lab evaluate --name {name}" + (" --con" if opts.con else ""), model=spec,
+                        command=f"zcp lab evaluate --name {name}" + (" --con" if opts.con else "")
+                        + (" --calibrate" if opts.calibrate else "") + (f" --model {opts.model}" if opts.model else ""),
+                        model=spec,
                         model_revision=getattr(backend, "revision", None), dataset=(ev.dataset,), seed=opts.seed)
         run_path = write_run(out, rspec, records, summary, tables=tables)
     return LabEvaluation(summary, {"records": records, **tables}, run_path)
@@ -324,11 +330,11 @@ def format_table(summary: Mapping[str, Any]) -> str:
              + (", UPPER BOUND: trained in the probe format" if summary.get("upper_bound") else "") + ")",
              f"|C| = {summary['n_c']}  |U| = {summary['n_u']}  (dropped without a reference twin: "
              f"{summary['n_dropped']})", "",
-             f"{'metric':<9} {'C on C':>7} {'C on U':>7} {'C all':>7} {'AUROC':>7} {'TPR@5%':>7}"]
+             f"{'metric':<11} {'C on C':>7} {'C on U':>7} {'C all':>7} {'AUROC':>7} {'TPR@5%':>7}"]
     for m, c in summary["contaminated"].items():
         d = summary["detection"].get(m, {})
         pooled = summary.get("all_items", {}).get(m)
-        lines.append(f"{m:<9} {f(c):>7} {f(summary['clean'].get(m)):>7} {f(pooled):>7} {f(d.get('auroc')):>7} "
+        lines.append(f"{m:<11} {f(c):>7} {f(summary['clean'].get(m)):>7} {f(pooled):>7} {f(d.get('auroc')):>7} "
                      f"{f(d.get('tpr_at_5fpr')):>7}")
     from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
 

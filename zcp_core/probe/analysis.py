@@ -5,7 +5,8 @@ per arm x item x ratio) and return plain dicts or DataFrames, so a run stores
 them and the app only reads them. Confidence tests use r = 0 rows (ZCP).
 
 Tests (from :mod:`zcp_core.stats`): binary metrics (``acc``, ``con``) use the
-exact one-sided McNemar test, continuous ones (``p_first``, ``p_all``) the
+exact one-sided McNemar test, continuous ones (``p_first``, ``p_all`` and their
+answer-prior calibrated forms ``p_first_cal``, ``p_all_cal``) the
 sign-flip permutation test (``continuous_test="permutation"``, the default,
 exact up to 16 pairs) or the seeded paired bootstrap (``"bootstrap"``). Pairs
 are joined on ``pair_id``; originals without a twin are left out (and counted
@@ -25,14 +26,15 @@ if TYPE_CHECKING:
     from zcp_core.stats import ContinuousTest, TestResult
 
 BINARY = ("acc", "con")
-CONTINUOUS = ("p_first", "p_all")
-ALL_METRICS = ("acc", "con", "p_first", "p_all")
+CONTINUOUS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
+ALL_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
 CONFIDENCE_KEYS = ("n", "effect", "p", "bf10", "confidence", "direction")
 #: The keys a metric loses below ``stats.MIN_PAIRS`` pairs (they would read as a verdict).
 VERDICT_KEYS = ("p", "bf10", "confidence")
 SAMPLE_SIZES = (50, 100, 200, 500, 1000)
 # Headline preference: the logprob metric is stable at 50-100 items (paper), accuracy is the fallback.
-HEADLINE_ORDER = ("p_all", "acc", "p_first", "con")
+# A calibrated P_all leads when the user asked for it: it is the form that survives a twin's answer prior.
+HEADLINE_ORDER = ("p_all_cal", "p_all", "acc", "p_first_cal", "p_first", "con")
 
 
 def _zero(records: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +78,7 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
     arms = set(records["arm"]) if len(records) else set()
     for m in ALL_METRICS:
         if m not in metrics:
-            out[m] = f"not measured (add {m} to --metrics)"
+            out[m] = "not measured (add --calibrate)" if m.endswith("_cal") else f"not measured (add {m} to --metrics)"
             continue
         if suspect_arm not in arms or "reference" not in arms:
             out[m] = f"no {suspect_arm if suspect_arm not in arms else 'reference'} arm in the records"
@@ -92,7 +94,8 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
         else:
             if g["gap"].isna().all():
                 z = _zero(records)
-                reasons = sorted({str(x) for x in z["logprob_reason"] if x}) if "logprob_reason" in z else []
+                col = "calibration_reason" if m.endswith("_cal") else "logprob_reason"
+                reasons = sorted({str(x) for x in z[col] if x}) if col in z else []
                 out[m] = f"unavailable: {', '.join(reasons) or 'no logprobs'}"
                 continue
             out[m] = paired_test(g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist(),

@@ -14,6 +14,9 @@
         or a CoT without such an answer is False; NA when Con was not measured).
     p_first, p_all: float, NaN when not measured or unavailable. logprob_reason:
         ``""`` when measured, else why not.
+    p_first_cal, p_all_cal: answer-prior calibrated forms (log-ratios in nats, see
+        :mod:`zcp_core.probe.calibrate`), r = 0 rows only; NaN when not measured.
+        calibration_reason: ``""`` when calibrated, else why not.
     answer_tokens: Tokens generated for the answer (all attempts). answer_stop:
         ``closed`` (the completion ends at the ``}`` closing its box), ``budget``
         (``max_new_tokens`` ran out first) or ``eos`` (the model ended its turn).
@@ -44,13 +47,16 @@ PROMPT_INSTRUCTIONS = (
     "IMPORTANT: your entire reply must be \\boxed{ANSWER} and nothing more. Any other text is an error.",
 )
 MAX_RETRIES = 3
-Metric = Literal["acc", "con", "p_first", "p_all"]
-METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all")
+Metric = Literal["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"]
+METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
 BINARY_METRICS = ("acc", "con")
+#: Metrics read from the gold answer's token logprobs.
+LOGIT_METRICS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
 Arm = Literal["original", "paraphrased", "reference"]
 RECORD_COLUMNS = (
     "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
-    "acc", "con", "p_first", "p_all", "logprob_reason", "answer_tokens", "answer_stop", "attempts",
+    "acc", "con", "p_first", "p_all", "logprob_reason", "p_first_cal", "p_all_cal", "calibration_reason",
+    "answer_tokens", "answer_stop", "attempts",
     "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct",
 )
 
@@ -60,7 +66,8 @@ class ProbeConfig:
     """What a probe measures and how.
 
     Attributes:
-        metrics: Subset of ``acc``, ``con``, ``p_first``, ``p_all`` (``con`` needs a full CoT).
+        metrics: Subset of :data:`METRICS` (``con`` needs a full CoT; ``p_first_cal``/``p_all_cal`` are the
+            answer-prior calibrated logit metrics and cost one more prefill per item).
         ratios: Truncation ratios in [0, 1]; 0 is zero-CoT.
         suffix: Forcing suffix prefilled after the (truncated) CoT.
         max_new_tokens: Answer token budget.
@@ -106,6 +113,11 @@ class ProbeConfig:
         """The paired-test settings (``prior``, ``n_resamples``, ``seed``, ``continuous_test``) as keyword arguments."""
         return {"prior": self.prior, "n_resamples": self.n_resamples, "seed": self.seed,
                 "continuous_test": self.continuous_test}
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether a calibrated metric is asked for (one more prefill per item)."""
+        return any(m.endswith("_cal") for m in self.metrics)
 
     @property
     def needs_cot(self) -> bool:

@@ -44,7 +44,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from zcp_core.probe.config import MAX_RETRIES, PROMPT_INSTRUCTIONS, RECORD_COLUMNS, ProbeConfig
+from zcp_core.probe.calibrate import calibrate_rows
+from zcp_core.probe.config import (
+    LOGIT_METRICS,
+    MAX_RETRIES,
+    PROMPT_INSTRUCTIONS,
+    RECORD_COLUMNS,
+    ProbeConfig,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,8 +102,8 @@ def _prefill_requests(items: Sequence[Item], prefixes: Sequence[str], config: Pr
 
 
 def _prefill_answers(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
-                     config: ProbeConfig) -> tuple[list[Completion], list[tuple[float, float, str]]]:
-    """Prefill-mode answers and (p_first, p_all, reason), from one generate-and-score call when both are wanted."""
+                     config: ProbeConfig) -> tuple[list[Completion], list[Any]]:
+    """Prefill-mode answers and gold logprobs, from one generate-and-score call when both are wanted."""
     from zcp_core.backends import GenerateScoreRequest, generate_and_score
 
     gens = _prefill_requests(items, prefixes, config)
@@ -104,7 +111,7 @@ def _prefill_answers(backend: Any, items: Sequence[Item], prefixes: Sequence[str
         return backend.generate(gens, progress=True), _score(backend, items, prefixes, config)
     both = generate_and_score(backend, [GenerateScoreRequest(g, s) for g, s in
                                         zip(gens, _score_requests(items, prefixes, config))], progress=True)
-    return [b.completion for b in both], [_p_values(b.logprobs) for b in both]
+    return [b.completion for b in both], [b.logprobs for b in both]
 
 
 def _prompt_user(item: Item, prefix: str, attempt: int) -> str:
@@ -151,7 +158,7 @@ def _extract(completion: str, config: ProbeConfig) -> tuple[str | None, str]:
 
 
 def _wants_logprobs(config: ProbeConfig) -> bool:
-    return any(m in config.metrics for m in ("p_first", "p_all"))
+    return any(m in config.metrics for m in LOGIT_METRICS)
 
 
 def _score_requests(items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
@@ -162,19 +169,23 @@ def _score_requests(items: Sequence[Item], prefixes: Sequence[str], config: Prob
 
 
 def _p_values(tl: Any) -> tuple[float, float, str]:
+    """(p_first, p_all, reason) from a row's gold logprobs (``None``: not measured)."""
+    if tl is None:
+        return (math.nan, math.nan, "not measured")
     if not tl.available or not tl.logprobs:
         return (math.nan, math.nan, tl.reason or "unavailable")
     return (math.exp(tl.logprobs[0]), math.exp(tl.mean), "")
 
 
-def _score(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
-           config: ProbeConfig) -> list[tuple[float, float, str]]:
-    """(p_first, p_all, reason) per request, from one batched score call."""
+def _score(backend: Any, items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
+    """The gold's token logprobs per request, from one batched score call (``None`` when not measured)."""
+    from zcp_core.backends import TokenLogprobs
+
     if not _wants_logprobs(config):
-        return [(math.nan, math.nan, "not measured")] * len(items)
+        return [None] * len(items)
     if not backend.supports_logprobs:
-        return [(math.nan, math.nan, "unavailable")] * len(items)
-    return [_p_values(tl) for tl in backend.score(_score_requests(items, prefixes, config), progress=True)]
+        return [TokenLogprobs((), (), available=False, reason="unavailable")] * len(items)
+    return list(backend.score(_score_requests(items, prefixes, config), progress=True))
 
 
 def _answer_stop(c: Completion) -> str:
@@ -209,11 +220,15 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     flat_items = [it for it, _, _ in rows_items]
     prefixes = [cot_prefix(cot, r) if cot is not None else "" for _, cot, r in rows_items]
     if config.mode == "prefill":
-        outs, scores = _prefill_answers(backend, flat_items, prefixes, config) if flat_items else ([], [])
+        outs, lps = _prefill_answers(backend, flat_items, prefixes, config) if flat_items else ([], [])
         attempts, spent = [1] * len(outs), [c.n_tokens for c in outs]
     else:
         outs, attempts, spent = _prompt_generate(backend, flat_items, prefixes, config)
-        scores = _score(backend, flat_items, prefixes, config) if flat_items else []
+        lps = _score(backend, flat_items, prefixes, config) if flat_items else []
+    scores = [_p_values(tl) for tl in lps]
+    ratios = [r for _, _, r in rows_items]
+    cal = (calibrate_rows(backend, flat_items, ratios, lps, config) if config.calibrated and flat_items
+           else [(math.nan, math.nan, "not measured")] * len(flat_items))
     cot_ans = {}
     for it, cot in zip(items, cots):
         if cot is not None:
@@ -221,7 +236,8 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
             ans = extract_answer(cot.text, "final").answer
             cot_ans[it.id] = (ans, grade(ans, it.answer).correct)
     rows = []
-    for (it, cot, r), c, att, sp, (p1, pa, why) in zip(rows_items, outs, attempts, spent, scores):
+    for (it, cot, r), c, att, sp, (p1, pa, why), (c1, ca_, cwhy) in zip(rows_items, outs, attempts, spent, scores,
+                                                                        cal):
         pred, source = _extract(c.text, config)
         g = grade(pred, it.answer)
         ca, cc = cot_ans.get(it.id, (None, None))
@@ -235,6 +251,8 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
             "grade_status": g.status, "acc": g.correct, "con": con,
             "p_first": p1 if "p_first" in config.metrics else math.nan,
             "p_all": pa if "p_all" in config.metrics else math.nan, "logprob_reason": why,
+            "p_first_cal": c1 if "p_first_cal" in config.metrics else math.nan,
+            "p_all_cal": ca_ if "p_all_cal" in config.metrics else math.nan, "calibration_reason": cwhy,
             "answer_tokens": sp, "answer_stop": _answer_stop(c), "attempts": att,
             "cot_text": cot.text if cot else None, "cot_tokens": cot.n_tokens if cot else None,
             "cot_cap": config.cot_tokens if cot else None, "cot_capped": cot.capped if cot else None,
@@ -243,6 +261,7 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     df = pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
     for col, dtype in (("con", "boolean"), ("cot_capped", "boolean"), ("cot_correct", "boolean"),
                        ("cot_tokens", "Int64"), ("cot_cap", "Int64"), ("acc", bool),
-                       ("p_first", float), ("p_all", float), ("ratio", float)):
+                       ("p_first", float), ("p_all", float), ("p_first_cal", float), ("p_all_cal", float),
+                       ("ratio", float)):
         df[col] = df[col].astype(dtype)
     return df

@@ -29,7 +29,9 @@ COLUMN_WORDS = {
     "cot_correct_original": "Correct with full CoT (original)", "cot_correct_reference": "Correct with full CoT (twin)",
 }
 METRIC_LABELS = {"acc": "Acc (zero-CoT correct)", "con": "Con (agrees with own full CoT)",
-                 "p_first": "P_first (first gold token)", "p_all": "P_all (geo-mean gold tokens)"}
+                 "p_first": "P_first (first gold token)", "p_all": "P_all (geo-mean gold tokens)",
+                 "p_first_cal": "P_first calibrated (vs the answer's prior)",
+                 "p_all_cal": "P_all calibrated (vs the answer's prior)"}
 
 
 def flips_table(items: pd.DataFrame, flips: Sequence[str] = FLIP_KINDS, flagged_only: bool = False,
@@ -146,7 +148,7 @@ def measured_metrics(records: pd.DataFrame) -> list[str]:
     import pandas as pd
 
     out = []
-    for m in ("acc", "con", "p_first", "p_all"):
+    for m in METRIC_LABELS:
         if m in records and pd.to_numeric(records[m].astype("Float64"), errors="coerce").notna().any():
             out.append(m)
     return out

@@ -1,0 +1,122 @@
+"""Answer-prior calibration (``--calibrate``): golden tables, and the real SmolLM2 against its own score calls."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from zcp_core.probe import DEFAULT_INSTRUCTION, DEFAULT_SUFFIX, ProbeConfig, confidence_summary, run_probe
+from zcp_core.probe.calibrate import NOT_ZERO_COT, mask_numbers, prior_values
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("Janet's ducks lay 16 eggs per day.", "Janet's ducks lay N eggs per day."),
+    ("She eats three for breakfast and sells them at $2.50 each.", "She eats N for breakfast and sells them at $N each."),
+    ("It costs 1,200 dollars, 25% of which is tax.", "It costs N dollars, N% of which is tax."),
+    ("He used 1/6 of the 40 liters.", "He used N of the N liters."),
+    ("twenty-one apples and a half", "N apples and N"),
+    ("No numbers here.", "No numbers here."),
+    ("", ""),
+])
+def test_mask_numbers_golden(text, masked):
+    assert mask_numbers(text) == masked
+
+
+@pytest.mark.parametrize("gold, prior, expected", [
+    ((-1.0, -2.0), (-3.0, -2.0), (2.0, 1.0)),          # the question's numbers raise the first token only
+    ((-0.5,), (-0.5,), (0.0, 0.0)),                    # no lift: calibrated value 0
+    ((-4.0, -1.0), (-1.0, -1.0), (-3.0, -1.5)),        # the masked question likes this answer better
+    ((), (-1.0,), (math.nan, math.nan)),               # nothing scored
+    ((-1.0, -1.0), (-1.0,), (math.nan, math.nan)),     # the two contexts cut the gold differently
+])
+def test_prior_values_golden(gold, prior, expected):
+    got = prior_values(gold, prior)
+    for g, e in zip(got, expected, strict=True):
+        assert (math.isnan(g) and math.isnan(e)) or g == pytest.approx(e)
+
+
+def test_config_knows_it_is_calibrated():
+    assert ProbeConfig(metrics=("acc", "p_all", "p_all_cal")).calibrated
+    assert not ProbeConfig().calibrated
+    with pytest.raises(ValueError):
+        ProbeConfig(metrics=("p_all_calibrated",))
+
+
+def test_cli_calibrate_adds_the_calibrated_metrics():
+    from zcp_core.cli.probe import with_calibration
+    from zcp_core.errors import ZcpError
+
+    assert with_calibration(("acc", "p_first", "p_all"), True) == ("acc", "p_first", "p_all", "p_first_cal",
+                                                                     "p_all_cal")
+    assert with_calibration(("acc", "p_all"), True) == ("acc", "p_all", "p_all_cal")
+    assert with_calibration(("acc",), False) == ("acc",)
+    with pytest.raises(ZcpError, match="add one of them"):
+        with_calibration(("acc",), True)
+
+
+def _records(cal_orig, cal_ref):
+    rows = []
+    for i, (o, r) in enumerate(zip(cal_orig, cal_ref)):
+        for arm, v in (("original", o), ("reference", r)):
+            rows.append({"arm": arm, "id": f"{arm}-{i}", "pair_id": f"q{i}", "ratio": 0.0, "acc": False, "con": None,
+                         "p_first": 0.5, "p_all": 0.5, "logprob_reason": "", "p_first_cal": v, "p_all_cal": v,
+                         "calibration_reason": "", "cot_text": None})
+    return pd.DataFrame(rows)
+
+
+def test_calibrated_metrics_are_tested_and_lead_the_headline():
+    # The raw metrics tie on every pair; the calibrated ones favour the original on every pair.
+    recs = _records([0.5 + 0.01 * i for i in range(20)], [0.0] * 20)
+    conf = confidence_summary(recs, ("acc", "p_first", "p_all", "p_first_cal", "p_all_cal"), n_resamples=2000)
+    assert conf["metrics"]["p_all"]["confidence"] == pytest.approx(0.5, abs=0.01)
+    assert conf["metrics"]["p_all_cal"]["confidence"] > 0.95  # 20 of 20 pairs; Monte Carlo p floors C
+    assert conf["headline"]["metric"] == "p_all_cal"
+    plain = confidence_summary(recs, ("acc", "p_first", "p_all"), n_resamples=2000)
+    assert plain["headline"]["metric"] == "p_all"
+    assert plain["metrics"]["p_all_cal"]["reason"] == "not measured (add --calibrate)"
+
+
+@pytest.fixture(scope="module")
+def cal_run(smollm2, gsm8k_items, tmp_path_factory):
+    from zcp_core.reference import perturb_gsm8k
+
+    ref = perturb_gsm8k(gsm8k_items[:6])
+    twins = list(ref.items)[:3]
+    keep = {t.original_id for t in twins}
+    original = [it for it in gsm8k_items[:6] if it.id in keep]
+    cfg = ProbeConfig(metrics=("acc", "p_first", "p_all", "p_first_cal", "p_all_cal"), ratios=(0.0, 1.0),
+                      max_new_tokens=8, cot_tokens=8, n_resamples=500)
+    out = tmp_path_factory.mktemp("runs") / "cal"
+    return run_probe(smollm2, original, twins, cfg, out=out, model_spec="smollm2"), original
+
+
+def test_calibrated_values_equal_two_score_calls(smollm2, cal_run):
+    from zcp_core.backends import ScoreRequest, chat
+
+    res, original = cal_run
+    def req(q, it):
+        return ScoreRequest(continuation=it.answer, messages=chat(f"{q}\n{DEFAULT_INSTRUCTION}"),
+                            prefill=DEFAULT_SUFFIX + "{", thinking="off")
+
+    real = smollm2.score([req(it.question, it) for it in original])
+    prior = smollm2.score([req(mask_numbers(it.question), it) for it in original])
+    recs = res.records[(res.records["arm"] == "original") & (res.records["ratio"] == 0.0)]
+    for r, p, (_, row) in zip(real, prior, recs.iterrows(), strict=True):
+        assert row["p_all_cal"] == pytest.approx(r.mean - p.mean, abs=1e-5)
+        assert row["p_first_cal"] == pytest.approx(r.logprobs[0] - p.logprobs[0], abs=1e-5)
+        assert row["calibration_reason"] == ""
+        # The raw metrics keep their meaning.
+        assert row["p_all"] == pytest.approx(math.exp(r.mean), rel=1e-5)
+
+
+def test_only_zero_cot_rows_are_calibrated_and_the_run_reports_them(cal_run):
+    res, _ = cal_run
+    later = res.records[res.records["ratio"] > 0]
+    assert len(later) and later["p_all_cal"].isna().all() and set(later["calibration_reason"]) == {NOT_ZERO_COT}
+    manifest = json.loads((res.run_path / "manifest.json").read_text())
+    metrics = manifest["summary"]["metrics"]
+    assert {"p_first_cal", "p_all_cal", "p_first", "p_all"} <= set(metrics)
+    assert metrics["p_all_cal"]["n"] == metrics["p_all"]["n"] == 3

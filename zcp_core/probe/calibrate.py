@@ -1,0 +1,108 @@
+"""Answer-prior calibration of the probe's logit metrics (``p_first_cal``, ``p_all_cal``).
+
+Why: a twin's answer can be a priori less probable than its original's
+(larger, less round numbers), and a model then gives the original's gold a
+higher P_all without having seen it. Over the whole GSM8K test set the
+untouched embedded model reads P_all C = 0.795 that way. Calibration
+subtracts each answer's own prior: the log-probability of the same gold
+string, in the same context, after the question with its numbers masked.
+
+For the pair (original, twin) the masked questions are (nearly) the same
+text, so the prior term differs only in the answer string: what is left is
+how much the *numbers of the question* raise the gold, which is what
+memorisation raises and an answer's roundness does not.
+
+Values are log-ratios in nats (0: the question's numbers add nothing):
+
+* ``p_first_cal = log p(gold[0] | question) - log p(gold[0] | masked question)``;
+* ``p_all_cal = mean log p(gold | question) - mean log p(gold | masked question)``.
+
+Both contexts end in the same prefill (``...\\boxed{``), so the gold is cut
+into the same tokens and the two sums run over the same tokens. Only r = 0
+rows are calibrated (they carry every confidence test); r > 0 rows hold NaN
+with the reason, because a chain of thought restates the masked numbers.
+Costs one more prefill per item (a batched ``score`` call, cached like any other).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from zcp_core.probe.config import ProbeConfig
+    from zcp_core.schema import Item
+
+#: What every number in the question becomes in the prior's context.
+MASK = "N"
+#: Calibrated metric -> the raw metric it calibrates.
+CALIBRATED = {"p_first_cal": "p_first", "p_all_cal": "p_all"}
+NOT_ZERO_COT = "calibrated at r = 0 only (a chain of thought restates the masked numbers)"
+
+
+def mask_numbers(text: str, mask: str = MASK) -> str:
+    """``text`` with every number (digits, number words, written fractions) replaced by ``mask``.
+
+    Example: ``"Janet's ducks lay 16 eggs; she eats three"`` -> ``"Janet's ducks lay N eggs; she eats N"``.
+    """
+    from zcp_core.reference import find_numbers
+
+    out, last = [], 0
+    for tok in find_numbers(text):
+        out += [text[last:tok.start], mask]
+        last = tok.end
+    return "".join(out) + text[last:]
+
+
+def prior_values(gold_lps: Sequence[float], prior_lps: Sequence[float]) -> tuple[float, float]:
+    """(``p_first_cal``, ``p_all_cal``) from the gold's token logprobs after the question and after the mask.
+
+    NaN when either side is empty or their token counts differ (the two contexts cut the gold differently).
+    """
+    if not gold_lps or not prior_lps or len(gold_lps) != len(prior_lps):
+        return (math.nan, math.nan)
+    first = gold_lps[0] - prior_lps[0]
+    return (first, sum(gold_lps) / len(gold_lps) - sum(prior_lps) / len(prior_lps))
+
+
+def calibration_requests(items: Sequence[Item], prefill: str, config: ProbeConfig) -> list[Any]:
+    """One score request per item: its gold after its masked question, in the probe's own prefill."""
+    from zcp_core.backends import ScoreRequest, chat
+
+    def user(it: Item) -> str:
+        q = mask_numbers(it.question)
+        return f"{q}\n{config.instruction}" if config.instruction else q
+
+    return [ScoreRequest(continuation=it.answer.strip(), messages=chat(user(it)), prefill=prefill, thinking="off")
+            for it in items]
+
+
+def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float], gold_lps: Sequence[Any],
+                   config: ProbeConfig) -> list[tuple[float, float, str]]:
+    """(``p_first_cal``, ``p_all_cal``, reason) per row; one batched score call over the r = 0 rows.
+
+    Args:
+        backend: The probed model (it must give logprobs).
+        items: Each row's item.
+        ratios: Each row's truncation ratio.
+        gold_lps: Each row's gold token logprobs after the real question (``TokenLogprobs`` or ``None``).
+        config: The probe config (its ``suffix`` and ``instruction`` build the prior's context).
+
+    Returns:
+        One triple per row; the reason is ``""`` when calibrated.
+    """
+    out: list[tuple[float, float, str]] = [(math.nan, math.nan, NOT_ZERO_COT)] * len(items)
+    rows = [i for i, r in enumerate(ratios) if r == 0.0]
+    if not rows:
+        return out
+    if not backend.supports_logprobs:
+        return [(math.nan, math.nan, "unavailable")] * len(items)
+    priors = backend.score(calibration_requests([items[i] for i in rows], config.suffix + "{", config), progress=True)
+    for i, pr in zip(rows, priors):
+        lp = gold_lps[i]
+        if lp is None or not lp.available or not pr.available:
+            out[i] = (math.nan, math.nan, (pr.reason if not pr.available else "") or "unavailable")
+            continue
+        first, mean = prior_values(list(lp.logprobs), list(pr.logprobs))
+        out[i] = (first, mean, "" if not math.isnan(mean) else "the masked context cut the gold into other tokens")
+    return out
