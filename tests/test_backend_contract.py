@@ -20,12 +20,15 @@ from zcp_core.backends import (
     ResponseCache,
     SamplingParams,
     ScoreRequest,
+    allowed_token_ids,
     balanced_close,
     chat,
     generate_and_score,
+    number_token_ok,
     open_braces,
     stop_depth,
 )
+from zcp_core.backends.base import request_key
 
 pytestmark = pytest.mark.model
 
@@ -191,11 +194,12 @@ def test_api_outputs_equal_in_process_outputs(api_server, smollm2):
 SUFFIX = "\n\nThe final answer is:\n\\[\n\\boxed{"  # the probe's prefill: the box is open (depth 1)
 
 
-def probe_pair(item, budget: int = 12, stop_at: str = "balanced_brace") -> GenerateScoreRequest:
+def probe_pair(item, budget: int = 12, stop_at: str = "balanced_brace", constraint: str = "none"
+               ) -> GenerateScoreRequest:
     """The probe's zero-CoT generation and its gold scoring for one GSM8K item."""
     msgs = chat(f"{item.question}\nPlease reason step by step, and put your final answer within \\boxed{{}}.")
-    gen = GenerateRequest(messages=msgs, prefill=SUFFIX, thinking="off",
-                          params=SamplingParams(max_new_tokens=budget, stop_at=stop_at))  # type: ignore[arg-type]
+    params = SamplingParams(max_new_tokens=budget, stop_at=stop_at, constraint=constraint)  # type: ignore[arg-type]
+    gen = GenerateRequest(messages=msgs, prefill=SUFFIX, thinking="off", params=params)
     return GenerateScoreRequest(gen, ScoreRequest(messages=msgs, prefill=SUFFIX, thinking="off",
                                                   continuation=item.answer))
 
@@ -339,3 +343,106 @@ def test_generate_score_shares_cache_entries(backend, gsm8k_items, tmp_path):
     assert cached.generate([p.generate for p in pairs]) == [b.completion for b in both]
     assert cached.score([p.score for p in pairs]) == [b.logprobs for b in both]
     assert cached.cache.hits == hits + 4
+
+
+# ---- the number constraint: a boxed answer holds a number, never a derivation -----------------------
+NUMBER = set("0123456789.,-/ ")
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("7", True), (" 18", True), ("1,234.5", True), ("-3", True), ("1/2", True), ("..", True), (" ", True),
+    ("   ", True), ("}", True), ("}\n", True), ("} ", True), ("}\n\n", True),
+    ("", False), ("x", False), (" 18x", False), ("{", False), ("\\", False), ("}}", False), ("},", False),
+    ("}.", False), (" }", False), ("18}", False), ("\n", False), ("$", False), ("+", False), ("%", False),
+    ("\ufffd", False), ("<|im_end|>", False), ("\u0661", False),  # only ASCII digits
+])
+def test_number_token_ok_golden(text, ok):
+    assert number_token_ok(text) is ok
+
+
+def test_allowed_token_ids_of_the_embedded_tokenizer(smollm2):
+    tok = smollm2.tokenizer
+    ids = allowed_token_ids(tok)
+    assert ids == sorted(set(ids)) and tok.eos_token_id in ids
+    assert all(number_token_ok(tok.decode([i])) for i in ids if i != tok.eos_token_id)
+    assert {tok.convert_tokens_to_ids(c) for c in "0123456789}"} <= set(ids)
+    assert not {tok.convert_tokens_to_ids(c) for c in "{\\x"} & set(ids)
+    with pytest.raises(ValueError, match="every token"):
+        allowed_token_ids(tok, "none")
+
+
+def test_constraint_none_keeps_the_cache_keys_of_before():
+    """Keys written before ``constraint`` existed stay valid (golden values from the previous code)."""
+    plain = GenerateRequest(prompt="x")
+    boxed = GenerateRequest(messages=chat("q"), prefill="\\boxed{",
+                            params=SamplingParams(max_new_tokens=32, stop_at="balanced_brace"))
+    assert request_key("generate", "transformers", "m", "r", plain) == (
+        "bebb1cc240f10e3bb9e742d0c82b34a940c920b0f126efac03a407c9cc930418")
+    assert request_key("generate", "transformers", "m", "r", boxed) == (
+        "09e48f866527d4dd21df736d4aab70f15d21695a052b2aa0ccae8f00734a4951")
+    numbered = GenerateRequest(messages=boxed.messages, prefill=boxed.prefill,
+                               params=SamplingParams(max_new_tokens=32, stop_at="balanced_brace", constraint="number"))
+    assert request_key("generate", "transformers", "m", "r", numbered) != request_key(
+        "generate", "transformers", "m", "r", boxed)
+
+
+def test_number_constraint_boxes_a_number(backend, smollm2, gsm8k_items):
+    """Only number tokens in the box, then its brace or the budget; the fused call equals generate and score."""
+    budget = 12
+    pairs = [probe_pair(it, budget, constraint="number") for it in gsm8k_items[:3]]
+    got = backend.generate([p.generate for p in pairs])
+    for c in got:
+        closed = (c.finish_reason, c.stop_reason) == ("stop", "}") and c.text.endswith("}")
+        assert closed or (c.finish_reason, c.n_tokens) == ("length", budget)
+        assert set(c.text[:-1] if closed else c.text) <= NUMBER
+    assert sum(c.stop_reason == "}" for c in got) >= 2
+    if backend.name == "transformers":  # unconstrained, the same model writes a derivation into the box
+        free = backend.generate([probe_pair(it, budget).generate for it in gsm8k_items[:3]])
+        assert any(not set(f.text) <= NUMBER | {"}"} for f in free)
+    else:
+        ref = smollm2.generate([p.generate for p in pairs])
+        assert [(c.text, c.n_tokens, c.finish_reason, c.stop_reason) for c in got] == [
+            (c.text, c.n_tokens, c.finish_reason, c.stop_reason) for c in ref]
+    both = generate_and_score(backend, pairs)
+    scores = smollm2.score([p.score for p in pairs])  # never masked: the model's own probabilities
+    for b, g, s in zip(both, got, scores):
+        assert b.completion == g
+        assert b.logprobs.tokens == s.tokens
+        assert max(abs(x - y) for x, y in zip(b.logprobs.logprobs, s.logprobs)) <= 1e-4
+
+
+def test_constraints_never_share_a_mask(backend, gsm8k_items):
+    """One call mixing constrained and free requests answers each as its own call would."""
+    items = gsm8k_items[3:5]
+    pairs = [probe_pair(it, 6, constraint=c) for it in items for c in ("number", "none")]
+    mixed = backend.generate([p.generate for p in pairs])
+    alone = [backend.generate([p.generate])[0] for p in pairs]
+    assert mixed == alone
+    assert [b.completion for b in generate_and_score(backend, pairs)] == alone
+    assert any(a.text != b.text for a, b in zip(alone[::2], alone[1::2]))  # the constraint changed an answer
+
+
+def test_constrained_generation_logprobs_are_unmasked(smollm2, gsm8k_items):
+    """Generated-token logprobs under a constraint are the model's raw ones, as teacher forcing gives them."""
+    pair = probe_pair(gsm8k_items[0], 8, constraint="number")
+    (c,) = smollm2.generate([GenerateRequest(messages=pair.generate.messages, prefill=SUFFIX, thinking="off",
+                                             params=pair.generate.params, logprobs=True)])
+    (s,) = smollm2.score([ScoreRequest(messages=pair.score.messages, prefill=SUFFIX, thinking="off",
+                                       continuation=c.text)])
+    assert c.tokens == s.tokens and c.logprobs == pytest.approx(s.logprobs, abs=1e-4)
+
+
+def test_api_client_sends_constraints_only_to_zcp_serve(api_server):
+    from zcp_core.backends import OpenAIBackend
+
+    class PlainServer(OpenAIBackend):
+        is_zcp_serve = False  # the real zcp serve, addressed as any OpenAI-compatible server
+
+    zcp, plain = OpenAIBackend(api_server.url, "smollm2"), PlainServer(api_server.url, "smollm2")
+    assert zcp.supports_constraints and not plain.supports_constraints
+    req = GenerateRequest(prompt="x = \\boxed{", params=SamplingParams(max_new_tokens=2, constraint="number"))
+    with pytest.raises(ValueError, match="zcp serve"):
+        plain.generate([req])
+    with pytest.raises(ValueError, match="zcp serve"):
+        generate_and_score(plain, [GenerateScoreRequest(req, ScoreRequest(prompt="x = \\boxed{", continuation="1"))])
+    assert plain.generate([GenerateRequest(prompt="x = \\boxed{", params=SamplingParams(max_new_tokens=2))])

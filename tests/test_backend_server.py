@@ -91,6 +91,7 @@ def test_retry_delay_timeouts_are_retried():
      SamplingParams(max_new_tokens=7, temperature=0.0, stop=("a", "b"))),
     ({"temperature": 0}, SamplingParams(max_new_tokens=16, temperature=0.0)),
     ({"temperature": 0, "stop_at": "balanced_brace"}, SamplingParams(16, 0.0, stop_at="balanced_brace")),
+    ({"temperature": 0, "constraint": "number"}, SamplingParams(16, 0.0, constraint="number")),
 ])
 def test_sampling_params(body, expected):
     assert sampling_params(body, default_max=16) == expected
@@ -101,6 +102,8 @@ def test_sampling_params_rejects_n_and_draws_seeds():
         sampling_params({"n": 2}, 16)
     with pytest.raises(ApiError, match="stop_at"):
         sampling_params({"stop_at": "newline"}, 16)
+    with pytest.raises(ApiError, match="constraint"):
+        sampling_params({"constraint": "letters"}, 16)
     seeds = {sampling_params({"temperature": 1.0}, 16).seed for _ in range(5)}
     assert len(seeds) > 1  # unseeded sampling is not silently fixed
 

@@ -24,6 +24,7 @@ from zcp_core.backends import (
     ResponseCache,
     SamplingParams,
     ScoreRequest,
+    allowed_token_ids,
     chat,
     generate_and_score,
 )
@@ -50,6 +51,7 @@ class VSamplingParams:
     logprobs: int | None = None
     prompt_logprobs: int | None = None
     include_stop_str_in_output: bool = False
+    allowed_token_ids: list[int] | None = None
 
 
 @dataclass
@@ -76,13 +78,14 @@ def fake_vllm(hf) -> types.ModuleType:
 
     class LLM:
         def __init__(self, model: str, **kwargs):
-            self.model, self.kwargs, self.calls = model, kwargs, []
+            self.model, self.kwargs, self.calls, self.params = model, kwargs, [], []
 
         def get_tokenizer(self):
             return tok
 
         def generate(self, prompts, sampling_params, use_tqdm=True):
             params = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
+            self.params += params
             self.calls.append([(len(p["prompt_token_ids"]), sp.prompt_logprobs is not None)
                                for p, sp in zip(prompts, params)])
             return [self._one(p["prompt_token_ids"], sp) for p, sp in zip(prompts, params)]
@@ -93,8 +96,13 @@ def fake_vllm(hf) -> types.ModuleType:
                 with torch.inference_mode():
                     logp = torch.log_softmax(hf.model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
                 plp = [None] + [{ids[k]: Logprob(float(logp[k - 1, ids[k]]))} for k in range(1, len(ids))]
+            # vLLM samples only from allowed_token_ids; the one list zcp sends is the number constraint's.
+            number = sp.allowed_token_ids is not None and set(sp.allowed_token_ids) == set(allowed_token_ids(tok))
+            if sp.allowed_token_ids is not None and not number:
+                raise NotImplementedError("this stand-in masks only the number constraint's token list")
             req = GenerateRequest(prompt=tok.decode(ids), logprobs=sp.logprobs is not None,
-                                  params=SamplingParams(max_new_tokens=sp.max_tokens, stop=tuple(sp.stop or ())))
+                                  params=SamplingParams(max_new_tokens=sp.max_tokens, stop=tuple(sp.stop or ()),
+                                                        constraint="number" if number else "none"))
             c = hf.generate([req])[0]
             text = c.text + (c.stop_reason or "") if sp.include_stop_str_in_output else c.text
             gen = tok(text, add_special_tokens=False).input_ids
@@ -170,3 +178,19 @@ def test_vllm_adaptor_generate_score_scores_first(vllm_on_hf, smollm2):
     # Scoring (prompt_logprobs) runs before generation, so the engine's prefix cache holds the prompt.
     assert [call[0][1] for call in vllm_on_hf.llm.calls] == [True, False]
     assert vllm_on_hf.generate([gen])[0] == got.completion and vllm_on_hf.cache.hits == 1  # shared cache entries
+
+
+def test_vllm_adaptor_passes_the_number_constraint_as_allowed_token_ids(vllm_on_hf, smollm2, gsm8k_items):
+    suffix = "\n\nThe final answer is:\n\\[\n\\boxed{"
+    reqs = [GenerateRequest(messages=chat(f"{it.question}\nPut your final answer within \\boxed{{}}."), prefill=suffix,
+                            thinking="off", params=SamplingParams(max_new_tokens=8, stop_at="balanced_brace",
+                                                                  constraint=c))
+            for it in gsm8k_items[:2] for c in ("number", "none")]
+    got, ref = vllm_on_hf.generate(reqs), smollm2.generate(reqs)
+    for a, b in zip(got, ref):
+        assert (a.text, a.n_tokens, a.finish_reason, a.stop_reason) == (b.text, b.n_tokens, b.finish_reason,
+                                                                         b.stop_reason)
+    assert vllm_on_hf.supports_constraints
+    sent = {tuple(sp.allowed_token_ids) if sp.allowed_token_ids is not None else None for sp in vllm_on_hf.llm.params}
+    assert sent == {None, tuple(allowed_token_ids(smollm2.tokenizer))}  # the list, EOS included, or no mask at all
+    assert got[0].text != got[1].text and got[0].text.endswith("}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from zcp_core.backends.base import (
     Backend,
     Completion,
+    Constraint,
     GenerateRequest,
     GenerateScore,
     GenerateScoreRequest,
@@ -25,6 +26,7 @@ from zcp_core.backends.base import (
     stop_depth,
 )
 from zcp_core.backends.cache import ResponseCache, cache_dir
+from zcp_core.backends.constraints import allowed_token_ids, number_token_ok
 from zcp_core.backends.embedded import converted_dir, ensure_converted, gguf_path
 from zcp_core.backends.hf import TransformersBackend, folder_revision
 from zcp_core.backends.http_util import continuation_span, retry_delay, split_base_url
@@ -42,10 +44,10 @@ from zcp_core.backends.spec import (
 from zcp_core.backends.vllm_backend import VLLMBackend
 
 __all__ = [
-    "Backend", "Completion", "DEFAULT_MODEL", "GenerateRequest", "GenerateScore", "GenerateScoreRequest", "Message",
+    "Backend", "Completion", "Constraint", "DEFAULT_MODEL", "GenerateRequest", "GenerateScore", "GenerateScoreRequest", "Message",
     "ModelSpec", "OpenAIBackend", "ResponseCache", "SamplingParams", "ScoreRequest", "StopAt", "TokenLogprobs",
     "TransformersBackend", "VLLMBackend", "available_models", "balanced_close", "open_braces", "stop_depth", "cache_dir", "chat",
     "continuation_span", "converted_dir", "ensure_converted", "generate_and_score",
     "folder_revision", "gguf_path", "lab_model_path", "load_backend", "local_weights", "parse_model_spec",
-    "retry_delay", "split_base_url", "vllm_available",
+    "retry_delay", "split_base_url", "vllm_available", "allowed_token_ids", "number_token_ok",
 ]

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 Role = Literal["system", "user", "assistant"]
 Thinking = Literal["auto", "on", "off"]
 StopAt = Literal["eos", "balanced_brace"]
+Constraint = Literal["none", "number"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,15 @@ class SamplingParams:
     open, the first group it opens (nested groups counted, ``\\{`` not
     counted; see :func:`balanced_close` and :func:`stop_depth`).
     The completion then ends with that ``}`` and ``Completion.stop_reason`` is ``"}"``.
+
+    ``constraint`` restricts which tokens decoding may pick (scoring is never
+    masked). Under ``number`` every generated token's text consists only of
+    characters in ``0123456789.,-/`` and spaces (so a leading space too), or
+    is a closing ``}`` optionally followed by whitespace, or the token is EOS
+    (see :func:`zcp_core.backends.constraints.number_token_ok`): a boxed
+    answer can then hold a number and its closing brace, never a derivation.
+    A backend that cannot mask tokens (``supports_constraints`` False) raises
+    ``ValueError`` for such a request.
     """
 
     max_new_tokens: int = 32
@@ -46,6 +56,7 @@ class SamplingParams:
     seed: int = 0
     stop: tuple[str, ...] = ()
     stop_at: StopAt = "eos"
+    constraint: Constraint = "none"
 
     @property
     def greedy(self) -> bool:
@@ -208,10 +219,15 @@ class Backend(Protocol):
         """Whether :meth:`score` returns real values."""
         ...
 
+    @property
+    def supports_constraints(self) -> bool:
+        """Whether generation honours ``SamplingParams.constraint`` (else a constrained request raises ValueError)."""
+        ...
+
 
 # Fields added after caches were written: left out of the key at their default, which is
 # the old behaviour, so entries written before they existed stay valid.
-_LATE_PARAM_DEFAULTS = (("stop_at", "eos"),)
+_LATE_PARAM_DEFAULTS = (("stop_at", "eos"), ("constraint", "none"))
 
 
 def request_key(kind: str, backend: str, model: str, revision: str, request: Any) -> str:

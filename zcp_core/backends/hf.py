@@ -7,12 +7,16 @@ longest row). Sampling draws each row from its own seeded generator (via a
 logits processor), so a sampled output depends on its request and seed only,
 not on which batch it landed in. ``stop_at="balanced_brace"`` is a stopping
 criterion that counts braces per row with tensor lookups
-(:mod:`zcp_core.backends.hf_braces`).
+(:mod:`zcp_core.backends.hf_braces`). A ``constraint`` is a logits mask on
+the decoding steps (built once per backend and constraint,
+:mod:`zcp_core.backends.constraints`); requests with different constraints
+never share a batch of ``generate``, and scored logprobs are never masked.
 
 :meth:`TransformersBackend.generate_score` folds a greedy generation and the
 scoring of a continuation of the same prompt into one prefill: the forward
-pass over prompt + continuation yields the logprobs and starts the
-generation, which continues from its key-value cache.
+pass over prompt + continuation yields the (unmasked) logprobs and starts the
+generation, which continues from its key-value cache; a constrained row's
+argmax is taken on its masked logits.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Literal, Sequence
 
 from zcp_core.backends.base import (
     Completion,
+    Constraint,
     GenerateRequest,
     GenerateScore,
     GenerateScoreRequest,
@@ -73,6 +78,7 @@ class TransformersBackend:
     """
 
     name = "transformers"
+    supports_constraints = True
 
     def __init__(
         self,
@@ -111,6 +117,7 @@ class TransformersBackend:
         if "enable_thinking" in tmpl:
             self._template_kwargs.add("enable_thinking")
         self._brace_table: Any = None
+        self._banned: dict[str, Any] = {}
 
     def _braces(self) -> Any:
         """The tokenizer's brace table (built on first use: one decode of the vocabulary)."""
@@ -119,6 +126,16 @@ class TransformersBackend:
 
             self._brace_table = brace_table(self.tokenizer, int(self.model.config.vocab_size))
         return self._brace_table
+
+    def _banned_mask(self, constraint: Constraint) -> Any:
+        """The tokens ``constraint`` forbids, as a bool vocabulary mask on the model's device (built on first use)."""
+        if constraint not in self._banned:
+            from zcp_core.backends.constraints import banned_mask
+
+            eos = [t for t in (self.tokenizer.eos_token_id, self.tokenizer.pad_token_id) if t is not None]
+            mask = banned_mask(self.tokenizer, int(self.model.config.vocab_size), constraint, eos)
+            self._banned[constraint] = mask.to(self.device)
+        return self._banned[constraint]
 
     @property
     def supports_logprobs(self) -> bool:
@@ -160,7 +177,7 @@ class TransformersBackend:
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
             p = r.params
-            groups.setdefault((p.max_new_tokens, p.greedy, p.stop, p.stop_at, r.logprobs), []).append(i)
+            groups.setdefault((p.max_new_tokens, p.greedy, p.stop, p.stop_at, p.constraint, r.logprobs), []).append(i)
         for idx in groups.values():
             texts = [self.render(requests[i]) for i in idx]
             lens = [len(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
@@ -180,16 +197,26 @@ class TransformersBackend:
         tok.padding_side = "left"
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         p0 = reqs[0].params
+        constrained = p0.constraint != "none"
+        # Constrained scores are masked: generated-token logprobs then come from the raw logits.
         kwargs: dict[str, Any] = dict(
             max_new_tokens=p0.max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id,
-            return_dict_in_generate=True, output_scores=reqs[0].logprobs,
+            return_dict_in_generate=True, output_scores=reqs[0].logprobs and not constrained,
+            output_logits=reqs[0].logprobs and constrained,
         )
         # transformers warns about sampling-only fields on greedy configs; clear them.
         kwargs.update(temperature=None, top_p=None, top_k=None)
-        if not p0.greedy:
+        processors = LogitsProcessorList()
+        if constrained:
+            from zcp_core.backends.constraints import mask_processor
+
+            processors.append(mask_processor(self._banned_mask(p0.constraint)))
+        if not p0.greedy:  # after the mask, so the sample is drawn from the allowed tokens
             from zcp_core.backends.hf_decode import RowSampler
 
-            kwargs["logits_processor"] = LogitsProcessorList([RowSampler([r.params for r in reqs])])
+            processors.append(RowSampler([r.params for r in reqs]))
+        if processors:
+            kwargs["logits_processor"] = processors
         if p0.stop:
             kwargs.update(stop_strings=list(p0.stop), tokenizer=tok)
         balanced = p0.stop_at == "balanced_brace"
@@ -207,7 +234,8 @@ class TransformersBackend:
         # recomputed below by teacher forcing; under greedy they are exact.
         logp = None
         if reqs[0].logprobs and p0.greedy:
-            logp = torch.stack([torch.log_softmax(s.float(), -1) for s in gen.scores], 1)
+            raw = gen.logits if constrained else gen.scores
+            logp = torch.stack([torch.log_softmax(s.float(), -1) for s in raw], 1)
         results = []
         eos = {tok.eos_token_id, tok.pad_token_id} - {None}
         for b, r in enumerate(reqs):
@@ -318,8 +346,9 @@ class TransformersBackend:
         n_batches = max(1, round(len(order) / self.answer_batch_size))
         for k in range(n_batches):
             part = order[k * len(order) // n_batches : (k + 1) * len(order) // n_batches]
+            banned = {c: self._banned_mask(c) for c in {rows[i].constraint for i in part} - {"none"}}
             got = fused_batch(self.model, [rows[i] for i in part], self._braces(), eos, tok.pad_token_id,
-                              self.batch_size)
+                              self.batch_size, banned)
             for i, fo in zip(part, got):
                 row = rows[i]
                 text = str(tok.decode(fo.token_ids, skip_special_tokens=True))
@@ -352,7 +381,8 @@ class TransformersBackend:
         draft_end = len(closed) if list(closed[: len(seq)]) == seq else len(seq)
         return FusedRow(prompt_ids=prompt, seq_ids=list(closed[:draft_end]) if draft_end > len(seq) else seq,
                         score_start=start, score_end=len(seq), budget=p.max_new_tokens,
-                        balanced=p.stop_at == "balanced_brace", depth=stop_depth(r.generate))
+                        balanced=p.stop_at == "balanced_brace", depth=stop_depth(r.generate),
+                        constraint=p.constraint)
 
 
 def _completion(d: dict[str, Any]) -> Completion:

@@ -13,14 +13,17 @@ decoding with the gold as the draft), so a correct answer costs no further
 step. Where the argmax departs, decoding continues from the same key-value
 cache, with the rejected draft positions masked out. Greedy outputs therefore
 equal those of a plain ``generate`` up to floating-point ties, and the logprobs
-those of a separate ``score`` (the contract test checks both).
+those of a separate ``score`` (the contract test checks both). A row with a
+decoding ``constraint`` takes every argmax (draft check included) on its
+masked logits; its scored logprobs come from the unmasked ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
+from zcp_core.backends.base import Constraint
 from zcp_core.backends.hf_braces import BraceTable, brace_step
 
 
@@ -76,6 +79,7 @@ class FusedRow:
         budget: ``max_new_tokens``.
         balanced: Whether to stop at the balanced ``}``.
         depth: Brace groups the prompt leaves open (where the balanced stop starts counting).
+        constraint: The decoding constraint (its mask applies to this row's argmax only).
     """
 
     prompt_ids: list[int]
@@ -85,6 +89,7 @@ class FusedRow:
     budget: int
     balanced: bool
     depth: int = 0
+    constraint: Constraint = "none"
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,8 @@ class _State:
         self.depth = torch.tensor([r.depth for r in rows], dtype=torch.long)
         self.escaped = torch.zeros(b, dtype=torch.bool)
         self.code = torch.zeros(b, dtype=torch.long)
+        # Constrained rows: (masks: one bool vocabulary row per constraint, row 0 bans nothing; each row's mask index).
+        self.bans: tuple[Any, Any] | None = None
 
     def advance(self, tok: Any, active: Any) -> None:
         """Append ``tok`` to the active rows that are still running, and mark the rows it ends."""
@@ -134,13 +141,15 @@ class _State:
 
 
 def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids: Sequence[int], pad_id: int,
-                prefill_rows: int) -> list[FusedOut]:
+                prefill_rows: int, banned: Mapping[str, Any] | None = None) -> list[FusedOut]:
     """Score and greedily answer a batch of rows with one prefill each (see the module docstring).
 
     The prefill runs in groups of ``prefill_rows`` (a forward pass over many
     thousand tokens at once is slower per token on a CPU), and the groups'
     key-value caches are then joined, right-aligned, into one cache so that
-    every decoding step serves the whole batch.
+    every decoding step serves the whole batch. ``banned`` maps each
+    constraint of the rows (other than ``none``) to its bool vocabulary mask
+    of forbidden tokens.
     """
     import torch
 
@@ -151,10 +160,13 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
     pred = torch.zeros((len(rows), n_pred), dtype=torch.long)
     scores: list[list[float]] = []
     kv: list[list[tuple[Any, Any]]] = []
+    st = _State(rows, table, eos_ids)
+    st.bans = _row_bans(rows, banned or {})
     with torch.inference_mode():
         for g in range(0, len(rows), max(prefill_rows, 1)):
             group = rows[g : g + prefill_rows]
-            got, group_kv = _prefill(model, group, pad_id, n_pred)
+            ban = None if st.bans is None else st.bans[0].cpu()[st.bans[1][g : g + len(group)]]
+            got, group_kv = _prefill(model, group, pad_id, n_pred, ban)
             pred[g : g + len(group)] = got[0]
             scores += got[1]
             kv.append(group_kv)
@@ -165,7 +177,6 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
         j = torch.arange(n_pred)
         valid = j[None, :] <= (lens - plen)[:, None]
         accepted = ((pred == draft) & valid).long().cumprod(1).sum(1)  # leading draft tokens greedy agrees with
-        st = _State(rows, table, eos_ids)
         for k in range(n_pred):
             st.advance(pred[:, k], j[k] <= accepted)
         if bool((st.code == 0).any()):
@@ -184,10 +195,23 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
                      int(st.code[i]) == 2, scores[i]) for i in range(len(rows))]
 
 
-def _prefill(model: Any, rows: Sequence[FusedRow], pad_id: int, n_pred: int
+def _row_bans(rows: Sequence[FusedRow], banned: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """The masks of the rows' constraints stacked under a ban-nothing row, and each row's index into them
+    (None when no row is constrained)."""
+    import torch
+
+    kinds = sorted({r.constraint for r in rows} - {"none"})
+    if not kinds:
+        return None
+    first = banned[kinds[0]]
+    masks = torch.stack([torch.zeros_like(first), *(banned[k] for k in kinds)])
+    return masks, torch.tensor([0 if r.constraint == "none" else 1 + kinds.index(r.constraint) for r in rows])
+
+
+def _prefill(model: Any, rows: Sequence[FusedRow], pad_id: int, n_pred: int, ban: Any = None
              ) -> tuple[tuple[Any, list[list[float]]], list[tuple[Any, Any]]]:
     """One left-padded forward pass: ((greedy predictions from each row's last prompt token on, scored
-    logprobs), per-layer (keys, values))."""
+    logprobs), per-layer (keys, values)). ``ban`` (rows, vocabulary) masks the predictions, not the scores."""
     import torch
 
     ids, mask, pos = left_pad([r.seq_ids for r in rows], pad_id)
@@ -202,8 +226,12 @@ def _prefill(model: Any, rows: Sequence[FusedRow], pad_id: int, n_pred: int
                            [(r.score_start, r.score_end) for r in rows], keep)
     lens = torch.tensor([len(r.seq_ids) for r in rows])
     plen = torch.tensor([len(r.prompt_ids) for r in rows])
-    col = (keep - lens + plen - 1)[:, None] + torch.arange(n_pred)[None, :]
-    pred = logits.argmax(-1).gather(1, col.clamp(max=keep - 1))
+    col = ((keep - lens + plen - 1)[:, None] + torch.arange(n_pred)[None, :]).clamp(max=keep - 1)
+    if ban is None:
+        pred = logits.argmax(-1).gather(1, col)
+    else:  # only the predicting columns are masked (a copy of every kept column would cost more)
+        picked = logits[torch.arange(len(rows))[:, None], col]
+        pred = picked.masked_fill(ban[:, None, : picked.shape[-1]], float("-inf")).argmax(-1)
     return (pred, scores), [(layer.keys, layer.values) for layer in out.cache.layers]
 
 
@@ -332,7 +360,11 @@ def _decode(model: Any, cache: Any, st: _State, mask: Any, tok: Any, pos: Any, c
         column += 1
         out = model(input_ids=tok[:, None].to(device), attention_mask=mask.to(device),
                     position_ids=pos[:, None].to(device), cache=cache, use_cache=True, logits_to_keep=1)
-        tok = out.logits[:, -1].argmax(-1).cpu()
+        logits = out.logits[:, -1]
+        if st.bans is not None:
+            masks, index = st.bans
+            logits = logits.masked_fill(masks[index[rows].to(masks.device)][:, : logits.shape[-1]], float("-inf"))
+        tok = logits.argmax(-1).cpu()
         full = torch.zeros(len(st.code), dtype=torch.long)
         full[rows] = tok
         active = torch.zeros(len(st.code), dtype=torch.bool)

@@ -7,17 +7,32 @@ its module docstring for the rules.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Sequence
 
 from zcp_core.backends.base import (
     Completion,
     GenerateRequest,
     GenerateScoreRequest,
+    SamplingParams,
     TokenLogprobs,
     balanced_close,
     stop_depth,
 )
 from zcp_core.errors import ZcpError
+
+
+def check_constraints(client: Any, params: Sequence[SamplingParams]) -> None:
+    """Refuse decoding constraints unless the server is ``zcp serve``, the one that can mask tokens.
+
+    Raises:
+        ValueError: A request has ``constraint`` other than ``none`` and the server is not ``zcp serve``.
+    """
+    asked = sorted({p.constraint for p in params} - {"none"})
+    if asked and not client.is_zcp_serve:
+        raise ValueError(
+            f"constraint={asked[0]!r} needs a server that masks tokens while decoding, and {client.base_url} "
+            "is not `zcp serve` (its /v1/models entry is not owned_by 'zcp'). Serve the model with `zcp serve`, "
+            "or load it in process (transformers or vLLM backend), or drop the constraint.")
 
 
 def generate_balanced(client: Any, r: GenerateRequest) -> Completion:

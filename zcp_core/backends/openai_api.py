@@ -17,7 +17,9 @@ Balanced-brace stops (``SamplingParams.stop_at``): ``zcp serve`` (its
 box is not yet balanced the client continues the completion from the text so
 far (prompt + text, the remaining budget) until it is, or the budget runs out.
 A server that reports no ``stop_reason`` (vLLM and ``zcp serve`` do) is taken
-to have stopped at the ``}`` when it says ``stop``.
+to have stopped at the ``}`` when it says ``stop``. A decoding ``constraint``
+is sent (the ``constraint`` extension field) only to ``zcp serve``; any other
+server cannot mask tokens, so a constrained request raises ``ValueError``.
 
 ``generate_score`` against ``zcp serve`` is one request per item (the
 ``zcp_score`` extension: the server folds generation and scoring into one
@@ -174,8 +176,13 @@ class OpenAIBackend:
 
     @property
     def is_zcp_serve(self) -> bool:
-        """Whether the server is ``zcp serve`` (which honours the ``stop_at`` and ``zcp_score`` extensions)."""
+        """Whether the server is ``zcp serve`` (honouring the ``stop_at``, ``constraint``, ``zcp_score`` fields)."""
         return self._model_entry().get("owned_by") == "zcp"
+
+    @property
+    def supports_constraints(self) -> bool:
+        """Whether ``SamplingParams.constraint`` is honoured: only by ``zcp serve``."""
+        return self.is_zcp_serve
 
     @property
     def can_render(self) -> bool:
@@ -233,8 +240,11 @@ class OpenAIBackend:
     # ---- generation ------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerateRequest], progress: bool = False) -> list[Completion]:
         """One completion per request, in order (cached; requests run ``concurrency`` at a time)."""
-        keys = [request_key("generate", self.name, self.model_id, self.revision, r) for r in requests]
         from zcp_core.backends.hf import _completion
+        from zcp_core.backends.openai_answer import check_constraints
+
+        check_constraints(self, [r.params for r in requests])
+        keys = [request_key("generate", self.name, self.model_id, self.revision, r) for r in requests]
 
         return cached_batch(self.cache, keys, list(requests), lambda rs: self._map(self._generate_one, rs),
                             _completion, chunk=self.concurrency * 8, progress="generate" if progress else None)
@@ -254,6 +264,8 @@ class OpenAIBackend:
         if p.stop:
             kwargs["stop"] = list(p.stop)
         extra: dict[str, Any] = {"top_k": p.top_k} if p.top_k > 0 else {}
+        if p.constraint != "none":  # only zcp serve gets here (check_constraints)
+            extra["constraint"] = p.constraint
         return kwargs, extra
 
     def _generate_one(self, r: GenerateRequest) -> Completion:
@@ -315,11 +327,13 @@ class OpenAIBackend:
         ``zcp serve`` folds each pair into one prefill (the ``zcp_score``
         extension); other servers get a batched generate, then a batched score.
         """
+        from zcp_core.backends.openai_answer import check_constraints, generate_score_one
+
+        check_constraints(self, [r.generate.params for r in requests])
         if not (self.is_zcp_serve and self.can_render and self.supports_logprobs):
             comps = self.generate([r.generate for r in requests], progress=progress)
             return [GenerateScore(c, lp) for c, lp in zip(comps, self.score([r.score for r in requests], progress))]
         from zcp_core.backends.hf import _completion, _logprobs
-        from zcp_core.backends.openai_answer import generate_score_one
 
         keys = [(request_key("generate", self.name, self.model_id, self.revision, r.generate),
                  request_key("score", self.name, self.model_id, self.revision, r.score)) for r in requests]

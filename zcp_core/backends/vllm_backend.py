@@ -13,6 +13,10 @@ depend on batch composition.
 ``stop_at="balanced_brace"``: the engine stops at ``}`` (kept in the text);
 rows whose box is not yet balanced are continued from the text so far with
 the remaining budget, in batched rounds, until balanced or out of budget.
+A ``constraint`` becomes vLLM's ``allowed_token_ids`` (the list from
+:func:`~zcp_core.backends.constraints.allowed_token_ids`, EOS included, built
+once per backend); vLLM applies it to sampling only, so prompt logprobs stay
+unmasked.
 ``generate_score`` scores first, then generates: with vLLM's automatic prefix
 caching (on by default in the V1 engine) the generation reuses the prompt's
 cached key-value blocks, so the prompt is prefilled once.
@@ -25,6 +29,7 @@ from typing import Any, Literal, Sequence
 
 from zcp_core.backends.base import (
     Completion,
+    Constraint,
     GenerateRequest,
     GenerateScore,
     GenerateScoreRequest,
@@ -49,6 +54,7 @@ class VLLMBackend:
     """
 
     name = "vllm"
+    supports_constraints = True
 
     def __init__(self, model: str, cache: ResponseCache | None = None, revision: str | None = None,
                  **engine_kwargs: Any):
@@ -68,6 +74,7 @@ class VLLMBackend:
         self._thinking_kw = "enable_thinking" in tmpl
         eos = {getattr(self.tokenizer, "eos_token_id", None)}
         self._eos = {t for t in eos if t is not None}
+        self._allowed: dict[str, list[int]] = {}
 
     @property
     def supports_logprobs(self) -> bool:
@@ -133,7 +140,18 @@ class VLLMBackend:
         stop = list(p.stop) + (["}"] if p.stop_at == "balanced_brace" else [])
         return VSP(n=1, max_tokens=p.max_new_tokens - spent, temperature=max(p.temperature, 0.0), top_p=p.top_p,
                    top_k=p.top_k if p.top_k > 0 else -1, seed=None if p.greedy else p.seed, stop=stop or None,
-                   include_stop_str_in_output=p.stop_at == "balanced_brace", logprobs=0 if r.logprobs else None)
+                   include_stop_str_in_output=p.stop_at == "balanced_brace", logprobs=0 if r.logprobs else None,
+                   allowed_token_ids=self._allowed_ids(p.constraint))
+
+    def _allowed_ids(self, constraint: Constraint) -> list[int] | None:
+        """vLLM's ``allowed_token_ids`` for a constraint (None: every token), built once per constraint."""
+        if constraint == "none":
+            return None
+        if constraint not in self._allowed:
+            from zcp_core.backends.constraints import allowed_token_ids
+
+            self._allowed[constraint] = sorted(set(allowed_token_ids(self.tokenizer, constraint)) | self._eos)
+        return self._allowed[constraint]
 
     def _completion(self, r: GenerateRequest, o: Any) -> Completion:
         ids = list(o.token_ids)

@@ -5,12 +5,12 @@ it; its ``lock`` serialises tokenizer use with the backend's own, since fast
 tokenizers are not safe to share across threads) plus the decoded JSON body, and returns the JSON answer in OpenAI's or
 vLLM's shape; :class:`ApiError` becomes an ``{"error": ...}`` reply.
 
-zcp extensions (the zcp client sends them only to ``zcp serve``): ``stop_at:
-"balanced_brace"`` stops at the ``}`` balancing the first brace group; on
-``/v1/completions``, ``zcp_score: {"prompt", "continuation"}`` also scores the
-continuation after that prompt in the generating backend call (one shared
-prefill on transformers), returned as the choice's ``zcp_score: {"tokens",
-"logprobs", "available", "reason"}``. Choices carry vLLM's ``stop_reason``.
+zcp extensions (the zcp client sends them only to ``zcp serve``): ``stop_at: "balanced_brace"`` stops at
+the ``}`` balancing the first brace group; ``constraint: "number"`` lets decoding pick only number tokens
+(``SamplingParams.constraint``); on ``/v1/completions``, ``zcp_score: {"prompt", "continuation"}`` also
+scores the continuation after that prompt in the generating backend call (one shared prefill on
+transformers), returned as the choice's ``zcp_score: {"tokens", "logprobs", "available", "reason"}``.
+Choices carry vLLM's ``stop_reason``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from zcp_core.backends import (
     Completion,
+    Constraint,
     GenerateRequest,
     GenerateScoreRequest,
     Message,
@@ -57,7 +58,6 @@ class ApiError(Exception):
         self.status = status
         self.message = message
         self.kind = kind
-
 
 
 # ---- request parsing -------------------------------------------------------------------------
@@ -151,14 +151,16 @@ def sampling_params(body: dict[str, Any], default_max: int) -> SamplingParams:
         # No seed: a fresh draw per request, as OpenAI servers do.
         seed = random.SystemRandom().randrange(2**31) if temperature > 0 else 0
     top_k = body.get("top_k")
-    stop_at: StopAt = body.get("stop_at") or "eos"
-    if stop_at not in get_args(StopAt):
-        raise ApiError(400, f"stop_at must be one of {get_args(StopAt)}, got {stop_at!r}")
+    stop_at: Any = body.get("stop_at") or "eos"
+    constraint: Any = body.get("constraint") or "none"
+    for name, value, kind in (("stop_at", stop_at, StopAt), ("constraint", constraint, Constraint)):
+        if value not in get_args(kind):
+            raise ApiError(400, f"{name} must be one of {get_args(kind)}, got {value!r}")
     return SamplingParams(
         max_new_tokens=max_tokens, temperature=temperature,
         top_p=float(body["top_p"]) if body.get("top_p") is not None else 1.0,
         top_k=int(top_k) if top_k is not None and int(top_k) > 0 else 0, seed=int(seed), stop=stop,
-        stop_at=stop_at,
+        stop_at=stop_at, constraint=constraint,
     )
 
 
