@@ -71,7 +71,10 @@ def main() -> int:
     recs = pd.read_parquet(probe / "records.parquet")
     stops = recs["answer_stop"].value_counts().to_dict() if "answer_stop" in recs else {}
     rows = [(m, v.get("n"), v.get("confidence"), v.get("reason", "")) for m, v in conf["metrics"].items()]
-    ok = all(c is None or c <= 0.6 for _, _, c, _ in rows) and max(n or 0 for _, n, _, _ in rows) >= 200
+    enough = max(n or 0 for _, n, _, _ in rows) >= 200
+    ok = all(c is None or c <= 0.6 for _, _, c, _ in rows) and enough
+    # With --calibrate the calibrated forms are the verdict a user reads; the raw ones are still shown.
+    cal_ok = all(c is None or c <= 0.6 for m, _, c, _ in rows if m in ("acc", "p_first_cal", "p_all_cal")) and enough
     lines = [
         "# A clean model reads clean (embedded SmolLM2, GSM8K test, numeric twins)", "",
         f"Command: `.venv/bin/python benchmarks/probe_clean_null.py --limit {args.limit} --out {args.out}"
@@ -80,7 +83,8 @@ def main() -> int:
         f"then `zcp {' '.join(probe_cmd)}` and `zcp confidence --json`.", "",
         "| metric | pairs | Contamination Confidence | note |", "|---|---|---|---|",
         *[f"| {m} | {n} | {'n/a' if c is None else f'{c:.3f}'} | {why} |" for m, n, c, why in rows], "",
-        f"Target: C <= 0.6 on every metric over at least 200 pairs: {'met' if ok else 'NOT met'}.", "",
+        f"Target: C <= 0.6 on every metric over at least 200 pairs: {'met' if ok else 'NOT met'}"
+        + (f"; on Acc and the calibrated metrics: {'met' if cal_ok else 'NOT met'}." if args.calibrate else "."), "",
         f"The probe itself: {len(recs)} prompts ({(recs['arm'] == 'original').sum()} originals, "
         f"{(recs['arm'] == 'reference').sum()} twins) in {probe_secs:.0f} s wall ({len(recs) / probe_secs:.2f} "
         f"prompts/s, response cache on but cold for these prompts unless run before), {int(recs['answer_tokens'].sum())} "
@@ -90,7 +94,7 @@ def main() -> int:
     lines += arm_table(recs) if args.calibrate else []
     Path(args.result).write_text("\n".join(lines))
     print("\n".join(lines))
-    return 0 if ok else 1
+    return 0 if (cal_ok if args.calibrate else ok) else 1
 
 
 if __name__ == "__main__":

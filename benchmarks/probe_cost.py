@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cot-tokens", type=int, default=256, help="full-CoT budget of the reference approach")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 avoids stalls on a shared box)")
     ap.add_argument("--out", default=None, help="markdown file for the results")
+    ap.add_argument("--answer-format", choices=["free", "number", "auto"], default="free",
+                    help="the probe's zero-CoT answer format, in both arms")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -53,12 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     items = load_items("data/gsm8k/test.jsonl")[: args.n]
     backend = load_backend(args.model, cache=None, device="cpu")
     backend.generate(_warmup(), progress=False)  # first-call overheads must not count for either arm
-    zcp = _measure(backend, items, ProbeConfig(metrics=("acc",)))
-    base = _measure(backend, items, ProbeConfig(metrics=("acc",), full_cot=True, cot_tokens=args.cot_tokens))
+    fmt = args.answer_format
+    zcp = _measure(backend, items, ProbeConfig(metrics=("acc",), answer_format=fmt))
+    base = _measure(backend, items, ProbeConfig(metrics=("acc",), full_cot=True, cot_tokens=args.cot_tokens,
+                                                answer_format=fmt))
     lines = [
         f"# probe_cost: ZCP at r=0 vs full CoT ({args.cot_tokens} tokens) then truncation at r=0", "",
         f"Command: `.venv/bin/python benchmarks/probe_cost.py --model {args.model} --n {args.n} --cot-tokens {args.cot_tokens} "
-        f"--threads {args.threads}`", "",
+        f"--threads {args.threads} --answer-format {fmt}`", "",
         f"Model {args.model}, {args.n} GSM8K test items, greedy, response cache disabled, torch threads "
         f"{args.threads}, CPU.", "",
         "| approach | generated tokens / item | CoT tokens | answer tokens (/ item) | answers ended | wall s | "
@@ -73,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
               f"wall time {base['wall_s'] / zcp['wall_s']:.1f}x, CPU time {base['cpu_s'] / zcp['cpu_s']:.1f}x.",
               f"Load average {os.getloadavg()[0]:.1f} at the end (the machine is shared; CPU time, this process "
               "only, is the steadier comparison). Both arms ran in the same process, ZCP first. Answers stop "
-              "at the `}` that closes the prefilled `\\boxed{` (or when the answer budget is spent).", ""]
+              "at the `}` that closes the prefilled `\\boxed{` (or when the answer budget is spent). Both arms use "
+              f"answer format `{fmt}`" + (" (the box may hold only a number)." if fmt != "free" else "."), ""]
     text = "\n".join(lines)
     print(text)
     if args.out:

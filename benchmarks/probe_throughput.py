@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2, help="torch threads for both arms")
     ap.add_argument("--batch-size", type=int, default=16, help="the floor's batch and the probe's --batch-size")
     ap.add_argument("--cli", action="store_true", help="time the `zcp probe` command instead of run_probe")
+    ap.add_argument("--answer-format", choices=["free", "number", "auto"], default="free",
+                    help="the probe's zero-CoT answer format (the floor does not depend on it)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "probe_throughput.md")
     ap.add_argument("--floor-runs", type=int, choices=(1, 2), default=2,
                     help="2: the floor before and after the probe (the faster counts); 1: before only (long runs)")
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     load0 = os.getloadavg()[0]
     fw1, fc1, means = floor(backend.model, seqs, args.batch_size, pad)
     print(f"floor: {fw1:.1f} s wall, {fc1:.1f} s CPU ({n_tokens / fw1:.0f} tokens/s)", flush=True)
-    probe = _cli(args) if args.cli else _in_process(backend, original, reference)
+    probe = _cli(args) if args.cli else _in_process(backend, original, reference, args.answer_format)
     fw2, fc2 = (floor(backend.model, seqs, args.batch_size, pad)[:2] if args.floor_runs == 2
                 else (math.inf, math.inf))
     print(f"floor again: {fw2:.1f} s wall, {fc2:.1f} s CPU", flush=True)
@@ -161,14 +163,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _in_process(backend, original, reference) -> dict:  # type: ignore[no-untyped-def,type-arg]
+def _in_process(backend, original, reference, answer_format="free") -> dict:  # type: ignore[no-untyped-def,type-arg]
     from zcp_core.probe import ProbeConfig, run_probe
 
     w0, c0 = time.perf_counter(), time.process_time()
-    res = run_probe(backend, original, reference, ProbeConfig(metrics=("acc", "p_first", "p_all")))
+    res = run_probe(backend, original, reference, ProbeConfig(metrics=("acc", "p_first", "p_all"),
+                                                              answer_format=answer_format))
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     print(f"probe: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-    return {"name": "`run_probe` at r = 0 (acc, p_first, p_all), cache off", "wall": wall, "cpu": f"{cpu:.1f}",
+    return {"name": f"`run_probe` at r = 0 (acc, p_first, p_all; answer format {answer_format}), cache off",
+            "wall": wall, "cpu": f"{cpu:.1f}",
             "cpu_s": cpu, "records": _ordered(res.records, original, reference)}
 
 
@@ -179,7 +183,7 @@ def _cli(args: argparse.Namespace) -> dict:  # type: ignore[type-arg]
         raise SystemExit("--cli probes the whole file; use it with --n 0")
     out = ROOT / "runs" / "probe-gsm8k-full"
     cmd = [str(ROOT / ".venv" / "bin" / "zcp"), "probe", "--model", "smollm2", "--dataset", str(DATA.relative_to(ROOT)),
-           "--out", str(out), "--no-cache", "--batch-size", str(args.batch_size)]
+           "--out", str(out), "--no-cache", "--batch-size", str(args.batch_size), "--answer-format", args.answer_format]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     r0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)

@@ -19,10 +19,12 @@ build, which is cached in ``$ZCP_CACHE/lab``):
    test items (``guided-smollm2-gsm8k12``: several minutes of generation on
    a CPU, too slow for the demo's first minutes).
 
-6. ``zcp lab matrix`` over the direct, verbatim and solution builds and the
-   untouched model with the probe's P_all and Acc and the Min-K%/zlib
-   baselines (``lab-matrix``; the verbatim and solution builds take about
-   10-30 minutes each on 2 cores, ``--build-missing``).
+6. ``zcp lab matrix`` with its defaults: every kind (direct, evasive,
+   verbatim, solution and the untouched model) against every detector (the
+   probe's metrics, Time-Travel, Min-K%/zlib; ``guided_judge`` says it has
+   no judge) (``lab-matrix``; each missing build takes about 5-30 minutes on
+   2 cores, ``--build-missing``, and the guided completions about 5 minutes
+   per kind).
 
 ``--only NAME`` (repeatable) remakes just those runs.
 
@@ -103,8 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             made[name] = " ".join(["zcp lab evaluate --name direct", *extra])
     guided = ["guided", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--dataset-name", "GSM8K",
               "--split-name", "test", "--limit", "12"]
-    matrix = ["lab", "matrix", "--kinds", "direct,verbatim,solution,none", "--detectors",
-              "zcp_p_all,zcp_acc,min_k,zlib", "--build-missing"]
+    matrix = ["lab", "matrix", "--build-missing"]
     if want("lab-matrix"):
         zcp(*matrix, "--out", str(args.work / "lab-matrix"))
         made["lab-matrix"] = "zcp " + " ".join(matrix)

@@ -124,7 +124,7 @@ def _table() -> pd.DataFrame:
     return pd.DataFrame([
         {"kind": "verbatim", "detector": "min_k", "auroc": 0.95, "auroc_ci_fw": [0.8, 1.0], "auroc_ci": [0.85, 1.0]},
         {"kind": "verbatim", "detector": "zlib", "auroc": 0.6, "auroc_ci_fw": [0.4, 0.8], "auroc_ci": [0.45, 0.75]},
-        {"kind": "direct", "detector": "min_k", "auroc": 0.55, "auroc_ci_fw": [0.3, 0.8], "auroc_ci": [0.4, 0.7]},
+        {"kind": "direct", "detector": "min_k", "auroc": 0.25, "auroc_ci_fw": [0.1, 0.45], "auroc_ci": [0.15, 0.4]},
         {"kind": "direct", "detector": "zlib", "auroc": math.nan, "auroc_ci_fw": [math.nan, math.nan],
          "auroc_ci": [math.nan, math.nan], "reason": "no judge"},
         {"kind": "none", "detector": "min_k", "auroc": 0.3, "auroc_ci_fw": [0.1, 0.45], "auroc_ci": [0.15, 0.4]},
@@ -137,7 +137,7 @@ def test_matrix_reading_golden() -> None:
 
     assert matrix_reading(_table()) == [
         "verbatim: caught by min_k (family-wise CI above 0.5).",
-        "direct: no detector catches it family-wise.",
+        "direct: no detector catches it family-wise. Inverted (family-wise CI below 0.5): min_k.",
         "Untouched model: false alarm by min_k.",
     ]
 

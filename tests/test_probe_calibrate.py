@@ -10,6 +10,7 @@ import pytest
 
 from zcp_core.probe import DEFAULT_INSTRUCTION, DEFAULT_SUFFIX, ProbeConfig, confidence_summary, run_probe
 from zcp_core.probe.calibrate import NOT_ZERO_COT, mask_numbers, prior_values
+from zcp_core.schema import Item
 
 
 @pytest.mark.parametrize("text, masked", [
@@ -36,6 +37,12 @@ def test_prior_values_golden(gold, prior, expected):
     got = prior_values(gold, prior)
     for g, e in zip(got, expected, strict=True):
         assert (math.isnan(g) and math.isnan(e)) or g == pytest.approx(e)
+
+
+def test_answer_format_defaults_to_free():
+    assert ProbeConfig().answer_format == "free"
+    with pytest.raises(ValueError, match="answer_format"):
+        ProbeConfig(answer_format="digits")
 
 
 def test_config_knows_it_is_calibrated():
@@ -88,7 +95,7 @@ def cal_run(smollm2, gsm8k_items, tmp_path_factory):
     keep = {t.original_id for t in twins}
     original = [it for it in gsm8k_items[:6] if it.id in keep]
     cfg = ProbeConfig(metrics=("acc", "p_first", "p_all", "p_first_cal", "p_all_cal"), ratios=(0.0, 1.0),
-                      max_new_tokens=8, cot_tokens=8, n_resamples=500)
+                      max_new_tokens=8, cot_tokens=8, n_resamples=500, answer_format="auto")
     out = tmp_path_factory.mktemp("runs") / "cal"
     return run_probe(smollm2, original, twins, cfg, out=out, model_spec="smollm2"), original
 
@@ -120,3 +127,45 @@ def test_only_zero_cot_rows_are_calibrated_and_the_run_reports_them(cal_run):
     metrics = manifest["summary"]["metrics"]
     assert {"p_first_cal", "p_all_cal", "p_first", "p_all"} <= set(metrics)
     assert metrics["p_all_cal"]["n"] == metrics["p_all"]["n"] == 3
+
+
+class _Backend:
+    def __init__(self, constraints: bool):
+        self.supports_constraints = constraints
+
+
+def _items(*golds):
+    return [Item(id=f"i{k}", question="q", answer=g) for k, g in enumerate(golds)]
+
+
+@pytest.mark.parametrize("fmt, mode, constraints, golds, resolved", [
+    ("auto", "prefill", True, ("18", "1,234", "-3.5", "0.25"), "number"),
+    ("auto", "prefill", True, ("18", "\\frac{1}{2}"), "free"),       # one non-number gold: MATH-style answers
+    ("auto", "prefill", True, ("18", "3 hours"), "free"),
+    ("auto", "prefill", False, ("18",), "free"),                     # a server that cannot mask tokens
+    ("auto", "prompt", True, ("18",), "free"),                       # closed APIs cannot be constrained
+    ("free", "prefill", True, ("18",), "free"),
+    ("number", "prefill", True, ("\\frac{1}{2}",), "number"),        # asked for explicitly
+])
+def test_resolve_answer_format_golden(fmt, mode, constraints, golds, resolved):
+    from zcp_core.probe.measure import resolve_answer_format
+
+    cfg = ProbeConfig(answer_format=fmt, mode=mode)
+    assert resolve_answer_format(cfg, _Backend(constraints), _items(*golds)) == resolved
+
+
+def test_number_format_on_a_backend_that_cannot_constrain_is_refused():
+    from zcp_core.probe.measure import resolve_answer_format
+
+    with pytest.raises(ValueError, match="--answer-format free"):
+        resolve_answer_format(ProbeConfig(answer_format="number"), _Backend(False), _items("18"))
+
+
+def test_auto_format_on_gsm8k_writes_only_a_number_in_the_box(cal_run):
+    res, _ = cal_run
+    assert res.summary["answer_format"] == "number"
+    zero = res.records[res.records["ratio"] == 0.0]
+    for text in zero["completion"]:
+        body = text[:-1] if text.endswith("}") else text
+        assert set(body) <= set("0123456789.,-/ "), text
+    assert (zero["answer_tokens"] <= 8).all()

@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e = lsub.add_parser("evaluate", help="probe C against its reference and U against its reference")
     e.add_argument("--name", default="direct", help="lab build or alias (default %(default)s)")
     e.add_argument("--con", action="store_true", help="also measure Con (generates full CoTs; slow on CPU)")
+    e.add_argument("--answer-format", choices=["free", "number", "auto"], default="free",
+                   help="the probe's zero-CoT answer format (see zcp probe --help)")
     e.add_argument("--calibrate", action="store_true",
                    help="also measure p_first_cal/p_all_cal (answer-prior calibration; one more prefill per item)")
     e.add_argument("--model", default=None, help="model to audit instead of lab:NAME (e.g. smollm2 for the clean base)")
@@ -136,7 +138,8 @@ def evaluate(args: argparse.Namespace) -> int:
     model_tag = f"-{args.model.replace(':', '_').replace('/', '_')}" if args.model else ""
     cal_tag = "-cal" if args.calibrate else ""
     out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}{cal_tag}")
-    opts = EvalOptions(con=args.con, calibrate=args.calibrate, model=args.model, device=args.device, batch_size=args.batch_size,
+    opts = EvalOptions(con=args.con, calibrate=args.calibrate, answer_format=args.answer_format, model=args.model,
+                       device=args.device, batch_size=args.batch_size,
                        cache=not args.no_cache)
     res = evaluate_lab(args.name, opts, out=out)
     emit(args, res.summary, format_table(res.summary))

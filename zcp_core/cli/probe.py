@@ -45,6 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="prefill (open weights) or prompt (closed APIs)")
     p.add_argument("--suffix", default=None, help="forcing suffix (default: the final answer is \\[ \\boxed)")
     p.add_argument("--max-new-tokens", type=int, default=32)
+    p.add_argument("--answer-format", choices=["free", "number", "auto"], default="free",
+                   help="free (default): the zero-CoT answer may hold anything up to its closing brace; number: "
+                        "only a number (forbids a derivation inside the box; shorter, but a model that memorised "
+                        "'The answer is N.' loses Acc); auto: number when every gold is a plain number and the "
+                        "backend can constrain decoding")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--prior", type=float, default=0.5, help="prior probability of contamination for C")
     p.add_argument("--paired-test", choices=["permutation", "bootstrap"], default="permutation",
@@ -121,7 +126,7 @@ def probe_cmd(args: argparse.Namespace) -> int:
     config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
                          max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
                          mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
-                         n_resamples=args.n_resamples)
+                         n_resamples=args.n_resamples, answer_format=args.answer_format)
     original, reference, para, notes = _load_sets(args)
     out = args.out or f"runs/probe-{Path(args.dataset).stem}"
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)

@@ -30,7 +30,7 @@ from zcp_core.runs import RunSpec, write_run
 if TYPE_CHECKING:
     import pandas as pd
 
-    from zcp_core.probe import ProbeConfig
+    from zcp_core.probe import AnswerFormat, ProbeConfig
     from zcp_core.schema import Item
 
 DEFAULT_METRICS = ("acc", "p_first", "p_all")
@@ -54,6 +54,7 @@ class EvalOptions:
         seed: Reference and bootstrap seed.
         n_resamples: Bootstrap resamples for continuous metrics.
         max_new_tokens: Zero-CoT answer token budget (the probe's default 32).
+        answer_format: The probe's zero-CoT answer format (``free``, ``number``, ``auto``).
     """
 
     con: bool = False
@@ -65,6 +66,7 @@ class EvalOptions:
     seed: int = 0
     n_resamples: int = 10_000
     max_new_tokens: int = 32
+    answer_format: AnswerFormat = "free"
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -261,7 +263,7 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
         backend = load_backend(spec, cache="default" if opts.cache else None, device=opts.device,
                                batch_size=opts.batch_size)
     pcfg = ProbeConfig(metrics=opts.metrics, seed=opts.seed, n_resamples=opts.n_resamples,
-                       max_new_tokens=opts.max_new_tokens)
+                       max_new_tokens=opts.max_new_tokens, answer_format=opts.answer_format)
     res = run_probe(backend, ev.originals, ev.twins, pcfg, model_spec=spec, dataset_paths=(ev.dataset,))
     records = res.records.assign(split=res.records["pair_id"].map(ev.split_of))
     confidence = split_confidence(records, pcfg)
@@ -274,9 +276,12 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
         rspec = RunSpec(kind=LAB_RUN_KIND, config={"stage": "evaluate", "name": name, "metrics": list(opts.metrics),
                                                    "seed": opts.seed, "n_resamples": opts.n_resamples,
                                                    "continuous_test": pcfg.continuous_test,
-                                                   "max_new_tokens": opts.max_new_tokens},
+                                                   "max_new_tokens": opts.max_new_tokens,
+                                                   "answer_format": opts.answer_format},
                         command=f"zcp lab evaluate --name {name}" + (" --con" if opts.con else "")
-                        + (" --calibrate" if opts.calibrate else "") + (f" --model {opts.model}" if opts.model else ""),
+                        + (" --calibrate" if opts.calibrate else "")
+                        + (f" --answer-format {opts.answer_format}" if opts.answer_format != "free" else "")
+                        + (f" --model {opts.model}" if opts.model else ""),
                         model=spec,
                         model_revision=getattr(backend, "revision", None), dataset=(ev.dataset,), seed=opts.seed)
         run_path = write_run(out, rspec, records, summary, tables=tables)

@@ -214,6 +214,9 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
                                                 "no detector separates C from U family-wise (as it should)."))
             continue
         caught = list(measured.loc[lo > 0.5, "detector"])
+        # A CI wholly below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
+        inverted = list(measured.loc[hi < 0.5, "detector"])
         lines.append(f"{kind}: " + (f"caught by {', '.join(caught)} (family-wise CI above 0.5)." if caught else
-                                    "no detector catches it family-wise."))
+                                    "no detector catches it family-wise.")
+                     + (f" Inverted (family-wise CI below 0.5): {', '.join(inverted)}." if inverted else ""))
     return lines

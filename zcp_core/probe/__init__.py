@@ -19,6 +19,7 @@ from zcp_core.probe.config import (
     METRICS,
     PROMPT_INSTRUCTIONS,
     RECORD_COLUMNS,
+    AnswerFormat,
     ProbeConfig,
     ProbeResult,
 )
@@ -27,7 +28,7 @@ from zcp_core.probe.release import release, undo_release
 from zcp_core.probe.run import load_item_set, run_probe
 
 __all__ = [
-    "CONFIDENCE_KEYS", "DEFAULT_INSTRUCTION", "DEFAULT_SUFFIX", "METRICS", "PROMPT_INSTRUCTIONS", "ProbeConfig",
+    "AnswerFormat", "CONFIDENCE_KEYS", "DEFAULT_INSTRUCTION", "DEFAULT_SUFFIX", "METRICS", "PROMPT_INSTRUCTIONS", "ProbeConfig",
     "ProbeResult", "RECORD_COLUMNS", "confidence_summary", "cot_prefix", "enforce_min_pairs",
     "enforce_min_pairs_table", "item_flags", "item_gaps", "load_item_set", "probe_items", "release", "run_probe",
     "sample_size_curve", "tests_table", "truncation_curve", "undo_release",

@@ -53,6 +53,8 @@ BINARY_METRICS = ("acc", "con")
 #: Metrics read from the gold answer's token logprobs.
 LOGIT_METRICS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
 Arm = Literal["original", "paraphrased", "reference"]
+AnswerFormat = Literal["auto", "free", "number"]
+ANSWER_FORMATS: tuple[str, ...] = ("auto", "free", "number")
 RECORD_COLUMNS = (
     "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
     "acc", "con", "p_first", "p_all", "logprob_reason", "p_first_cal", "p_all_cal", "calibration_reason",
@@ -81,6 +83,14 @@ class ProbeConfig:
         continuous_test: Paired test of ``p_first``/``p_all``: ``permutation`` (sign flips, exact up to
             16 pairs; holds its size at every n) or ``bootstrap`` (anti-conservative at small n).
         instruction: Appended to each question in the user turn (prefill mode).
+        answer_format: What the zero-CoT answer may be made of (prefill mode): ``free`` (default) leaves
+            it open; ``number`` constrains decoding to number characters and the closing brace (a derivation
+            inside the box is reasoning, and small models write one); ``auto`` is ``number`` when every
+            probed gold is a plain number and the backend can constrain decoding, else ``free``. ``free``
+            stays the default because a model that memorised "The answer is N." recalls N only after its
+            words: on ``lab:direct`` ``number`` lowers the Acc AUROC from 0.80 to 0.68
+            (``benchmarks/results/probe_answer_format.md``). The run records the resolved format
+            (``summary["answer_format"]``).
     """
 
     metrics: tuple[str, ...] = ("acc", "p_first", "p_all")
@@ -95,6 +105,7 @@ class ProbeConfig:
     n_resamples: int = 10_000
     instruction: str = DEFAULT_INSTRUCTION
     continuous_test: ContinuousTest = "permutation"
+    answer_format: AnswerFormat = "free"
 
     def __post_init__(self) -> None:
         bad = [m for m in self.metrics if m not in METRICS]
@@ -105,6 +116,8 @@ class ProbeConfig:
         object.__setattr__(self, "ratios", tuple(sorted({float(r) for r in self.ratios})))
         if self.continuous_test not in CONTINUOUS_TESTS:
             raise ValueError(f"continuous_test must be one of {CONTINUOUS_TESTS}, got {self.continuous_test!r}")
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"answer_format must be one of {ANSWER_FORMATS}, got {self.answer_format!r}")
         if 0.0 not in self.ratios:
             # r = 0 carries every confidence test, so it is always probed.
             object.__setattr__(self, "ratios", (0.0, *self.ratios))

@@ -13,6 +13,10 @@ Prompting (``mode``):
     in), ``max_new_tokens`` (32), stopped at the ``}`` that closes the box
     (nested braces counted: ``SamplingParams.stop_at="balanced_brace"``;
     ``answer_stop`` records whether the box closed or the budget ran out).
+    Under ``answer_format="number"`` (``auto`` picks it for numeric golds;
+    the default is ``free``) decoding may only write number characters and
+    the closing brace, so the model cannot reason inside the box
+    (``SamplingParams.constraint``).
     The answer is extracted from ``suffix + "{" + completion`` with balanced
     braces, falling back to "the answer is X" / the last number of the
     completion.
@@ -41,7 +45,7 @@ The ``records`` columns are documented in :mod:`zcp_core.probe.config`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from zcp_core.probe.calibrate import calibrate_rows
@@ -93,10 +97,33 @@ def _generate_cots(backend: Any, items: Sequence[Item], config: ProbeConfig) -> 
             for c in outs]
 
 
+_PLAIN_NUMBER = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?"
+
+
+def resolve_answer_format(config: ProbeConfig, backend: Any, items: Sequence[Item]) -> str:
+    """``free`` or ``number``: ``config.answer_format`` with ``auto`` decided (see :class:`ProbeConfig`).
+
+    Raises:
+        ValueError: ``number`` asked for in prompt mode or on a backend that cannot constrain decoding.
+    """
+    import re
+
+    can = config.mode == "prefill" and bool(getattr(backend, "supports_constraints", False))
+    if config.answer_format == "number" and not can:
+        raise ValueError("answer_format='number' needs prefill mode on a backend that can constrain decoding "
+                         "(transformers, vLLM, zcp serve); use answer_format='free' (--answer-format free)")
+    if config.answer_format != "auto":
+        return config.answer_format
+    numeric = bool(items) and all(re.fullmatch(_PLAIN_NUMBER, it.answer.strip()) and it.answer.strip() not in
+                                  ("", "-") for it in items)
+    return "number" if can and numeric else "free"
+
+
 def _prefill_requests(items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
     from zcp_core.backends import GenerateRequest, SamplingParams, chat
 
-    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed, stop_at="balanced_brace")
+    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed, stop_at="balanced_brace",
+                            constraint="number" if config.answer_format == "number" else "none")
     return [GenerateRequest(messages=chat(_user_text(it, config)), prefill=pre + config.suffix + "{", params=params,
                             thinking="off") for it, pre in zip(items, prefixes)]
 
@@ -215,6 +242,9 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     from zcp_core.answers import extract_answer, grade
 
     items = list(items)
+    if config.answer_format == "auto":
+        # run_probe decides once over every arm; a direct call decides over its own items.
+        config = replace(config, answer_format=resolve_answer_format(config, backend, items))  # type: ignore[arg-type]
     cots = _generate_cots(backend, items, config) if config.needs_cot and items else [None] * len(items)
     rows_items = [(it, cot, r) for it, cot in zip(items, cots) for r in config.ratios]
     flat_items = [it for it, _, _ in rows_items]

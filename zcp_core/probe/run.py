@@ -83,7 +83,15 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     para_pairing = pair_items(ids, paraphrased) if paraphrased else None
     sets = {"original": list(original), "paraphrased": list(paraphrased or []), "reference": list(reference)}
     arms = [a for a, s in sets.items() if s]
+    from dataclasses import replace
+
     from tqdm.auto import tqdm
+
+    from zcp_core.probe.measure import resolve_answer_format
+
+    # One answer format for every arm, so original and twin are answered under the same rule.
+    config = replace(config, answer_format=resolve_answer_format(  # type: ignore[arg-type]
+        config, backend, [it for a in arms for it in sets[a]]))
 
     # The backend shows batch progress for long arms; this bar shows which arm is being probed.
     frames = [probe_items(backend, sets[a], config, a) for a in tqdm(arms, desc="probe arms", unit="arm")]
@@ -114,6 +122,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         "mode": config.mode,
         "ratios": list(config.ratios),
         "continuous_test": config.continuous_test,
+        "answer_format": config.answer_format,
         "min_pairs": MIN_PAIRS,
     })
     path = None
