@@ -45,7 +45,11 @@ if tests is not None and len(tests):
     st.caption("Bars near 1 mean the original beats its twin far more than chance allows; 0.5 is no evidence.")
     arms = sorted(set(tests["arm"]))
     arm = st.selectbox("Suspect arm", arms, index=arms.index("original") if "original" in arms else 0)
-    st.dataframe(words(vp.format_evidence(vp.confidence_table(tests, arm))), width="stretch", hide_index=True)
+    table = vp.confidence_table(tests, arm)
+    st.dataframe(words(vp.format_evidence(vp.measured_rows(table))), width="stretch", hide_index=True)
+    notes = vp.unmeasured_notes(table)
+    if notes:
+        st.caption("Not measured in this run: " + "; ".join(notes) + ".")
     st.caption("Evidence per metric: paired test (exact McNemar for Acc/Con; sign-flip permutation or bootstrap "
                f"for P_first/P_all: {summary.get('continuous_test', 'bootstrap')}), effect with 95% CI, discordant "
                f"pairs (b: original only correct). A metric with fewer than {MIN_PAIRS} pairs gets no confidence.")

@@ -169,3 +169,14 @@ def test_auto_format_on_gsm8k_writes_only_a_number_in_the_box(cal_run):
         body = text[:-1] if text.endswith("}") else text
         assert set(body) <= set("0123456789.,-/ "), text
     assert (zero["answer_tokens"] <= 8).all()
+
+
+def test_confidence_table_keeps_measured_metrics_and_says_how_to_measure_the_rest():
+    from zcp_core.probe import tests_table as table_of
+    from zcp_core.probe.viz import confidence_table, measured_rows, unmeasured_notes
+
+    recs = _records([0.5 + 0.01 * i for i in range(12)], [0.0] * 12)
+    t = confidence_table(table_of(recs, ("acc", "p_all"), n_resamples=200))
+    assert list(measured_rows(t)["metric"]) == ["acc", "p_all"]
+    assert unmeasured_notes(t) == ["con: add con to --metrics", "p_first: add p_first to --metrics",
+                                   "p_first_cal: add --calibrate", "p_all_cal: add --calibrate"]

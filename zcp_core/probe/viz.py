@@ -60,6 +60,21 @@ def confidence_table(tests: pd.DataFrame, arm: str = "original") -> pd.DataFrame
     return df[[c for c in cols if c in df.columns]].reset_index(drop=True)
 
 
+def measured_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`confidence_table` for metrics the run measured (tested, or untestable for a reason)."""
+    if "reason" not in table:
+        return table
+    return table[~table["reason"].fillna("").astype(str).str.startswith("not measured")].reset_index(drop=True)
+
+
+def unmeasured_notes(table: pd.DataFrame) -> list[str]:
+    """``"metric: how to measure it"`` for each metric the run did not measure (e.g. ``con: add con to --metrics``)."""
+    if "reason" not in table:
+        return []
+    rows = table[table["reason"].fillna("").astype(str).str.startswith("not measured")]
+    return [f"{m}: {str(r).removeprefix('not measured').strip(' ()')}" for m, r in zip(rows["metric"], rows["reason"])]
+
+
 def confidence_figure(tests: pd.DataFrame) -> go.Figure:
     """C per metric and suspect arm; the dashed line is C = 0.5 (no evidence either way)."""
     import plotly.express as px
