@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 ZCP = [sys.executable, "-m", "zcp_core.cli.main"]
@@ -31,7 +32,7 @@ def zcp(*args: str) -> str:
     return out.stdout
 
 
-def arm_table(recs: "pd.DataFrame") -> list[str]:  # noqa: F821 (pandas is imported lazily)
+def arm_table(recs: Any) -> list[str]:
     """Per logit metric: mean on each arm and the share of pairs the original wins (r = 0)."""
     z = recs[recs["ratio"] == 0.0]
     o = z[z["arm"] == "original"].set_index("pair_id")

@@ -168,7 +168,8 @@ def test_auto_format_on_gsm8k_writes_only_a_number_in_the_box(cal_run):
     for text in zero["completion"]:
         body = text[:-1] if text.endswith("}") else text
         assert set(body) <= set("0123456789.,-/ "), text
-    assert (zero["answer_tokens"] <= 8).all()
+    # The budget is 8 tokens, so a closed box (not a spent budget) is what shows the constraint answering briefly.
+    assert (zero["answer_stop"] == "closed").any()
 
 
 def test_confidence_table_keeps_measured_metrics_and_says_how_to_measure_the_rest():
