@@ -72,6 +72,27 @@ UNIT_CONSTANTS = (F(7), F(12), F(24), F(30), F(52), F(60), F(100), F(365))
 _LIST = re.compile(r"\b[\w'-]+(?: [\w'-]+){0,5}(?:, [\w'-]+(?: [\w'-]+){0,5})+,? and [\w'-]+", re.IGNORECASE)
 
 
+# A time constant counts one unit in another (7 days in a week): a number added to it or taken from it
+# ("7-2" open days) is in its inner unit, so the question's "2 weeks" cannot be that number.
+INNER_UNIT: dict[Fraction, frozenset[str]] = {
+    F(7): frozenset({"day"}), F(12): frozenset({"month"}), F(24): frozenset({"hour"}), F(30): frozenset({"day"}),
+    F(31): frozenset({"day"}), F(52): frozenset({"week"}), F(60): frozenset({"minute", "second"}),
+    F(365): frozenset({"day"}), F(3600): frozenset({"second"}),
+}
+# The time unit right after a number, one word between allowed ("2 weeks", "2-week", "two more weeks").
+_TIME_AFTER = re.compile(r"\s*-?\s*(?:[a-z]+\s+)?(second|minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
+
+
+def foreign_unit(const: Fraction, text_after: str) -> str | None:
+    """The time unit written right after a number (``text_after`` follows it) when the time constant ``const``
+    does not count that unit ("2 weeks" against the 7 days of a week gives "week"); None otherwise."""
+    m = _TIME_AFTER.match(text_after)
+    if const not in INNER_UNIT or m is None:
+        return None
+    unit = m.group(1).lower()
+    return None if unit in INNER_UNIT[const] else unit
+
+
 def cued_constants(question: str) -> frozenset[Fraction]:
     """Every constant the wording of ``question`` implies (0 and 1 always)."""
     out = set(UNIVERSAL)

@@ -11,7 +11,10 @@ could stand for:
   constant the wording implies (:mod:`zcp_core.reference.cues`);
 * a value made from question numbers that no step writes: 100/p for a percent
   p ("25% off" divides by 4), a number times a cued unit ("two weeks" is 14),
-  and, for a literal nothing else explains, a sum, difference or product of two.
+  and, for a literal nothing else explains, a sum, difference or product of two;
+* an unwritten number, when a question number matches by value only: added to
+  or taken from a time constant ("7-2" open days of a week), a literal is in
+  that constant's inner unit, so the question's "in 2 weeks" is not it.
 
 One candidate gives the literal its role. Several (the value 3 is written
 twice, or the medicine's $100 equals an earlier step's 25*4) can not be told
@@ -22,8 +25,10 @@ then right whichever reading is meant. Relations the question states without a
 step are held the same way: a number the chain never reads but derives, one
 that is the sum of its neighbours ("7 fish: 3 orange and 4 white") or of a pair
 making a cued whole ("5 days and two other days" of a week), an unread number
-made of two others ("for 6 hours" after two and four hours), and a small count
-of a set the story has ("the three months"). A bare annotation (``<<15=15>>``)
+made of two others ("for 6 hours" after two and four hours), a small count
+of a set the story has ("the three months"), and a whole whose parts the words
+name ("3 groups such that 2 of them ... the last one";
+:mod:`zcp_core.reference.stated`). A bare annotation (``<<15=15>>``)
 may only be an earlier step. When holding leaves no question number to change,
 the item is refused as ``ambiguous``; every hold is recorded with its reason.
 
@@ -39,8 +44,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from zcp_core.reference.cues import UNIT_CONSTANTS, cued_constants
+from zcp_core.reference.cues import INNER_UNIT, UNIT_CONSTANTS, cued_constants, foreign_unit
 from zcp_core.reference.numbers import ExprError, Literal_, NumberToken, expr_literals, find_numbers, render, safe_eval
+from zcp_core.reference.stated import count_holds, part_holds, sum_holds, unread_holds
 from zcp_core.schema import Item
 
 CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
@@ -135,10 +141,19 @@ def input_forms(tokens: Sequence[NumberToken]) -> dict[Fraction, list[tuple[int,
 
 @dataclass(frozen=True)
 class _Cand:
-    kind: Literal["derived", "input", "const", "hidden"]
+    kind: Literal["derived", "input", "const", "hidden", "unwritten"]
     ref: Fraction | int
     scale: Fraction = Fraction(1)
     offset: Fraction = Fraction(0)
+    note: str = ""  # for ``unwritten``: what the literal may count instead
+
+
+def _additive_pair(expr: str, a: Literal_, b: Literal_) -> bool:
+    """Whether the neighbouring literals ``a`` and ``b`` are added or subtracted as bare terms ("7-2", not
+    "3*7-2" or "7-2*4", where a product is the term)."""
+    before, after = expr[:a.start].rstrip(), expr[b.end:].lstrip()
+    return (expr[a.end:b.start].strip() in ("+", "-") and not before.endswith(("*", "/"))
+            and not after.startswith(("*", "/")))
 
 
 class _Tracer:
@@ -227,10 +242,12 @@ class _Tracer:
             raise Untraceable(f"bad_annotation: step {i + 1} {expr}={res_text} evaluates to {render(value)}")
         structural = self._structural(expr, lits)
         bare = len(lits) == 1 and expr.strip().lstrip("(").rstrip(")").strip() == expr[lits[0].start:lits[0].end]
+        every = [[_Cand("const", lit.value)] if lit.start in structural else self._candidates(lit.value)
+                 for lit in lits]
         roles = []
-        for lit in lits:
+        for k, lit in enumerate(lits):
             v = lit.value
-            cands = [_Cand("const", v)] if lit.start in structural else self._candidates(v)
+            cands = every[k] + self._unwritten(expr, lits, every, k)
             if bare:  # "<<15=15>>" states a number computed elsewhere: only an earlier step may be it
                 cands = [c for c in cands if c.kind == "derived"]
             if not cands:
@@ -251,7 +268,32 @@ class _Tracer:
             roles.append((lit.start, lit.end, Role("const", v)))
         self.steps.append(Step(expr, value, res_text, tuple(roles)))
 
+    def _unwritten(self, expr: str, lits: list[Literal_], every: list[list[_Cand]], k: int) -> list[_Cand]:
+        """An unwritten count the literal ``k`` may be instead of the question number it equals: added to or
+        taken from a time constant ("7-2" open days of a week), it is in that constant's inner unit, so a
+        question number written in another time unit ("in 2 weeks") is a match by value only. The literal is
+        then held (the question's "2 weeks" with it), never tied to the wrong quantity."""
+        pairs = [(lits[k - 1], lits[k], k - 1)] if k > 0 else []
+        pairs += [(lits[k], lits[k + 1], k + 1)] if k + 1 < len(lits) else []
+        for a, b, other in pairs:
+            c = lits[other].value
+            if not _additive_pair(expr, a, b) or c not in self.cued or every[other] != [_Cand("const", c)]:
+                continue
+            for cand in every[k]:
+                if cand.kind != "input" or cand.scale != 1:
+                    continue
+                t = self.tokens[int(cand.ref)]
+                unit = foreign_unit(c, self.q[t.end:t.end + 24])
+                if unit is not None:
+                    inner = " or ".join(f"{u}s" for u in sorted(INNER_UNIT[c]))
+                    return [_Cand("unwritten", lits[k].value, note=(
+                        f"a number of {inner} the question does not write ({expr[a.start:b.end]} works in the "
+                        f"{inner} of {render(c)}; the question's {t.text!r} counts {unit}s)"))]
+        return []
+
     def _describe(self, c: _Cand) -> str:
+        if c.kind == "unwritten":
+            return c.note
         if c.kind == "derived":
             return f"step {int(c.ref) + 1}'s result"
         if c.kind == "input":
@@ -272,9 +314,9 @@ class _Tracer:
                 why = f"the question's {t.text!r} equals step {j + 1}'s result"
                 self.held_tokens.setdefault(ti, why)
                 self.fixed_steps.setdefault(j, why)
-        self._hold_sums()
-        self._hold_unused(set(used))
-        self._hold_counts()
+        for ti, why in (sum_holds(self.tokens, self.cued) + unread_holds(self.tokens, set(used))
+                        + count_holds(self.q, self.tokens) + part_holds(self.q, self.tokens)):
+            self.held_tokens.setdefault(ti, why)
         self._close()
         hits = [j for j, s in enumerate(self.steps) if close_enough(s.result, gold) or stated_value(s.result_text) == gold]
         if not hits:
@@ -287,53 +329,6 @@ class _Tracer:
                                   + "; ".join(list(dict.fromkeys(w for _, w in held))[:3]))
             raise Untraceable("no_input: no question number feeds the annotations, so there is nothing to perturb")
         return Trace(tuple(self.steps), self.tokens, tuple(inputs), held, hits[-1])
-
-    def _hold_unused(self, used: set[int]) -> None:
-        """Hold a number the chain never reads that is the sum or product of two others ("For two hours ...
-        the next four hours ... for 6 hours"), and those two: the story states it without a step for it."""
-        t = self.tokens
-        vals = [(i, x.value) for i, x in enumerate(t) if x.kind != "fraction" and x.value > 1]
-        for u, vu in vals:
-            if u in used:
-                continue
-            for a, va in vals:
-                for b, vb in vals:
-                    if a < b and u not in (a, b) and vu in (va + vb, va * vb):
-                        why = f"the question's {t[u].text!r}, which no step reads, is made of its {t[a].text!r} and " \
-                              f"{t[b].text!r}"
-                        for ti in (u, a, b):
-                            self.held_tokens.setdefault(ti, why)
-
-    def _hold_counts(self) -> None:
-        """Hold a number that counts a set the story already has ("the three months", "the 3 ropes", "the two
-        trees combined"): changing it would not change the set."""
-        for i, t in enumerate(self.tokens):
-            before = self.q[max(0, t.start - 12):t.start].lower()
-            small = t.kind == "word" or t.value <= 5  # "the 24 liters" is an amount, not a count of a set
-            if t.kind != "fraction" and small and re.search(r"\b(?:the|these|those|all)\s+$", before):
-                self.held_tokens.setdefault(i, f"{before.split()[-1]} {t.text!r} counts what the story has")
-
-    def _hold_sums(self) -> None:
-        """Hold a question number that is the sum of the 2 to 4 numbers right after (or before) it ("7 fish.
-        3 were orange, and 4 were white"), and those numbers: the question may state that whole without any
-        step computing it, and a twin must not break it."""
-        t = self.tokens
-        ok = [x.kind != "fraction" and x.value > 1 for x in t]
-        for a in range(len(t) - 1):  # "5 days ... two other days" of a week: the pair makes a cued whole
-            if ok[a] and ok[a + 1] and t[a].value + t[a + 1].value in self.cued - {Fraction(0), Fraction(1)}:
-                why = f"the question's {t[a].text!r} and {t[a + 1].text!r} make {render(t[a].value + t[a + 1].value)}"
-                self.held_tokens.setdefault(a, why)
-                self.held_tokens.setdefault(a + 1, why)
-        for a in range(len(t)):
-            for n in (2, 3, 4):
-                for run in (range(a + 1, a + 1 + n), range(a - n, a)):
-                    if run.start < 0 or run.stop > len(t) or not ok[a] or not all(ok[i] for i in run):
-                        continue
-                    if t[a].value == sum(t[i].value for i in run):
-                        parts = " + ".join(repr(t[i].text) for i in run)
-                        why = f"the question's {t[a].text!r} is the sum of its {parts}"
-                        for ti in (a, *run):
-                            self.held_tokens.setdefault(ti, why)
 
     def _close(self) -> None:
         """Hold every input of every step that must keep its value, through earlier steps."""

@@ -1,0 +1,123 @@
+"""Quantities tied by value only, and wholes the words split (issue 13: twins gsm8k-test-1301 and -339).
+
+* A literal added to or taken from a time constant ("7-2" open days of a week) is in that constant's
+  inner unit: the question's "2 weeks" matches it by value only, so the literal is held, never tied.
+* A whole whose parts the words name ("3 groups such that 2 of them ... the last one") is held with
+  its part: a twin of "2 groups" would still describe three.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from zcp_core.reference import find_numbers, perturb_gsm8k, perturb_item, trace_item
+from zcp_core.reference.cues import foreign_unit
+from zcp_core.reference.stated import part_holds
+from zcp_core.reference.trace import CALC
+from zcp_core.schema import Item
+
+
+def _gsm(q: str, sol: str, ans: str, i: str = "t-1") -> Item:
+    calcs = [{"expr": a.strip(), "result": b.strip()} for a, b in CALC.findall(sol)]
+    return Item(id=i, question=q, answer=ans, solution=sol, source="gsm8k", metadata={"calculations": calcs})
+
+
+@pytest.mark.parametrize("const, after, unit", [
+    (7, " weeks?", "week"),
+    (7, "-week trip", "week"),
+    (7, " more weeks", "week"),
+    (7, " days a week", None),  # 7 days a week counts days: "7-5" rest days is right
+    (7, " cars a day", None),  # not written in a time unit: nothing to compare
+    (60, " hours", "hour"),
+    (60, " minutes", None),
+    (60, " seconds", None),
+    (24, " days", "day"),
+    (24, " hours", None),
+    (12, " years", "year"),
+    (12, " months", None),
+    (52, " weeks", None),
+    (100, " weeks", None),  # not a time constant
+    (3, " weeks", None),
+])
+def test_foreign_unit_golden(const: int, after: str, unit: str | None) -> None:
+    assert foreign_unit(Fraction(const), after) == unit
+
+
+@pytest.mark.parametrize("q, held", [
+    ("A class of 200 students is split into 3 groups such that 2 of them are equal in number and the last one "
+     "(which is the smallest) is 10 less than each of the other groups.", ["3", "2"]),
+    ("Two brothers share 30 marbles. One of them gets 4 more than the other.", ["Two", "One"]),
+    ("He made 4 cakes. 3 of the cakes were chocolate and the other one was vanilla.", ["4", "3"]),
+    # the rest is not one member: "10 friends, 4 of them girls" may become 12 and 5
+    ("Tom has 10 friends. 4 of them are girls and the rest are boys.", []),
+    # "the other groups" names the counted parts, not a remaining one
+    ("30 kids in 3 groups. 2 of them have 12 kids each and the other groups have none.", []),
+    # no number is one more than the part
+    ("5 boxes hold pens. 2 of them are red and the last one is blue.", []),
+    ("Mary has 30 sheep. She gets 1 kg of milk from half of them and 2 kg from the other half.", []),
+])
+def test_part_holds_golden(q: str, held: list[str]) -> None:
+    toks = find_numbers(q)
+    assert [toks[i].text for i, _ in part_holds(q, toks)] == held
+
+
+WEEK_Q = "Ann works every day of the week except Monday and Friday, 3 hours a day. How many hours does she work in 2 weeks?"
+WEEK_SOL = ("She works 7-2=<<7-2=5>>5 days a week.\nThat is 5*3=<<5*3=15>>15 hours a week.\n"
+            "In 2 weeks she works 15*2=<<15*2=30>>30 hours.\n#### 30")
+
+
+def test_unwritten_count_of_days_is_held_not_tied_to_weeks() -> None:
+    item = _gsm(WEEK_Q, WEEK_SOL, "30")
+    tr = trace_item(item)
+    assert [tr.tokens[i].text for i in tr.inputs] == ["3"]
+    why = dict(tr.held)["2"]
+    assert "a number of days the question does not write" in why and "counts weeks" in why
+    twin = perturb_item(item)
+    hours, weeks = (t.value for t in find_numbers(twin.question))
+    assert weeks == 2 and hours != 3
+    assert Fraction(twin.answer) == 5 * hours * 2  # 5 open days a week, whatever the hours
+
+
+@pytest.mark.parametrize("q, sol, ans, changed", [
+    # "5 days a week" is written in days, the inner unit of 7: the 5 stays an input
+    ("Ben works 5 days a week and reads 6 books on each free day. How many books does he read in 3 weeks?",
+     "He has 7-5=<<7-5=2>>2 free days.\nHe reads 2*6=<<2*6=12>>12 books a week.\nIn 3 weeks 12*3=<<12*3=36>>36."
+     "\n#### 36", "36", {"5", "6", "3"}),
+    # weeks times 7 is days: a product is not a match by value only
+    ("Cleo runs 3 miles a day. How many miles does she run in 2 weeks?",
+     "2 weeks is 2*7=<<2*7=14>>14 days.\nShe runs 14*3=<<14*3=42>>42 miles.\n#### 42", "42", {"2", "3"}),
+])
+def test_written_quantities_in_the_inner_unit_stay_inputs(q: str, sol: str, ans: str, changed: set[str]) -> None:
+    tr = trace_item(_gsm(q, sol, ans))
+    assert {tr.tokens[i].text for i in tr.inputs} == changed
+    assert tr.held == ()
+
+
+def test_gsm8k_1301_is_refused_with_the_reason(gsm8k_items: list[Item]) -> None:
+    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-1301")
+    rs = perturb_gsm8k([item])
+    assert not rs.items
+    reason = rs.failures[0].reason
+    assert reason.startswith("ambiguous: every question number the chain uses is held fixed")
+    assert "2 in step 1 could be the question's '2', a number of days the question does not write" in reason
+    assert "the question's '2' counts weeks" in reason
+
+
+def test_gsm8k_339_keeps_its_three_groups(gsm8k_items: list[Item]) -> None:
+    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-339")
+    made = 0
+    for seed in range(12):
+        try:
+            twin = perturb_item(item, seed=seed)
+        except ValueError as e:
+            assert str(e).startswith("no_valid_draw"), e
+            continue
+        made += 1
+        students, groups, part, one, less = (t.value for t in find_numbers(twin.question))
+        assert (groups, part, one) == (3, 2, 1)
+        # two equal groups g and a smallest g - less: 3g - less = students
+        assert Fraction(twin.answer) == (students + less) / 3 - less
+        assert ["3", "the question's '3' is split in words: '2' of them and 'the last one'"] in twin.metadata["held"]
+    assert made >= 6
