@@ -335,6 +335,34 @@ def test_generate_score_is_one_prefill_and_equals_separate_calls(backend, smollm
         assert (fused_rows, separate_rows) == (len(pairs), 2 * len(pairs))
 
 
+@pytest.mark.parametrize(("lens", "max_rows", "groups"), [
+    ([100, 100, 100, 100], 16, [(0, 4)]),
+    ([100, 100, 100, 100], 3, [(0, 3), (3, 1)]),                 # at most max_rows rows
+    ([172, 167, 133, 128, 128, 122], 16, [(0, 4), (4, 2)]),      # 5 x 172 = 860 > 1.15 x 728 real tokens
+    ([200, 50], 16, [(0, 1), (1, 1)]),
+    ([50, 200], 16, [(0, 1), (1, 1)]),                            # unsorted: padding counts to the longest row
+    ([10], 4, [(0, 1)]), ([], 4, []),
+])
+def test_prefill_groups_golden(lens, max_rows, groups):
+    from zcp_core.backends.hf_decode import prefill_groups
+
+    assert prefill_groups(lens, max_rows) == groups
+
+
+def test_greedy_generate_equals_transformers_generate(smollm2, gsm8k_items):
+    """Greedy ``generate`` runs the shared-prefill decoder; ``transformers``' own ``generate`` is the truth.
+
+    Rows of unequal prompt and answer length share one decoding batch, so rows that finish early leave it
+    while others run on; each truth is computed alone (batch of one, no padding).
+    """
+    reqs = [probe_pair(it, 16, constraint=c).generate for it in gsm8k_items[:3] for c in ("none", "number")]
+    reqs.append(GenerateRequest(prompt="Question: What is 12 plus 30?\nAnswer:", params=SamplingParams(max_new_tokens=9)))
+    got = smollm2.generate(reqs)
+    truth = [smollm2._generate_batch([r], [smollm2.render(r)])[0] for r in reqs]  # transformers' generate()
+    assert got == truth
+    assert {c.finish_reason for c in got} == {"stop", "length"} and any(c.stop_reason == "}" for c in got)
+
+
 def test_generate_score_shares_cache_entries(backend, gsm8k_items, tmp_path):
     cached = with_cache(backend, tmp_path / "responses.sqlite")
     pairs = [probe_pair(it, budget=4) for it in gsm8k_items[:2]]

@@ -173,9 +173,17 @@ class TransformersBackend:
         )
 
     def _generate_uncached(self, requests: list[GenerateRequest]) -> list[Completion]:
+        from zcp_core.backends.hf_fused import foldable, prompt_row, run_fused
+
         out: list[Completion | None] = [None] * len(requests)
+        # Greedy requests go through the shared-prefill decoder (see hf_fused); the rest through generate().
+        fold = [i for i, r in enumerate(requests) if foldable(r)]
+        for i, ans in zip(fold, run_fused(self, [prompt_row(self, requests[i]) for i in fold])):
+            out[i] = ans.completion
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
+            if out[i] is not None:
+                continue
             p = r.params
             groups.setdefault((p.max_new_tokens, p.greedy, p.stop, p.stop_at, p.constraint, r.logprobs), []).append(i)
         for idx in groups.values():
@@ -334,29 +342,14 @@ class TransformersBackend:
         return [GenerateScore(c, lp) for c, lp in pairs]
 
     def _generate_score_uncached(self, requests: list[GenerateScoreRequest]) -> list[tuple[Completion, TokenLogprobs]]:
-        from zcp_core.backends.hf_decode import fused_batch
+        from zcp_core.backends.hf_fused import run_fused
 
         out: list[tuple[Completion, TokenLogprobs] | None] = [None] * len(requests)
         rows = {i: row for i, r in enumerate(requests) if (row := self._fused_row(r)) is not None}
-        order = sorted(rows, key=lambda i: -len(rows[i].seq_ids))
-        tok = self.tokenizer
-        eos = [t for t in (tok.eos_token_id, tok.pad_token_id) if t is not None]
-        # Batches of about answer_batch_size rows, evenly split: every batch decodes as many steps as its
-        # slowest row, so a small remainder batch would pay nearly the full step count for a few rows.
-        n_batches = max(1, round(len(order) / self.answer_batch_size))
-        for k in range(n_batches):
-            part = order[k * len(order) // n_batches : (k + 1) * len(order) // n_batches]
-            banned = {c: self._banned_mask(c) for c in {rows[i].constraint for i in part} - {"none"}}
-            got = fused_batch(self.model, [rows[i] for i in part], self._braces(), eos, tok.pad_token_id,
-                              self.batch_size, banned)
-            for i, fo in zip(part, got):
-                row = rows[i]
-                text = str(tok.decode(fo.token_ids, skip_special_tokens=True))
-                cut = balanced_close(text, row.depth) if fo.closed else None
-                comp = Completion(text=text[:cut] if cut is not None else text, n_tokens=len(fo.token_ids),
-                                  finish_reason=fo.finish, stop_reason="}" if fo.closed else None)
-                scored = self._token_strings(row.seq_ids[row.score_start : row.score_end])
-                out[i] = (comp, TokenLogprobs(tokens=scored, logprobs=tuple(fo.score_logprobs)))
+        for i, ans in zip(rows, run_fused(self, list(rows.values()))):
+            row = rows[i]
+            scored = self._token_strings(row.seq_ids[row.score_start : row.score_end])
+            out[i] = (ans.completion, TokenLogprobs(tokens=scored, logprobs=ans.score_logprobs))
         rest = [i for i in range(len(requests)) if i not in rows]
         if rest:
             comps = self._generate_uncached([requests[i].generate for i in rest])

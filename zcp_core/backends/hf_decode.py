@@ -144,8 +144,9 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
                 prefill_rows: int, banned: Mapping[str, Any] | None = None) -> list[FusedOut]:
     """Score and greedily answer a batch of rows with one prefill each (see the module docstring).
 
-    The prefill runs in groups of ``prefill_rows`` (a forward pass over many
-    thousand tokens at once is slower per token on a CPU), and the groups'
+    The prefill runs in groups of at most ``prefill_rows`` rows of similar
+    length (:func:`prefill_groups`: a forward pass over many thousand tokens at
+    once is slower per token on a CPU, and padding is paid for), and the groups'
     key-value caches are then joined, right-aligned, into one cache so that
     every decoding step serves the whole batch. ``banned`` maps each
     constraint of the rows (other than ``none``) to its bool vocabulary mask
@@ -163,8 +164,8 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
     st = _State(rows, table, eos_ids)
     st.bans = _row_bans(rows, banned or {})
     with torch.inference_mode():
-        for g in range(0, len(rows), max(prefill_rows, 1)):
-            group = rows[g : g + prefill_rows]
+        for g, size in prefill_groups([len(r.seq_ids) for r in rows], prefill_rows):
+            group = rows[g : g + size]
             ban = None if st.bans is None else st.bans[0].cpu()[st.bans[1][g : g + len(group)]]
             got, group_kv = _prefill(model, group, pad_id, n_pred, ban)
             pred[g : g + len(group)] = got[0]
@@ -193,6 +194,27 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
             _decode(model, cache, st, mask, bonus, kept, width)
     return [FusedOut(st.out[i, : int(st.n[i])].tolist(), "length" if int(st.code[i]) == 3 else "stop",
                      int(st.code[i]) == 2, scores[i]) for i in range(len(rows))]
+
+
+def prefill_groups(lens: Sequence[int], max_rows: int, waste: float = 0.15) -> list[tuple[int, int]]:
+    """``(start, size)`` of consecutive prefill groups over rows of ``lens`` tokens (longest first).
+
+    A group holds at most ``max_rows`` rows, and a row joins it only while the
+    group's padding stays within ``waste`` of its real tokens: a group is padded
+    to its longest row, and a padded position costs as much as a real one.
+    """
+    groups: list[tuple[int, int]] = []
+    start = 0
+    while start < len(lens):
+        size, real, width = 1, lens[start], lens[start]
+        while start + size < len(lens) and size < max(max_rows, 1):
+            nxt = lens[start + size]
+            if max(width, nxt) * (size + 1) > (1 + waste) * (real + nxt):
+                break
+            real, width, size = real + nxt, max(width, nxt), size + 1
+        groups.append((start, size))
+        start += size
+    return groups
 
 
 def _row_bans(rows: Sequence[FusedRow], banned: Mapping[str, Any]) -> tuple[Any, Any] | None:
