@@ -68,7 +68,7 @@ def run_fused(backend: TransformersBackend, rows: Sequence[FusedRow]) -> list[Fu
         part = order[k * len(order) // n_batches : (k + 1) * len(order) // n_batches]
         if not part:
             continue
-        banned = {c: backend._banned_mask(c) for c in {rows[i].constraint for i in part} - {"none"}}
+        banned: dict[str, object] = {c: backend._banned_mask(c) for c in {rows[i].constraint for i in part} - {"none"}}
         got = fused_batch(backend.model, [rows[i] for i in part], backend._braces(), eos, tok.pad_token_id,
                           backend.batch_size, banned)
         for i, fo in zip(part, got):
