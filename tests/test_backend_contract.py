@@ -206,13 +206,14 @@ def probe_pair(item, budget: int = 12, stop_at: str = "balanced_brace", constrai
 
 @pytest.fixture
 def count_prefill_rows(smollm2, monkeypatch):
-    """Rows of every multi-token forward pass of the in-process model (the server's too): prompt prefills."""
+    """Rows of every multi-token forward pass of the in-process model (the server's too) that starts from no
+    cache: prompt prefills (decoding steps with lookup drafts pass the prefill's cache)."""
     rows: list[int] = []
     forward = smollm2.model.forward
 
     def counted(*args, **kwargs):
         ids = kwargs.get("input_ids", args[0] if args else None)
-        if ids is not None and ids.shape[1] > 1:
+        if ids is not None and ids.shape[1] > 1 and kwargs.get("cache") is None:
             rows.append(int(ids.shape[0]))
         return forward(*args, **kwargs)
 
@@ -361,6 +362,45 @@ def test_greedy_generate_equals_transformers_generate(smollm2, gsm8k_items):
     truth = [smollm2._generate_batch([r], [smollm2.render(r)])[0] for r in reqs]  # transformers' generate()
     assert got == truth
     assert {c.finish_reason for c in got} == {"stop", "length"} and any(c.stop_reason == "}" for c in got)
+
+
+def test_lookup_drafts_keep_greedy_output(smollm2, gsm8k_items, monkeypatch):
+    """GSM8K item 11 writes a runaway ``0.000…`` under the number constraint while its batch-mates close their box:
+    the tail then decodes with lookup drafts, takes fewer steps than tokens, and still equals generate()."""
+    import zcp_core.backends.hf_steps as steps
+
+    widths: list[int] = []
+    forward = smollm2.model.forward
+
+    def spied(*args, **kwargs):
+        if kwargs.get("cache") is not None:
+            widths.append(int(kwargs["input_ids"].shape[1]))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(smollm2.model, "forward", spied)
+    reqs = [probe_pair(it, 32, constraint="number").generate for it in gsm8k_items[8:12]]
+    got = smollm2.generate(reqs)
+    monkeypatch.setattr(smollm2.model, "forward", forward)
+    assert (got[2].text, got[2].finish_reason) == ("0." + "0" * 30, "length")
+    assert all(c.stop_reason == "}" for k, c in enumerate(got) if k != 2)
+    assert got == [smollm2._generate_batch([r], [smollm2.render(r)])[0] for r in reqs]
+    assert steps.LOOKUP + 1 in widths and len(widths) < 31  # drafts ran; fewer steps than the runaway's tokens
+
+
+@pytest.mark.parametrize(("context", "k", "draft"), [
+    ([5, 0, 0, 0], 3, [0]),                   # (0, 0) occurred once before, with one token after it
+    ([1, 2, 3, 9, 1, 2], 2, [3, 9]),          # the longest suffix (1, 2) wins
+    ([7, 1, 2, 8, 2], 2, [8, 2]),             # (8, 2) never occurred: the last token 2 did, before 8
+    ([1, 2, 3], 4, []),                       # nothing repeats
+    ([4], 2, []), ([], 2, []),
+    ([3, 3, 3, 3, 3], 8, [3, 3]),             # no occurrence has 8 after it: the one with the most
+    ([9] + [0] * 12, 4, [0, 0, 0, 0]),        # a run: the latest occurrence with k tokens after it
+    ([1, 5, 6, 2, 1, 5, 7, 3, 1, 5], 2, [7, 3]),  # the latest occurrence with k after it, not the first
+])
+def test_ngram_draft_golden(context, k, draft):
+    from zcp_core.backends.hf_steps import ngram_draft
+
+    assert ngram_draft(context, k) == draft
 
 
 def test_generate_score_shares_cache_entries(backend, gsm8k_items, tmp_path):

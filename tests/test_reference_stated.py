@@ -121,3 +121,35 @@ def test_gsm8k_339_keeps_its_three_groups(gsm8k_items: list[Item]) -> None:
         assert Fraction(twin.answer) == (students + less) / 3 - less
         assert ["3", "the question's '3' is split in words: '2' of them and 'the last one'"] in twin.metadata["held"]
     assert made >= 6
+
+
+F = Fraction
+SCORES_Q = "Her test scores are 89, 71 and 100. What score does she need on the fourth test to average 90?"
+
+
+@pytest.mark.parametrize(("question", "old", "new", "gold", "answer", "fits"), [
+    (SCORES_Q, [89, 71, 100, 90], [88, 71, 100, 92], 100, 99, True),   # a tie in the original binds nothing
+    (SCORES_Q, [89, 71, 100, 90], [88, 71, 100, 92], 95, 100, False),  # 95 was below 100; 100 is not below it
+    (SCORES_Q, [89, 71, 90, 90], [88, 71, 80, 92], 100, 100, True),
+    (SCORES_Q, [89, 71, 100, 90], [88, 71, 200, 90], 100, 100, False),  # a score of 200 is off the scale
+    (SCORES_Q, [89, 71, 90, 90], [88, 71, 90, 99], 100, 129, False),    # a needed score of 129 is no score
+    (SCORES_Q, [89, 71, 90, 90], [88, 75, 90, 90], 100, 70, False),     # the answer fell below a score
+    ("She buys 89 apples and 100 pears.", [89, 100], [88, 200], 189, 288, True),   # no scores: no scale
+    ("Her test scores are 150 and 80.", [150, 80], [140, 90], 230, 230, True),     # not a 0-100 scale
+])
+def test_scale_fits_golden(question: str, old: list[int], new: list[int], gold: int, answer: int,
+                           fits: bool) -> None:
+    from zcp_core.reference.numeric import scale_fits
+
+    assert scale_fits(question, [F(v) for v in old], [F(v) for v in new], F(gold), F(answer)) is fits
+
+
+def test_gsm8k_206_scores_stay_on_their_scale(gsm8k_items: list[Item]) -> None:
+    """The v2 twin raised a score of 100 to 200 and needed a sixth score of 43, below the 71 its own
+    solution drops as the lowest; no twin may leave the scale or pass a score its answer was above."""
+    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-206")
+    rs = perturb_gsm8k([item])
+    for twin in rs.items:
+        scores = [t.value for t in find_numbers(twin.question) if t.kind != "word"]
+        assert max(scores) <= 100 and min(scores) < Fraction(twin.answer) <= 100
+    assert rs.items or rs.failures[0].reason.startswith("scale")

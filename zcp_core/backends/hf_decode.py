@@ -11,11 +11,14 @@ same time, the first greedy answer tokens. The gold tokens serve as a draft:
 greedy decoding accepts them for as long as its argmax agrees (speculative
 decoding with the gold as the draft), so a correct answer costs no further
 step. Where the argmax departs, decoding continues from the same key-value
-cache, with the rejected draft positions masked out. Greedy outputs therefore
-equal those of a plain ``generate`` up to floating-point ties, and the logprobs
-those of a separate ``score`` (the contract test checks both). A row with a
-decoding ``constraint`` takes every argmax (draft check included) on its
-masked logits; its scored logprobs come from the unmasked ones.
+cache, with the rejected draft positions masked out (:mod:`zcp_core.backends.hf_steps`,
+which also drafts from a row's own text once few rows are left). Greedy outputs
+therefore equal those of transformers' ``generate`` up to floating-point ties,
+and the logprobs those of a separate ``score`` (the contract tests check both).
+A row with nothing to score is a plain greedy generation
+(:mod:`zcp_core.backends.hf_fused`). A row with a decoding ``constraint`` takes
+every argmax (draft check included) on its masked logits; its scored logprobs
+come from the unmasked ones.
 """
 
 from __future__ import annotations
@@ -154,6 +157,8 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
     """
     import torch
 
+    from zcp_core.backends.hf_steps import SLACK, decode
+
     lens = torch.tensor([len(r.seq_ids) for r in rows])
     plen = torch.tensor([len(r.prompt_ids) for r in rows])
     width = int(lens.max())
@@ -181,7 +186,7 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
         for k in range(n_pred):
             st.advance(pred[:, k], j[k] <= accepted)
         if bool((st.code == 0).any()):
-            total = width + max(r.budget for r in rows)
+            total = width + max(r.budget for r in rows) + SLACK
             cache = _joined_cache(model, kv, [len(gk[0][0]) for gk in kv], width, total)
             del kv
             # Each row keeps its prompt and accepted draft tokens: columns [width - len, width - len + kept).
@@ -191,7 +196,7 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
             first = (width - lens)[:, None]
             mask = ((cols >= first) & (cols < first + kept[:, None])).long()
             bonus = pred.gather(1, accepted[:, None])[:, 0]  # the first token after the accepted draft
-            _decode(model, cache, st, mask, bonus, kept, width)
+            decode(model, cache, st, mask, bonus, kept, width, [r.prompt_ids for r in rows])
     return [FusedOut(st.out[i, : int(st.n[i])].tolist(), "length" if int(st.code[i]) == 3 else "stop",
                      int(st.code[i]) == 2, scores[i]) for i in range(len(rows))]
 
@@ -349,47 +354,3 @@ def score_batch(model: Any, seqs: Sequence[Sequence[int]], starts: Sequence[int]
                        logits_to_keep=keep).logits
     logp = torch.log_softmax(logits.float(), -1).cpu()
     return gather_scored(logp, seqs, [(s, len(x)) for x, s in zip(seqs, starts)], keep)
-
-
-def _decode(model: Any, cache: Any, st: _State, mask: Any, tok: Any, pos: Any, column: int) -> None:
-    """Continue greedy decoding of the running rows from the prefill's cache.
-
-    Cache columns of rejected draft tokens stay in place but are masked out
-    (``mask``, as wide as the cache; a static cache's unfilled columns are 0
-    until written), so each row attends to exactly its prompt, its accepted
-    tokens and what follows; ``tok`` is each row's last generated token and
-    ``pos`` its position; ``column`` is the first cache column not yet
-    written. Finished rows leave the batch (cache included) once a quarter of
-    it has finished, so later steps compute only running rows.
-    """
-    import torch
-
-    device = model.device
-    rows = torch.arange(len(tok))  # batch row -> row of ``st``
-    static = mask.shape[1] > column  # a preallocated cache: the mask already spans every column
-    while True:
-        running = st.code[rows] == 0
-        if not bool(running.any()):
-            return
-        if int(running.sum()) <= 3 * len(rows) // 4:
-            keep = torch.nonzero(running).flatten()
-            _select_rows(cache, keep.to(device))
-            rows, mask, tok, pos = rows[keep], mask[keep], tok[keep], pos[keep]
-        if static:
-            mask[:, column] = 1
-        else:
-            mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=torch.long)], 1)
-        column += 1
-        out = model(input_ids=tok[:, None].to(device), attention_mask=mask.to(device),
-                    position_ids=pos[:, None].to(device), cache=cache, use_cache=True, logits_to_keep=1)
-        logits = out.logits[:, -1]
-        if st.bans is not None:
-            masks, index = st.bans
-            logits = logits.masked_fill(masks[index[rows].to(masks.device)][:, : logits.shape[-1]], float("-inf"))
-        tok = logits.argmax(-1).cpu()
-        full = torch.zeros(len(st.code), dtype=torch.long)
-        full[rows] = tok
-        active = torch.zeros(len(st.code), dtype=torch.bool)
-        active[rows] = True
-        st.advance(full, active)
-        pos = pos + 1

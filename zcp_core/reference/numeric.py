@@ -15,7 +15,8 @@ tell apart. New values look like the old ones (:mod:`zcp_core.reference.draw`:
 same digits and roundness, within a factor of 2). A draw is rejected when any
 intermediate (every operation of every annotation) turns non-integer, negative
 or zero where the original did not, when the answer does not change, when
-percentages of one whole stop fitting in 100, when a calculation written
+percentages of one whole stop fitting in 100, when scores leave their 0-100
+scale or the answer moves past one of them (:func:`scale_fits`), when a calculation written
 without annotations stops adding up, or when re-executing the twin from its
 own question does not give its gold (:mod:`zcp_core.reference.verify`). Among
 the draws that pass, one whose answer keeps its number of digits is preferred,
@@ -24,7 +25,7 @@ answer moves to a side drawn by coin. Every twin records its substitutions,
 what was held and why, and the re-execution record, which ``zcp release``
 reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v2", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v3", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1"}
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -61,7 +63,7 @@ from zcp_core.reference.trace import Trace, Untraceable, stated_value, trace_ite
 from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v2"
+METHOD_NUMERIC = "numeric-perturbation-v3"
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,22 @@ def _percents_fit(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
     return len(pct) < 2 or sum(a for a, _ in pct) > 100 or sum(b for _, b in pct) <= 100
 
 
+_SCORES = re.compile(r"\b(?:tests?|exams?|quiz(?:zes)?)\b", re.IGNORECASE)
+
+
+def scale_fits(question: str, old: Sequence[Fraction], new: Sequence[Fraction], gold: Fraction,
+               answer: Fraction) -> bool:
+    """Scores stay on their scale: in a question about tests, exams or quizzes whose numbers
+    (``old``) and answer all lie in [0, 100], the twin's numbers (``new``, token for token) and answer do
+    too, and its answer stays above (below) each question number the original's was above (below):
+    "remove the lowest score" must remove the same one, and a needed score of 143 is no score."""
+    if not _SCORES.search(question) or not all(0 <= v <= 100 for v in (*old, gold)):
+        return True
+    if not all(0 <= v <= 100 for v in (*new, answer)):
+        return False
+    return all((gold <= a or answer > b) and (gold >= a or answer < b) for a, b in zip(old, new))
+
+
 def _keeps_order(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
     """Whether every two question numbers of one size (2 digits or more) compare as before ("starts at 47 WPM,
     increased to 52" stays an increase): the story's words often rest on that order without any step using
@@ -208,6 +226,11 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
         if chain is None or chain[trace.answer_step].value == gold:
             continue
         answer = chain[trace.answer_step].value
+        if not scale_fits(item.question, [t.value for t in trace.tokens],
+                          [changed.get(i, t.value) for i, t in enumerate(trace.tokens)], gold, answer):
+            fails.setdefault("scale", "every draw left the 0-100 scale of its scores or moved the answer "
+                                      "past a score it was above or below")
+            continue
         rank = ((answer_digits(answer) != answer_digits(gold)) * 4 + (not _keeps_order(trace, changed)) * 2
                 + ((answer > gold) != larger))
         if best is not None and rank >= best[0]:
@@ -227,7 +250,7 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
         best = (rank, twin)
     if best is not None:
         return best[1]
-    for kind in ("reexecution", "untraced"):
+    for kind in ("reexecution", "untraced", "scale"):
         if kind in fails:
             raise ValueError(f"{kind}: {fails[kind]} (every draw of {max_tries})")
     raise ValueError(f"no_valid_draw: {max_tries} draws all broke an integer/sign/decimal constraint "
