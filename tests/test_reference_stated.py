@@ -124,16 +124,20 @@ def test_gsm8k_339_keeps_its_three_groups(gsm8k_items: list[Item]) -> None:
 
 
 F = Fraction
-SCORES_Q = "Her test scores are 89, 71 and 100. What score does she need on the fourth test to average 90?"
+SCORES_Q = "Her test scores are 89, 71 and 100. Dropping the lowest, what does she need on the fourth to average 90?"
+MEAN_Q = "Her quiz scores are 50, 80 and 100. Find her mean score."
 
 
 @pytest.mark.parametrize(("question", "old", "new", "gold", "answer", "fits"), [
     (SCORES_Q, [89, 71, 100, 90], [88, 71, 100, 92], 100, 99, True),   # a tie in the original binds nothing
     (SCORES_Q, [89, 71, 100, 90], [88, 71, 100, 92], 95, 100, False),  # 95 was below 100; 100 is not below it
     (SCORES_Q, [89, 71, 90, 90], [88, 71, 80, 92], 100, 100, True),
+    ("Her test scores are 89, 71 and 100. What must she get on the fourth to average 90?",
+     [89, 71, 100, 90], [88, 71, 200, 90], 100, 100, True),            # no ranking words: left alone
     (SCORES_Q, [89, 71, 100, 90], [88, 71, 200, 90], 100, 100, False),  # a score of 200 is off the scale
     (SCORES_Q, [89, 71, 90, 90], [88, 71, 90, 99], 100, 129, False),    # a needed score of 129 is no score
     (SCORES_Q, [89, 71, 90, 90], [88, 75, 90, 90], 100, 70, False),     # the answer fell below a score
+    (MEAN_Q, [50, 80, 100], [60, 90, 200], 77, 116, True),              # unranked: answerable, left alone
     ("She buys 89 apples and 100 pears.", [89, 100], [88, 200], 189, 288, True),   # no scores: no scale
     ("Her test scores are 150 and 80.", [150, 80], [140, 90], 230, 230, True),     # not a 0-100 scale
 ])

@@ -15,8 +15,8 @@ tell apart. New values look like the old ones (:mod:`zcp_core.reference.draw`:
 same digits and roundness, within a factor of 2). A draw is rejected when any
 intermediate (every operation of every annotation) turns non-integer, negative
 or zero where the original did not, when the answer does not change, when
-percentages of one whole stop fitting in 100, when scores leave their 0-100
-scale or the answer moves past one of them (:func:`scale_fits`), when a calculation written
+percentages of one whole stop fitting in 100, when ranked test scores leave
+their 0-100 scale or the answer passes one of them (:func:`scale_fits`), when a calculation written
 without annotations stops adding up, or when re-executing the twin from its
 own question does not give its gold (:mod:`zcp_core.reference.verify`). Among
 the draws that pass, one whose answer keeps its number of digits is preferred,
@@ -165,15 +165,24 @@ def _percents_fit(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
 
 
 _SCORES = re.compile(r"\b(?:tests?|exams?|quiz(?:zes)?)\b", re.IGNORECASE)
+_RANKS = re.compile(r"\b(?:lowest|highest|best|worst|drop(?:s|ped)?|remove[sd]?)\b", re.IGNORECASE)
+
+
+def ranked_scores(question: str, old: Sequence[Fraction], gold: Fraction) -> bool:
+    """Whether a question ranks test, exam or quiz scores ("remove the lowest score") with every number
+    (``old``) and its answer in [0, 100]."""
+    return (bool(_SCORES.search(question)) and bool(_RANKS.search(question))
+            and all(0 <= v <= 100 for v in (*old, gold)))
 
 
 def scale_fits(question: str, old: Sequence[Fraction], new: Sequence[Fraction], gold: Fraction,
                answer: Fraction) -> bool:
-    """Scores stay on their scale: in a question about tests, exams or quizzes whose numbers
-    (``old``) and answer all lie in [0, 100], the twin's numbers (``new``, token for token) and answer do
-    too, and its answer stays above (below) each question number the original's was above (below):
-    "remove the lowest score" must remove the same one, and a needed score of 143 is no score."""
-    if not _SCORES.search(question) or not all(0 <= v <= 100 for v in (*old, gold)):
+    """Ranked scores stay on their scale (:func:`ranked_scores`): the twin's numbers (``new``, token for
+    token) and answer lie in [0, 100], and its answer stays above (below) each question number the
+    original's was above (below). "Remove the lowest score" must remove the same one, and a needed score
+    of 143 is no score. (Unranked scores off the scale, a mean of quiz scores with one of 200, stay
+    answerable and are left alone.)"""
+    if not ranked_scores(question, old, gold):
         return True
     if not all(0 <= v <= 100 for v in (*new, answer)):
         return False
