@@ -157,3 +157,25 @@ def test_gsm8k_206_scores_stay_on_their_scale(gsm8k_items: list[Item]) -> None:
         scores = [t.value for t in find_numbers(twin.question) if t.kind != "word"]
         assert max(scores) <= 100 and min(scores) < Fraction(twin.answer) <= 100
     assert rs.items or rs.failures[0].reason.startswith("scale")
+
+
+@pytest.mark.parametrize(("q", "held"), [
+    ("Students in grades 4 – 7 each send 10 students.", ["4", "7"]),
+    ("Kids ages 3-5 get 20 stickers.", ["3", "5"]),
+    ("She reads pages 10 through 20 in 2 hours.", ["10", "20"]),
+    ("The price rose from 5 to 9 dollars.", []),          # a change of value, not a range
+    ("The team lost 7-4 at 3 pm.", []),                   # descending: a score, not a range
+    ("Mix 1/2 - 3 cups.", []),                            # only whole numbers written in digits
+])
+def test_range_holds_golden(q: str, held: list[str]) -> None:
+    from zcp_core.reference.stated import range_holds
+
+    toks = find_numbers(q)
+    assert [toks[i].text for i, _ in range_holds(q, toks)] == held
+
+
+def test_gsm8k_1219_keeps_its_range_of_grades(gsm8k_items: list[Item]) -> None:
+    """v2 turned "grades 4 – 7" into "grades 2 – 7" while its solution still counted "2 grades"."""
+    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-1219")
+    (twin,) = perturb_gsm8k([item]).items
+    assert "grades 4 – 7" in twin.question and "There are 4 grades" in (twin.solution or "")

@@ -13,7 +13,9 @@ a token wins):
 * a whole whose parts the words name, one of them a single remaining member
   ("3 groups such that 2 of them are equal and the last one ...", "two boys:
   one of them ... the other"): the words say 3 = 2 + 1, so changing the 3
-  alone makes an incoherent story.
+  alone makes an incoherent story;
+* the two ends of a range ("grades 4 – 7", "ages 3-5"): a solution counts its
+  members (4 grades) without writing how, so a changed end breaks the count.
 """
 
 from __future__ import annotations
@@ -103,4 +105,22 @@ def part_holds(question: str, tokens: Sequence[NumberToken]) -> list[Hold]:
                 why = f"the question's {whole.text!r} is split in words: {part.text!r} of them and " \
                       f"{last.group(0)!r}"
                 out += [(w, why), (p, why)]
+    return out
+
+
+# "4 – 7", "3-5", "10 through 20": the two ends of a range (a dash or "through" and nothing else between).
+_RANGE = re.compile(r"\s*(?:-|\u2013|\u2014|through)\s*", re.IGNORECASE)
+
+
+def range_holds(question: str, tokens: Sequence[NumberToken]) -> list[Hold]:
+    """Both ends of a range of whole numbers ("grades 4 – 7"): its members are counted from its ends, and
+    a solution writes that count (4) as a bare number that a changed end would leave wrong."""
+    out: list[Hold] = []
+    for i in range(len(tokens) - 1):
+        a, b = tokens[i], tokens[i + 1]
+        between = question[a.end:b.start]
+        if (a.kind == b.kind == "digits" and a.value.denominator == b.value.denominator == 1
+                and a.value < b.value and _RANGE.fullmatch(between)):
+            why = f"the question's {a.text!r} to {b.text!r} is a range whose members a step may count"
+            out += [(i, why), (i + 1, why)]
     return out

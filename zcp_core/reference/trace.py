@@ -46,7 +46,7 @@ from typing import Literal
 
 from zcp_core.reference.cues import INNER_UNIT, UNIT_CONSTANTS, cued_constants, foreign_unit
 from zcp_core.reference.numbers import ExprError, Literal_, NumberToken, expr_literals, find_numbers, render, safe_eval
-from zcp_core.reference.stated import count_holds, part_holds, sum_holds, unread_holds
+from zcp_core.reference.stated import count_holds, part_holds, range_holds, sum_holds, unread_holds
 from zcp_core.schema import Item
 
 CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
@@ -315,7 +315,8 @@ class _Tracer:
                 self.held_tokens.setdefault(ti, why)
                 self.fixed_steps.setdefault(j, why)
         for ti, why in (sum_holds(self.tokens, self.cued) + unread_holds(self.tokens, set(used))
-                        + count_holds(self.q, self.tokens) + part_holds(self.q, self.tokens)):
+                        + count_holds(self.q, self.tokens) + part_holds(self.q, self.tokens)
+                        + range_holds(self.q, self.tokens)):
             self.held_tokens.setdefault(ti, why)
         self._close()
         hits = [j for j, s in enumerate(self.steps) if close_enough(s.result, gold) or stated_value(s.result_text) == gold]
