@@ -297,14 +297,6 @@ def _static_cache(model: Any, length: int) -> Any:
     return StaticCache(config=model.config, max_cache_len=length)
 
 
-def _select_rows(cache: Any, keep: Any) -> None:
-    """Keep only the ``keep`` batch rows of a key-value cache (static layers have no method for it)."""
-    for layer in cache.layers:
-        layer.keys, layer.values = layer.keys[keep], layer.values[keep]
-        if hasattr(layer, "batch_size"):
-            layer.batch_size = len(keep)
-
-
 def left_pad(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any, Any]:
     """Token ids, attention mask and position ids of left-padded rows (as wide as the longest row)."""
     import torch

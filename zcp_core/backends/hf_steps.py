@@ -13,10 +13,7 @@ gives (up to floating-point ties); a runaway answer that repeats itself
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
-
-if TYPE_CHECKING:
-    from zcp_core.backends.hf_decode import _State
+from typing import Any, Sequence
 
 LOOKUP = 8  # draft tokens per row and step in the tail
 TAIL_ROWS = 2  # the tail: at most this many rows still running
@@ -45,7 +42,7 @@ def ngram_draft(context: Sequence[int], k: int, max_n: int = 3) -> list[int]:
     return []
 
 
-def decode(model: Any, cache: Any, st: _State, mask: Any, tok: Any, pos: Any, column: int,
+def decode(model: Any, cache: Any, st: Any, mask: Any, tok: Any, pos: Any, column: int,
            prompts: Sequence[Sequence[int]]) -> None:
     """Continue greedy decoding of the running rows from the prefill's cache.
 
@@ -54,13 +51,12 @@ def decode(model: Any, cache: Any, st: _State, mask: Any, tok: Any, pos: Any, co
     until written), so each row attends to exactly its prompt, its accepted
     tokens and what follows; ``tok`` is each row's last generated token and
     ``pos`` its position; ``column`` is the first cache column not yet
-    written; ``prompts`` are the rows' prompt ids (for drafts). Finished rows
+    written; ``st`` is the decoder's per-row state (``hf_decode._State``);
+    ``prompts`` are the rows' prompt ids (for drafts). Finished rows
     leave the batch (cache included) once a quarter of it has finished, so
     later steps compute only running rows.
     """
     import torch
-
-    from zcp_core.backends.hf_decode import _select_rows
 
     rows = torch.arange(len(tok))  # batch row -> row of ``st``
     static = mask.shape[1] > column  # a preallocated cache: the mask already spans every column
@@ -103,14 +99,14 @@ def decode(model: Any, cache: Any, st: _State, mask: Any, tok: Any, pos: Any, co
         column += width
 
 
-def _room(st: _State, rows: Any, column: int, total: int) -> bool:
+def _room(st: Any, rows: Any, column: int, total: int) -> bool:
     """Whether a step with drafts still leaves every running row the columns its remaining budget needs
     (a step writes ``LOOKUP + 1`` columns and gives each running row at least one token)."""
     left = int((st.budget[rows] - st.n[rows]).max())
     return column + LOOKUP + 1 + max(left - 1, 0) <= total
 
 
-def _with_drafts(st: _State, rows: Any, tok: Any, prompts: Sequence[Sequence[int]], k: int) -> Any:
+def _with_drafts(st: Any, rows: Any, tok: Any, prompts: Sequence[Sequence[int]], k: int) -> Any:
     """Each row's last token followed by ``k`` lookup draft tokens (padded with the last token)."""
     import torch
 
@@ -123,3 +119,11 @@ def _with_drafts(st: _State, rows: Any, tok: Any, prompts: Sequence[Sequence[int
         if draft:
             feed[b, 1 : 1 + len(draft)] = torch.tensor(draft, dtype=torch.long)
     return feed
+
+
+def _select_rows(cache: Any, keep: Any) -> None:
+    """Keep only the ``keep`` batch rows of a key-value cache (static layers have no method for it)."""
+    for layer in cache.layers:
+        layer.keys, layer.values = layer.keys[keep], layer.values[keep]
+        if hasattr(layer, "batch_size"):
+            layer.batch_size = len(keep)
