@@ -8,7 +8,9 @@ per row, copied from what followed the row's last tokens earlier in its own
 prompt or answer (prompt-lookup decoding). Greedy verification keeps a draft
 token only where the argmax agrees, so the output is what one token per step
 gives (up to floating-point ties); a runaway answer that repeats itself
-(``0.000000…``) then takes a few steps instead of one per token.
+(``0.000000…``) then takes a few steps instead of one per token. Drafting stops
+for the batch after a step that kept no draft token, where the text does not
+repeat itself (a LaTeX derivation) and wider steps would only cost more.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def decode(model: Any, cache: Any, st: Any, mask: Any, tok: Any, pos: Any, colum
     import torch
 
     rows = torch.arange(len(tok))  # batch row -> row of ``st``
+    drafting = True  # off once a draft step keeps nothing: the text no longer repeats itself
     static = mask.shape[1] > column  # a preallocated cache: the mask already spans every column
     while True:
         running = st.code[rows] == 0
@@ -68,7 +71,8 @@ def decode(model: Any, cache: Any, st: Any, mask: Any, tok: Any, pos: Any, colum
             keep = torch.nonzero(running).flatten()
             _select_rows(cache, keep.to(model.device))
             rows, mask, tok, pos = rows[keep], mask[keep], tok[keep], pos[keep]
-        k = LOOKUP if len(rows) <= TAIL_ROWS and (not static or _room(st, rows, column, mask.shape[1])) else 0
+        tail = drafting and len(rows) <= TAIL_ROWS
+        k = LOOKUP if tail and (not static or _room(st, rows, column, mask.shape[1])) else 0
         feed = _with_drafts(st, rows, tok, prompts, k)
         width = feed.shape[1]
         if static:
@@ -97,6 +101,7 @@ def decode(model: Any, cache: Any, st: Any, mask: Any, tok: Any, pos: Any, colum
         tok = greedy.gather(1, agree[:, None])[:, 0]
         pos = pos + agree + 1
         column += width
+        drafting = drafting and (width == 1 or bool((agree > 0).any()))
 
 
 def _room(st: Any, rows: Any, column: int, total: int) -> bool:
@@ -113,12 +118,14 @@ def _with_drafts(st: Any, rows: Any, tok: Any, prompts: Sequence[Sequence[int]],
     if k == 0:
         return tok[:, None]
     feed = tok[:, None].repeat(1, k + 1)
+    found = False
     for b, r in enumerate(rows.tolist()):
         context = list(prompts[r]) + st.out[r, : int(st.n[r])].tolist()
         draft = ngram_draft(context, k)
         if draft:
             feed[b, 1 : 1 + len(draft)] = torch.tensor(draft, dtype=torch.long)
-    return feed
+            found = True
+    return feed if found else tok[:, None]  # no row has a draft: a plain step is cheaper
 
 
 def _select_rows(cache: Any, keep: Any) -> None:
