@@ -73,7 +73,8 @@ class TransformersBackend:
         batch_size: Requests per forward batch.
         cache: Response cache; ``None`` disables caching.
         dtype: ``float32`` (default on CPU) or ``bfloat16``/``float16``.
-        answer_batch_size: Rows per :meth:`generate_score` decoding batch (default ``4 * batch_size``):
+        answer_batch_size: Rows per greedy decoding batch of :meth:`generate_score` and :meth:`generate`
+            (default ``4 * batch_size``):
             each decoding step reads every weight once, so more rows per step amortise it.
     """
 

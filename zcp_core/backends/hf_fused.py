@@ -55,7 +55,8 @@ def run_fused(backend: TransformersBackend, rows: Sequence[FusedRow]) -> list[Fu
     Batches hold about ``answer_batch_size`` rows and are split evenly: every
     batch decodes as many steps as its slowest row, so a small remainder batch
     would pay nearly the full step count for a few rows. Prefills run in groups
-    of ``batch_size``.
+    of at most ``batch_size`` rows, cut where padding would grow
+    (:func:`~zcp_core.backends.hf_decode.prefill_groups`).
     """
     from zcp_core.backends.hf_decode import fused_batch
 
@@ -78,4 +79,3 @@ def run_fused(backend: TransformersBackend, rows: Sequence[FusedRow]) -> list[Fu
                               finish_reason=fo.finish, stop_reason="}" if fo.closed else None)
             out[i] = FusedAnswer(comp, tuple(fo.score_logprobs))
     return [a for a in out if a is not None]
-

@@ -16,9 +16,10 @@ same digits and roundness, within a factor of 2). A draw is rejected when any
 intermediate (every operation of every annotation) turns non-integer, negative
 or zero where the original did not, when the answer does not change, when
 percentages of one whole stop fitting in 100, when ranked test scores leave
-their 0-100 scale or the answer passes one of them (:func:`scale_fits`), when a calculation written
-without annotations stops adding up, or when re-executing the twin from its
-own question does not give its gold (:mod:`zcp_core.reference.verify`). Among
+their 0-100 scale or the answer passes one of them (:func:`scale_fits`), when
+a calculation written without annotations stops adding up, or when
+re-executing the twin from its own question does not give its gold
+(:mod:`zcp_core.reference.verify`). Among
 the draws that pass, one whose answer keeps its number of digits is preferred,
 then one keeping the order of same-sized question numbers, then one whose
 answer moves to a side drawn by coin. Every twin records its substitutions,
