@@ -21,10 +21,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _provenance import header  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]  # this checkout's zcp_core, not an installed one
+from _provenance import header  # noqa: E402
 DEV = ["Multi_Domain", "Direct_Prompt"]
 REPORT = ["Multi_LLM"]
 
