@@ -499,7 +499,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     if n <= 0:
         return (math.nan, math.nan)
     if not 0 <= successes <= n:
-        raise DataError(f"wilson_interval: successes {successes} outside 0..{n}")
+        raise ValueError(f"wilson_interval: successes {successes} outside 0..{n}")
     from scipy.stats import binomtest
 
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
