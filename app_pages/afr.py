@@ -48,7 +48,8 @@ st.caption("Mass left of the dashed line is answer-first; a leaked arm shifted l
 
 st.subheader("AFR and dAFR with bootstrap 95% CIs")
 den = st.radio("Denominator", ["covered chains (the paper's)", "all chains"], horizontal=True,
-               help="covered = chains whose block states the answer at all; the paper divides by these")
+               help="covered = chains whose think block states the answer; the paper divides by these "
+                    "(chains without a think block are their own group, never in this denominator)")
 key = "ci_all_chains" if den == "all chains" else "ci_covered_chains"
 st.plotly_chart(afr_ci_figure(summary, key), width="stretch", key="afr_ci")
 st.caption("A dAFR interval that excludes 0 means the leaked arm states its answer early more often than the blind one.")
