@@ -62,7 +62,7 @@ def main() -> None:
     lines = [
         header("AFR profiles of the SkyThought MATH-500 corpora",
                "AFR definition of issue 26 (covered = a think block states the answer; chains without one apart), "
-               "answer finder zcp_core.afr.answer_find; data ../shared/data/skythought_math500_traces"), "",
+               "answer finder zcp_core.afr.answer_find; data ../shared/data/skythought_math500_traces").rstrip(), "",
         f"Data: `skythought_math500_traces` (a data root folder; greedy, one chain per problem; see its SOURCE.txt). "
         f"Threshold 0.2; 95% percentile bootstrap CIs over problems ({args.n_boot} resamples, seed {args.seed}). "
         "The paper's denominator comes first: *covered* = chains whose **think block** states the answer, with its "
