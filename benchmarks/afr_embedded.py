@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]  # this checkout's zcp_core, not an installed one
+from _provenance import header  # noqa: E402
 
 from zcp_core.afr import (  # noqa: E402  (after HF_HUB_OFFLINE is set)
     FILTER_DESCRIPTIONS,
@@ -49,6 +52,10 @@ def forced_reading(verdicts, n_chains: int) -> str:  # type: ignore[no-untyped-d
             "The screens above are therefore not about the model's own writing. ")
 
 
+def _pct(x: float, n: int) -> str:
+    return f"{100 * x:.1f}%" if n else "n/a"
+
+
 def main() -> None:
     """Run the pipeline and write the results file."""
     ap = argparse.ArgumentParser()
@@ -76,9 +83,9 @@ def main() -> None:
     # The seed's cascade on the same chains, graded only (the matched files above stay mathverify's).
     paper = {c: grade_records(read_records(out / f"{c}.jsonl"), c, keep_filter="paper") for c in conds}
     lines = [
-        "# Answer-leakage pipeline on the embedded model (SmolLM2-135M-Instruct, CPU)", "",
-        f"Command: `.venv/bin/python benchmarks/afr_embedded.py --max-new-tokens {args.max_new_tokens} "
-        f"--temperature {args.temperature} --n-boot {args.n_boot} --finish {args.finish}`", "",
+        header("Answer-leakage pipeline on the embedded model (SmolLM2-135M-Instruct, CPU)",
+               f"model smollm2 revision {backend.revision}; AFR definition of issue 26 (covered = a think block "
+               "states the answer; chains without one apart)").rstrip(), "",
         f"Problems: `data/arith/problems.jsonl` ({len(problems)} one- and two-step arithmetic word problems, "
         f"seeded script). Conditions nohint and hint, 1 chain per problem, temperature {args.temperature} "
         f"(0 = greedy), max {args.max_new_tokens} new tokens, finish `{args.finish}` (chains without a \\boxed{{}} "
@@ -99,9 +106,10 @@ def main() -> None:
                      f"{k['matched_forced']} |")
     lines += ["", f"**Matched pairs kept (problems correct in both arms): {len(filt.matched_uids)} of {len(problems)}.**",
               "", *filter_warnings(filt), "", "Screen on the matched arms (the first line uses the paper's "
-              "denominator, covered chains, with each n):", "", "```", screen_report(res), "```", "",
+              "denominator, chains whose think block states the answer, with each n; SmolLM2 writes no think "
+              "block, so it has no paper's AFR and its chains are reported apart, as their own group):", "", "```", screen_report(res), "```", "",
               f"Excision control: {ex.n_excised} answer-first leaked chains edited; AFR of the excised leaked arm "
-              f"{100 * ex.stats.afr_covered:.1f}% (n={ex.stats.n_covered}, covered chains); all chains "
+              f"{_pct(ex.stats.afr_covered, ex.stats.n_covered)} (n={ex.stats.n_covered}, covered chains); all chains "
               f"{100 * ex.stats.afr_all:.1f}% (n={ex.stats.n_chains}).", "",
               "For reference, the screen on the unfiltered arms (all 40 chains each, before keep-correct):", "",
               "```", screen_report(raw), "```", "",
