@@ -24,6 +24,7 @@ from typing import Any, Sequence
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]  # this checkout's zcp_core, not an installed one
 from _provenance import header  # noqa: E402
+
 DEV = ["Multi_Domain", "Direct_Prompt"]
 REPORT = ["Multi_LLM"]
 
