@@ -19,6 +19,11 @@ threshold = float(run.manifest.get("config", {}).get("threshold", 0.2))
 
 # Same order and labels as the CLI: the paper's denominator first, then the all-chains version.
 lines = [summary[k] for k in ("line", "line_all_chains") if summary.get(k)]
+# Chains without a think block: their own group, never in the paper's denominator.
+lines += [summary[k] for k in ("line_no_think", "no_think")
+          if summary.get(k) and not str(summary[k]).startswith("every chain has a think block")]
+lines += [summary[s]["line_no_think"] for s in ("a", "b") if isinstance(summary.get(s), dict)
+          and summary[s].get("line_no_think")]
 if lines:
     st.code("\n".join(lines), language=None)
 if summary.get("denominator"):
