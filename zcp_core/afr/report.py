@@ -29,15 +29,15 @@ OWN_FINISH_LABEL = "own finishes only (chains that boxed their answer themselves
 
 
 def _pct(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
 def _pp(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+    return "n/a" if math.isnan(x) else f"{100 * x:+.1f}"
 
 
 def _d(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{x:+.1f}"
+    return "n/a" if math.isnan(x) else f"{x:+.1f}"
 
 
 def _pair(r: ScreenResult, b: AFRStats, lk: AFRStats, covered: bool) -> str:
