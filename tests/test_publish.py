@@ -48,6 +48,7 @@ CC_NC_TEXT = "Attribution-NonCommercial 4.0 International\n\n===================
     ("file", "Use it as you like, mostly.", "none", "", "unknown", ()),
     ("entry", "MIT (OpenAI), `gsm8k/LICENSE`", "identified", "MIT", "mit", ()),
     ("entry", "Apache-2.0", "identified", "Apache-2.0", "apache-2.0", ()),
+    ("entry", "Apache License, Version 2.0", "identified", "Apache-2.0", "apache-2.0", ()),
     ("entry", "CC BY 4.0", "identified", "CC-BY-4.0", "cc-by-4.0", ()),
     ("entry", "CC BY-NC 4.0", "identified", "CC-BY-NC-4.0", "cc-by-nc-4.0", ("non-commercial",)),
     ("entry", "CC BY-NC 4.0, commercial use not permitted", "identified", "CC-BY-NC-4.0", "cc-by-nc-4.0",

@@ -189,13 +189,18 @@ def identify_text(text: str) -> tuple[LicenseStatus, str, str]:
 
 
 def identify_entry(entry: str) -> tuple[LicenseStatus, str]:
-    """Identify a ``SOURCES.md`` licence entry: its text up to the first ``(``, ``,``, ``;`` or ``:``."""
-    name = re.split(r"[(,;:]", entry, maxsplit=1)[0]
-    if _NONE.search(re.sub(r"[*`_]", "", name)):
+    """Identify a ``SOURCES.md`` licence entry: a licence title, or its text up to the first ``(``, ``,``,
+    ``;`` or ``:`` as an SPDX id; ``none`` there means the source has no licence."""
+    clean = re.sub(r"[*`_]", "", entry)
+    name = re.split(r"[(,;:]", clean, maxsplit=1)[0]
+    if _NONE.search(name):
         return "none", ""
+    status, sid, _ = identify_text(clean)
+    if status == "identified":
+        return status, sid
     if sid := spdx_expression(name):
         return "identified", sid
-    if _ARR.search(entry):
+    if _ARR.search(clean):
         return "all_rights_reserved", ALL_RIGHTS_RESERVED
     return "none", ""
 
