@@ -198,8 +198,8 @@ def identify_entry(entry: str) -> tuple[LicenseStatus, str]:
     status, sid, _ = identify_text(clean)
     if status == "identified":
         return status, sid
-    if sid := spdx_expression(name):
-        return "identified", sid
+    if named := spdx_expression(name):
+        return "identified", named
     if _ARR.search(clean):
         return "all_rights_reserved", ALL_RIGHTS_RESERVED
     return "none", ""
