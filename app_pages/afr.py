@@ -19,6 +19,11 @@ threshold = float(run.manifest.get("config", {}).get("threshold", 0.2))
 
 # Same order and labels as the CLI: the paper's denominator first, then the all-chains version.
 lines = [summary[k] for k in ("line", "line_all_chains") if summary.get(k)]
+# Chains without a think block: their own group, never in the paper's denominator.
+lines += [summary[k] for k in ("line_no_think", "no_think")
+          if summary.get(k) and not str(summary[k]).startswith("every chain has a think block")]
+lines += [summary[s]["line_no_think"] for s in ("a", "b") if isinstance(summary.get(s), dict)
+          and summary[s].get("line_no_think")]
 if lines:
     st.code("\n".join(lines), language=None)
 if summary.get("denominator"):
@@ -48,7 +53,8 @@ st.caption("Mass left of the dashed line is answer-first; a leaked arm shifted l
 
 st.subheader("AFR and dAFR with bootstrap 95% CIs")
 den = st.radio("Denominator", ["covered chains (the paper's)", "all chains"], horizontal=True,
-               help="covered = chains whose block states the answer at all; the paper divides by these")
+               help="covered = chains whose think block states the answer; the paper divides by these "
+                    "(chains without a think block are their own group, never in this denominator)")
 key = "ci_all_chains" if den == "all chains" else "ci_covered_chains"
 st.plotly_chart(afr_ci_figure(summary, key), width="stretch", key="afr_ci")
 st.caption("A dAFR interval that excludes 0 means the leaked arm states its answer early more often than the blind one.")

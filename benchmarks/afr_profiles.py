@@ -1,8 +1,10 @@
 """AFR profiles of the SkyThought MATH-500 corpora: the long-chain Sky-T1 model against short-chain bases.
 
 Reads ../shared/data/skythought_math500_traces (or --root), profiles each of
-the four corpora (AFR over covered chains, the paper's denominator, first;
-then over all chains; bootstrap 95% CIs; with and without answer-in-question items), compares Sky-T1-27B with its base
+the four corpora (AFR over covered chains, the paper's denominator: chains whose
+think block states the answer, first; then over all chains; then the chains
+without a think block as their own group; bootstrap 95% CIs; with and without
+answer-in-question items), compares Sky-T1-27B with its base
 Gemma-2-27B-it and with Qwen2.5-14B-Instruct on the common problems (paired
 bootstrap), and, for reference, shows the AFR a raw substring search would
 give. Writes benchmarks/results/afr_profiles.md.
@@ -14,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
-from zcp_core.afr import compare, find_block, load_chains, profile, profile_line
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]  # this checkout's zcp_core, not an installed one
+from _provenance import header  # noqa: E402
+
+from zcp_core.afr import compare, find_block, load_chains, profile, profile_line  # noqa: E402
 
 FILES = {
     "sky-t1-27b (long CoT)": "sky-t1-math-correct-5k-27b_math500.jsonl",
@@ -55,30 +60,36 @@ def main() -> None:
     root = Path(args.root)
     frames = {name: load_chains(root / f, "skythought", args.limit) for name, f in FILES.items()}
     lines = [
-        "# AFR profiles of the SkyThought MATH-500 corpora", "",
-        f"Command: `.venv/bin/python benchmarks/afr_profiles.py --n-boot {args.n_boot} --seed {args.seed}`"
-        + (f" `--limit {args.limit}`" if args.limit else ""), "",
-        f"Data: `{root}` (greedy, one chain per problem; see its SOURCE.txt). Threshold 0.2; 95% percentile "
-        f"bootstrap CIs over problems ({args.n_boot} resamples, seed {args.seed}). The paper's denominator comes "
-        "first: *covered* = chains whose block (think block, else the chain before the final answer) states the "
-        "answer, with its n; *all chains* = every chain in the denominator (not the paper's); *excl. AIQ* = without "
-        "items whose question already states the answer. No keep-correct filter: every chain of a corpus counts.",
+        header("AFR profiles of the SkyThought MATH-500 corpora",
+               "AFR definition of issue 26 (covered = a think block states the answer; chains without one apart), "
+               "answer finder zcp_core.afr.answer_find; data ../shared/data/skythought_math500_traces").rstrip(), "",
+        f"Data: `skythought_math500_traces` (a data root folder; greedy, one chain per problem; see its SOURCE.txt). "
+        f"Threshold 0.2; 95% percentile bootstrap CIs over problems ({args.n_boot} resamples, seed {args.seed}). "
+        "The paper's denominator comes first: *covered* = chains whose **think block** states the answer, with its "
+        "n; a corpus without think blocks has no paper's AFR (n/a). *Without a think block* = the chains the "
+        "paper's denominator leaves out, as their own group, measured on the text before the final answer. *All "
+        "chains* = every chain in the denominator (not the paper's; a chain is answer-first by its think block, "
+        "else by its text before the final answer). *excl. AIQ* = without items whose question already states the "
+        "answer. No keep-correct filter: every chain of a corpus counts.",
         "",
-        "| corpus | chains | think blocks | AFR covered (paper's denominator) [95% CI] (n) | AFR all chains [95% CI] "
-        "(n) | AFR covered, excl. AIQ | AFR all chains, excl. AIQ | naive substring AFR (all chains) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| corpus | chains | think blocks | AFR covered (paper's denominator) [95% CI] (n) | without a think block: "
+        "AFR [95% CI] (n stating the answer / chains) | AFR all chains [95% CI] (n) | AFR covered, excl. AIQ | "
+        "AFR all chains, excl. AIQ | naive substring AFR (all chains) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     heads = []
     for name, df in frames.items():
         p = profile(df, name, n_boot=args.n_boot, seed=args.seed)
         s = p.stats
         heads.append(profile_line(p))
-        n_think = int((p.frame["block_kind"] == "think").sum())
+        paper = (f"{pct(s.afr_covered)} [{pct(p.ci_covered.low)}, {pct(p.ci_covered.high)}] (n={s.n_covered})"
+                 if s.n_covered else "n/a (n=0)")
+        no_think = (f"{pct(s.afr_no_think)} [{pct(p.ci_no_think.low)}, {pct(p.ci_no_think.high)}] "
+                    f"(n={s.n_no_think_stated} / {s.n_no_think})" if s.n_no_think else "none")
         lines.append(
-            f"| {name} | {s.n_chains} | {n_think} | {pct(s.afr_covered)} [{pct(p.ci_covered.low)}, "
-            f"{pct(p.ci_covered.high)}] (n={s.n_covered}) | {pct(s.afr_all)} [{pct(p.ci_all.low)}, "
-            f"{pct(p.ci_all.high)}] (n={s.n_chains}) | {pct(s.afr_covered_excl)} | {pct(s.afr_all_excl)} | "
-            f"{pct(naive_afr(df))} |")
+            f"| {name} | {s.n_chains} | {s.n_think} | {paper} | {no_think} | {pct(s.afr_all)} [{pct(p.ci_all.low)}, "
+            f"{pct(p.ci_all.high)}] (n={s.n_chains}) | {pct(s.afr_covered_excl) if s.n_covered_excl else 'n/a'} | "
+            f"{pct(s.afr_all_excl)} | {pct(naive_afr(df))} |")
         print(lines[-1], flush=True)
     lines += ["", "The same numbers in the form of the first line that `zcp afr profile` prints (there the name is "
               "the file stem):", "", "```", *heads, "```"]
@@ -88,13 +99,18 @@ def main() -> None:
     long_name = "sky-t1-27b (long CoT)"
     for base in ("gemma-2-27b-it (base, short CoT)", "qwen2.5-14b-instruct (short CoT)"):
         c = compare(frames[base], frames[long_name], (base, long_name), n_boot=args.n_boot, seed=args.seed)
-        lines.append(f"| {long_name} − {base} | {c.n_common} | {100 * c.diff_covered.value:+.1f} "
-                     f"[{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}] | "
+        paper = (f"{100 * c.diff_covered.value:+.1f} [{100 * c.diff_covered.low:+.1f}, {100 * c.diff_covered.high:+.1f}]"
+                 if c.a.stats.n_covered and c.b.stats.n_covered else
+                 "n/a: the base writes no think block, so the paper's denominator cannot compare them")
+        lines.append(f"| {long_name} − {base} | {c.n_common} | {paper} | "
                      f"{100 * c.diff_all.value:+.1f} [{100 * c.diff_all.low:+.1f}, {100 * c.diff_all.high:+.1f}] |")
         print(lines[-1], flush=True)
     lines += ["", "Reading: these corpora are not a blind/leaked pair (no model here saw the gold answer), so the "
-              "differences compare generators, not leakage. The long-chain Sky-T1 model states its final answer "
-              "early (in the first 20% of its block) far more often than its short-chain base; part of that is "
+              "differences compare generators, not leakage. Gemma-2 and Qwen2.5-14B write no think block, so only "
+              "the all-chains figures (not the paper's denominator) compare them with Sky-T1; Sky-T1 itself writes "
+              "a think block in 290 of its 500 chains, and its paper's AFR is over those. The long-chain Sky-T1 "
+              "model states its final answer early (in the first 20% of its block) far more often than its "
+              "short-chain base; part of that is "
               "re-checking a value it reached early, which the AFR cannot tell apart from answer-first writing. "
               "The naive column shows how much raw substring search inflates the rate (e.g. '4' inside '14')."]
     lines += ["", "Position histograms per corpus are in the `afr` runs written by `zcp afr profile` "

@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 SUFFIX = "\n\nThe final answer is:\n\\[\n\\boxed{"
 OUT = ROOT / "benchmarks" / "results" / "backend_throughput.md"
 
@@ -78,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd = "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/backend_throughput.py " + " ".join(argv or sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
-        "# Backend throughput: batched `score` vs one item at a time\n\n"
-        f"Command: `{cmd.strip()}`\n\n"
+        header("Backend throughput: batched `score` vs one item at a time",
+               f"torch {torch.__version__}; model SmolLM2-135M-Instruct (embedded, transformers)", command=cmd) + "\n"
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
         f"{torch.get_num_threads()} threads; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
         "(the machine is shared, so absolute rates vary; both arms ran back to back in one process).\n\n"

@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -66,10 +69,9 @@ def main() -> int:
     print(verdict)
     print(format_cross_domain(cross))
     lines = [
-        "# Detector shortcut study (DetectRL, TF-IDF + logistic regression)",
-        "",
-        f"Command: `.venv/bin/python benchmarks/detector_shortcut.py --explain-n {args.explain_n}` "
-        f"(run folder `{Path(folder).relative_to(ROOT) if Path(folder).is_relative_to(ROOT) else folder}`).",
+        header("Detector shortcut study (DetectRL, TF-IDF + logistic regression)",
+               f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); scikit-learn TF-IDF detector"),
+        f"Run folder `{Path(folder).relative_to(ROOT) if Path(folder).is_relative_to(ROOT) else folder}`.",
         f"Data: `Multi_LLM/{Path(claude[0]).name}` and `Multi_Domain/*_test.json` from {args.data_root}; "
         f"pattern library {lib.version} "
         f"(sha256 {lib.sha256[:12]}). Seed 0, 30% of each label held out.",

@@ -16,6 +16,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
 
@@ -55,9 +58,9 @@ def main() -> int:
     shares = res.artifact_shares()
     print(attack, shares, verdict, sep="\n")
     lines = [
-        "# Transformer detector closed loop (frozen SmolLM2-135M + logistic head, CPU, small scale)", "",
-        f"Command: `.venv/bin/python benchmarks/detector_transformer.py --max-length {args.max_length} "
-        f"--explain-n {args.explain_n} --max-evals {args.max_evals}`; data: "
+        header("Transformer detector closed loop (frozen SmolLM2-135M + logistic head, CPU, small scale)",
+               "model SmolLM2-135M-Instruct (embedded), frozen, logistic head"),
+        "Data: "
         f"{', '.join(Path(p).name for p in args.data)} (bundled sample); run `{folder}`.",
         f"{len(res.split.train)} train / {len(res.split.test)} test texts, truncated to {args.max_length} tokens. "
         f"Wall time on the shared 2-core box: {wall:.0f} s.", "",

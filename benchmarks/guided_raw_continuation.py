@@ -20,6 +20,10 @@ import os
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -39,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     guided = run.table("guided")
     split = run.records.drop_duplicates(["kind", "id"]).set_index(["kind", "id"])["split"]
     builds = run.table("builds").set_index("kind")
-    lines = ["# Time-Travel on verbatim leakage: guided instruction vs raw continuation", "",
-             f"Command: `.venv/bin/python benchmarks/guided_raw_continuation.py --matrix {args.matrix} "
-             f"--kinds {args.kinds} --max-new-tokens {args.max_new_tokens}`", "",
+    lines = [header("Time-Travel on verbatim leakage: guided instruction vs raw continuation",
+                    f"lab builds and pieces of the matrix run {Path(args.matrix).name}; model SmolLM2-135M-Instruct"),
+             "",
              "Same C/U items and pieces as the matrix run; raw = the first piece as a plain prompt (no chat "
              "template), greedy; AUROC of ROUGE-L against the second piece, C positive.", "",
              "| kind | model | guided ROUGE-L, C / U | raw ROUGE-L, C / U | AUROC guided | AUROC raw |",

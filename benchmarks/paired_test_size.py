@@ -12,6 +12,7 @@ benchmarks/results/paired_test_size.md.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,9 @@ import numpy as np
 from zcp_core.stats import mcnemar_test, paired_bootstrap_test, sign_flip_pvalues
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 SIZES = (3, 5, 10, 30, 100)
 
 
@@ -47,9 +51,10 @@ def main() -> None:
         bo, br = rng.random((2, args.draws, n)) < 0.4
         mc = _mcnemar_p(bo, br)
         rows.append((n, perm, boot, mc))
-    lines = ["# Size of the paired tests under a symmetric null", "",
-             f"Command: `.venv/bin/python benchmarks/paired_test_size.py --draws {args.draws} "
-             f"--bootstrap-draws {args.bootstrap_draws}`", "",
+    lines = [header("Size of the paired tests under a symmetric null",
+                    f"numpy {np.__version__}; tests of zcp_core.stats (sign-flip permutation, paired bootstrap, "
+                    "exact McNemar); deterministic rewording of zcp_core.reference.paraphrase"),
+             "",
              f"Share of null draws with p < 0.05 (p < 0.01 in brackets); nominal 0.05 (0.01). "
              f"Permutation and McNemar: {args.draws} draws per n; bootstrap: {args.bootstrap_draws}.", "",
              "| pairs | permutation (default) | bootstrap (option) | McNemar |", "|---|---|---|---|"]

@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 ZCP = [sys.executable, "-m", "zcp_core.cli.main"]
 
 
@@ -46,6 +49,18 @@ def arm_table(recs: Any) -> list[str]:
                    f"({int(keep.sum())} pairs) |")
     return ["Raw metrics are probabilities; calibrated ones are log-ratios in nats (the gold after the question "
             "minus after the question with its numbers masked).", "", *out, ""]
+
+
+def _twin_method(ref: Path) -> str:
+    """The generator that made the reference set (read from the twins, not assumed)."""
+    import json as _json
+
+    for f in sorted(ref.glob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            meta = _json.loads(line).get("metadata") or {}
+            if meta.get("method"):
+                return str(meta["method"])
+    return "unknown"
 
 
 def main() -> int:
@@ -77,10 +92,9 @@ def main() -> int:
     # With --calibrate the calibrated forms are the verdict a user reads; the raw ones are still shown.
     cal_ok = all(c is None or c <= 0.6 for m, _, c, _ in rows if m in ("acc", "p_first_cal", "p_all_cal")) and enough
     lines = [
-        "# A clean model reads clean (embedded SmolLM2, GSM8K test, numeric twins)", "",
-        f"Command: `.venv/bin/python benchmarks/probe_clean_null.py --limit {args.limit} --out {args.out}"
-        f"{' --calibrate' if args.calibrate else ''}` "
-        f"({secs:.0f} s wall), which runs `zcp reference build --method numeric --dataset data/gsm8k/test.jsonl` "
+        header("A clean model reads clean (embedded SmolLM2, GSM8K test, numeric twins)",
+               f"twins {_twin_method(ref)}; model smollm2 (SmolLM2-135M-Instruct, embedded)"),
+        f"It took {secs:.0f} s wall and ran `zcp reference build --method numeric --dataset data/gsm8k/test.jsonl` "
         f"then `zcp {' '.join(probe_cmd)}` and `zcp confidence --json`.", "",
         "| metric | pairs | Contamination Confidence | note |", "|---|---|---|---|",
         *[f"| {m} | {n} | {'n/a' if c is None else f'{c:.3f}'} | {why} |" for m, n, c, why in rows], "",

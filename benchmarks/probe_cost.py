@@ -18,6 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
 
 def _measure(backend, items, config) -> dict:  # type: ignore[no-untyped-def]
     from zcp_core.probe import probe_items
@@ -64,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     base = _measure(backend, items, ProbeConfig(metrics=("acc",), full_cot=True, cot_tokens=args.cot_tokens,
                                                 answer_format=fmt))
     lines = [
-        f"# probe_cost: ZCP at r=0 vs full CoT ({args.cot_tokens} tokens) then truncation at r=0", "",
-        f"Command: `.venv/bin/python benchmarks/probe_cost.py --model {args.model} --n {args.n} --cot-tokens {args.cot_tokens} "
-        f"--threads {args.threads} --answer-format {fmt}`", "",
+        header(f"probe_cost: ZCP at r=0 vs full CoT ({args.cot_tokens} tokens) then truncation at r=0",
+               f"model {args.model}; answer format {fmt}; originals only (no twins)"),
+        "",
         f"Model {args.model}, {args.n} GSM8K test items, greedy, response cache disabled, torch threads "
         f"{args.threads}, CPU.", "",
         "| approach | generated tokens / item | CoT tokens | answer tokens (/ item) | answers ended | wall s | "

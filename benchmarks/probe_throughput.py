@@ -31,6 +31,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
+
+def _twin_method() -> str:
+    from zcp_core.reference import METHOD_NUMERIC
+
+    return METHOD_NUMERIC
 DATA = ROOT / "data" / "gsm8k" / "test.jsonl"
 
 
@@ -131,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     answer = recs["answer_tokens"]
     stops = recs["answer_stop"].value_counts().to_dict()
     lines = [
-        f"# probe_throughput: the Zero-CoT probe vs its forward-pass floor ({len(original)} originals, "
-        f"{len(reference)} twins)", "",
-        f"Command: `{_command(argv)}`", "",
+        header(f"probe_throughput: the Zero-CoT probe vs its forward-pass floor ({len(original)} originals, "
+               f"{len(reference)} twins)", f"twins {_twin_method()}; torch {torch.__version__}; model "
+               "SmolLM2-135M-Instruct (embedded)", command=_command(argv)),
+        "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {args.threads} torch "
         f"threads; load average {load0:.1f} before, {load1:.1f} after. The machine is shared with other "
         "engineers' jobs, so absolute times vary; the arms ran back to back in one session and only their "

@@ -29,6 +29,20 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+
+
+def _twin_method() -> str:
+    from zcp_core.reference import METHOD_NUMERIC
+
+    return METHOD_NUMERIC
+
+
+def _para_method() -> str:
+    from zcp_core.reference.paraphrase import METHOD_DETERMINISTIC
+
+    return METHOD_DETERMINISTIC
 
 
 _BASELINE = """
@@ -77,11 +91,8 @@ def main() -> None:
     every = [reword_one(it, k, args.seed)[1] for it in items for k in range(args.versions)]
     made = list(ps.change_fraction)
     lines = [
-        f"# Reference and paraphrase coverage (bundled GSM8K test, n={n}, seed={args.seed})",
-        "",
-        f"Command: `.venv/bin/python benchmarks/reference_coverage.py --seed {args.seed} "
-        f"--versions {args.versions}"
-        f"{f' --baseline-rev {args.baseline_rev}' if args.baseline_rev else ''}{' --write' if args.write else ''}`",
+        header(f"Reference and paraphrase coverage (bundled GSM8K test, n={n}, seed={args.seed})",
+               f"twins {_twin_method()}; paraphrases {_para_method()}"),
         "",
         "## Numeric perturbation (`perturb_gsm8k`)",
         f"- traced: {len(rs.items)}/{n} = {len(rs.items) / n:.3f} ({t_ref:.1f} s)",

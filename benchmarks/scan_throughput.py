@@ -14,10 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
 
 
 def baseline(texts, lib) -> set[tuple[str, str, int, int]]:
@@ -95,9 +98,8 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if args.md:
-        Path(args.md).write_text("# Artifact scanner throughput\n\nCommand: `.venv/bin/python "
-                                 f"benchmarks/scan_throughput.py --repeat {args.repeat} --md {args.md}`\n\n"
-                                 + text + "\n")
+        Path(args.md).write_text(header("Artifact scanner throughput", f"pattern library {lib.version} "
+                                        f"(sha256 {lib.sha256[:12]}); google-re2") + "\n" + text + "\n")
     return 0
 
 

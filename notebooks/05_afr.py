@@ -17,11 +17,13 @@
 # # 05 · Answer-first rate (AFR): screening chains for answer leakage
 #
 # A generator shown the gold answer tends to write chains that state it early. The **answer-first rate** (AFR) is
-# the share of chains whose think block (or, without one, the chain before its final answer) first states the
-# answer in its first 20%. **dAFR = AFR(leaked) − AFR(blind)** is read off unlabeled generations.
+# the share of chains whose think block first states the answer in its first 20%. **dAFR = AFR(leaked) −
+# AFR(blind)** is read off unlabeled generations.
 #
-# Every headline uses **the paper's denominator**: the chains whose block states the answer at all ("covered"),
-# each n stated, as in `AFR blind(nohint)=26.6% (n=918) leaked(hint)=47.4% (n=924) signature dAFR=+20.8`. The
+# Every headline uses **the paper's denominator**: the chains whose think block states the answer ("covered"),
+# each n stated. Chains without a think block are never in it: they are their own group, measured on the text
+# before their final answer and reported apart (Gemma-2 and the embedded model write no think block, so they have
+# no paper's AFR at all), as in `AFR blind(nohint)=26.6% (n=918) leaked(hint)=47.4% (n=924) signature dAFR=+20.8`. The
 # all-chains version follows, labelled as such. Matched arms keep **one chain per problem** (the first kept one),
 # and each screen states which **keep-correct filter** ran (`mathverify` by default; `paper` is the seed's
 # exact → math-verify → digit-stripping cascade) and how many chains had their final answer **forced** by

@@ -42,6 +42,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The split items and twins are bundled beside the runs under these names (same bytes, same sha256).
+BUNDLED = {"items.jsonl": "data/examples/lab-direct-items.jsonl", "twins.jsonl": "data/examples/lab-direct-twins.jsonl"}
 NOTE = "Example run bundled with zcp, made by `scripts/make_examples.py` (see `data/examples/README.md`)."
 
 
@@ -74,6 +76,8 @@ def label(run: Path, command: str) -> None:
     m = run / "manifest.json"
     manifest = json.loads(m.read_text(encoding="utf-8"))
     manifest["example"] = {"note": NOTE, "script": "scripts/make_examples.py", "command": command}
+    for d in manifest.get("datasets", []):  # point at the bundled copies, never at the maker's work folder
+        d["path"] = BUNDLED.get(Path(d["path"]).name, d["path"])
     m.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -263,45 +263,69 @@ def test_answer_in_question_is_flagged_and_excluded() -> None:
     import pandas as pd
 
     df = pd.DataFrame([
-        {"uid": "1", "answer": "12", "question": "Is 12 even?", "chain": "12 is even, yes " + "z" * 80 + " \\boxed{12}"},
-        {"uid": "2", "answer": "5", "question": "2+3?", "chain": "5 " + "w" * 98 + "\\boxed{5}"},
-        {"uid": "3", "answer": "8", "question": "4+4?", "chain": "4+4 " + "w" * 60 + " = 8 \\boxed{8}"},
+        {"uid": "1", "answer": "12", "question": "Is 12 even?",
+         "chain": "<think>12 is even, yes " + "z" * 80 + " </think>\\boxed{12}"},
+        {"uid": "2", "answer": "5", "question": "2+3?", "chain": "<think>5 " + "w" * 98 + "</think>\\boxed{5}"},
+        {"uid": "3", "answer": "8", "question": "4+4?", "chain": "<think>4+4 " + "w" * 60 + " = 8 </think>\\boxed{8}"},
         {"uid": "4", "answer": "9", "question": "3*3?", "chain": "no idea \\boxed{9}"},
+        {"uid": "5", "answer": "7", "question": "3+4?", "chain": "7, since " + "v" * 60 + " \\boxed{7}"},
     ])
     fr = afr_frame(df)
-    assert fr["answer_in_question"].tolist() == [True, False, False, False]
+    assert fr["answer_in_question"].tolist() == [True, False, False, False, False]
+    assert fr["covered"].tolist() == [True, True, True, False, False]  # only think blocks count for the paper
+    assert fr["states_answer"].tolist() == [True, True, True, False, True]
     st = afr_stats(fr)
-    # both denominators: all chains (4) and covered chains (3)
-    assert (st.n_chains, st.n_covered, st.n_answer_first) == (4, 3, 2)
-    assert st.afr_all == 0.5 and math.isclose(st.afr_covered, 2 / 3)
-    assert (st.n_chains_excl, st.n_covered_excl, st.n_answer_first_excl) == (3, 2, 1)
-    assert math.isclose(st.afr_all_excl, 1 / 3) and st.afr_covered_excl == 0.5
+    # the paper's denominator: the 3 chains whose think block states the answer; all chains: 5
+    assert (st.n_chains, st.n_think, st.n_covered, st.n_answer_first, st.n_answer_first_all) == (5, 3, 3, 2, 3)
+    assert math.isclose(st.afr_covered, 2 / 3) and st.afr_all == 3 / 5
+    # the two chains without a think block are their own group: one states the answer, answer-first
+    assert (st.n_no_think, st.n_no_think_stated, st.n_no_think_answer_first, st.afr_no_think) == (2, 1, 1, 1.0)
+    assert (st.n_chains_excl, st.n_covered_excl, st.n_answer_first_excl, st.n_answer_first_all_excl) == (4, 2, 1, 2)
+    assert st.afr_all_excl == 0.5 and st.afr_covered_excl == 0.5
     assert histogram(fr) == [2, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    assert histogram(fr, group="no_think") == [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+
+
+def test_chains_without_a_think_block_never_enter_the_papers_denominator() -> None:
+    import pandas as pd
+
+    rows = [{"uid": str(i), "answer": "5", "chain": "5 first " + "x" * 40 + " \\boxed{5}"} for i in range(12)]
+    fr = afr_frame(pd.DataFrame(rows))
+    st = afr_stats(fr)
+    assert (st.n_covered, st.n_no_think, st.n_no_think_answer_first) == (0, 12, 12)
+    assert math.isnan(st.afr_covered) and st.afr_all == 1.0 and st.afr_no_think == 1.0
+    (paper,) = bootstrap_afr([fr], n_boot=50)  # the default denominator is the paper's: nothing to divide by
+    assert math.isnan(paper.value)
+    assert bootstrap_afr([fr], "no_think", 50)[0].value == 1.0
 
 
 def test_bootstrap_is_seeded_and_brackets_the_estimate() -> None:
     import pandas as pd
 
-    rows = [{"uid": str(i), "answer": "5", "chain": ("5 " if i % 3 == 0 else "") + "x" * 40 + " 5 \\boxed{5}"}
-            for i in range(30)]
+    rows = [{"uid": str(i), "answer": "5",
+             "chain": "<think>" + ("5 " if i % 3 == 0 else "") + "x" * 40 + " 5 </think>\\boxed{5}"} for i in range(30)]
     fr = afr_frame(pd.DataFrame(rows))
     a = bootstrap_afr([fr], "all", 500, seed=3)
     b = bootstrap_afr([fr], "all", 500, seed=3)
     assert a == b
     assert a[0].low <= a[0].value <= a[0].high and math.isclose(a[0].value, 10 / 30)
+    assert bootstrap_afr([fr], n_boot=500, seed=3) == bootstrap_afr([fr], "covered", 500, seed=3)  # paper's default
     d = bootstrap_afr([fr, fr], "covered", 200, seed=1)[2]
     assert d.value == 0 and d.low == 0 and d.high == 0  # identical arms, paired on problems
 
 
 # ---- screen --------------------------------------------------------------------------------------
 def _screen_dir(d: Path, matched: bool = False) -> None:
-    """12 problems whose blocks state the answer (blind 3, leaked 6 answer-first) and 2 whose blocks do not."""
-    blind = [rec(f"p{i}", str(10 + i), f"Let us add.\nWe get {10 + i}.\n\\boxed{{{10 + i}}}" if i % 4 else
-                 f"It is {10 + i}.\n" + "work " * 20 + f"\n\\boxed{{{10 + i}}}") for i in range(12)]
-    leaked = [rec(f"p{i}", str(10 + i), f"The answer is {10 + i}.\n" + "so " * 30 + f"\n\\boxed{{{10 + i}}}"
-                  if i % 2 else "Work.\n" + "step " * 10 + f"\nWe get {10 + i}.\n\\boxed{{{10 + i}}}") for i in range(12)]
-    for arm in (blind, leaked):  # not covered: the block never states the answer
-        arm += [rec(f"p{i}", str(10 + i), f"No idea.\n\\boxed{{{10 + i}}}") for i in (12, 13)]
+    """12 problems whose think blocks state the answer (blind 3, leaked 6 answer-first) and 2 whose do not."""
+    def think(body: str, ans: int) -> str:
+        return f"<think>\n{body}</think>\n\\boxed{{{ans}}}"
+
+    blind = [rec(f"p{i}", str(10 + i), think(f"Let us add.\nWe get {10 + i}.\n", 10 + i) if i % 4 else
+                 think(f"It is {10 + i}.\n" + "work " * 20 + "\n", 10 + i)) for i in range(12)]
+    leaked = [rec(f"p{i}", str(10 + i), think(f"The answer is {10 + i}.\n" + "so " * 30 + "\n", 10 + i)
+                  if i % 2 else think("Work.\n" + "step " * 10 + f"\nWe get {10 + i}.\n", 10 + i)) for i in range(12)]
+    for arm in (blind, leaked):  # not covered: the think block never states the answer
+        arm += [rec(f"p{i}", str(10 + i), think("No idea.\n", 10 + i)) for i in (12, 13)]
     suffix = "_matched" if matched else ""
     write_records(d / f"nohint{suffix}.jsonl", blind)
     write_records(d / f"hint{suffix}.jsonl", leaked)

@@ -99,7 +99,11 @@ def test_profile_cli_writes_run(tmp_path: Path, capsys: pytest.CaptureFixture[st
                  "--out", str(tmp_path / "r"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["stats"]["n_chains"] == 24 and out["headline"]["label"].startswith("AFR")
-    assert out["headline"]["value"] == pytest.approx(100 * out["stats"]["afr_covered"])
+    # Qwen2.5-Math CoT has no think block: no paper's AFR, and the headline says which group it shows
+    assert out["stats"]["n_covered"] == 0 and out["stats"]["n_no_think"] == 24
+    assert "no paper's AFR" in out["headline"]["label"]
+    assert out["headline"]["value"] == pytest.approx(100 * out["stats"]["afr_no_think"])
+    assert out["line"].endswith("=n/a: no chain has a think block that states the answer (n=0)")
     assert load_run(tmp_path / "r").kind == "afr"
     assert main(["profile", str(SAMPLE / SKY), "--adapter", "skythought", "--n-boot", "100",
                  "--out", str(tmp_path / "r2")]) == 0
@@ -118,9 +122,15 @@ def test_profile_cli_first_line_on_shared_skythought(shared_data: Path, tmp_path
                  str(root / "sky-t1-math-correct-5k-27b_math500.jsonl"), "--n-boot", "100",
                  "--out", str(tmp_path / "r")]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert re.fullmatch(r"AFR gemma-2-27b-it_math500=\d+\.\d% \(n=\d+\) sky-t1-math-correct-5k-27b_math500="
-                        r"\d+\.\d% \(n=\d+\) difference=[+-]\d+\.\d pp \[95% CI .*\]", lines[0]), lines[0]
+    # Gemma-2 writes no think block: the paper's denominator cannot compare it; Sky-T1 has 290 think blocks
+    assert re.fullmatch(r"AFR gemma-2-27b-it_math500=n/a \(n=0\) sky-t1-math-correct-5k-27b_math500="
+                        r"\d+\.\d% \(n=\d+\) difference=n/a: gemma-2-27b-it_math500 has no think block .*", lines[0]), \
+        lines[0]
     assert "(n=500)" not in lines[0] and lines[1].startswith("all-chains AFR") and "(n=500)" in lines[1]
+    sky = next(ln for ln in lines if ln.startswith("  chains without a think block") and "sky-t1" in ln)
+    assert ": 210 chains, AFR=" in sky  # Sky-T1's 210 chains without a think block, reported apart
+    assert any(ln.startswith("  sky-t1") and "think blocks: 290; covered (think block states the answer): "
+               in ln for ln in lines)
 
 
 @pytest.mark.parametrize(("path", "adapter", "n_chains", "n_problems"), [
@@ -133,4 +143,6 @@ def test_adapters_on_shared_data(shared_data: Path, path: str, adapter: str, n_c
     df = load_chains(shared_data / path, adapter)
     assert len(df) == n_chains and df["uid"].nunique() == n_problems
     st = afr_stats(afr_frame(df.head(60)))
-    assert st.n_chains == 60 and 0 <= st.afr_all <= st.afr_covered <= 1
+    assert st.n_chains == 60 and st.n_think + st.n_no_think == 60 and 0 <= st.afr_all <= 1
+    assert st.n_covered <= st.n_think and (st.n_covered == 0 or 0 <= st.afr_covered <= 1)
+    assert st.n_answer_first_all == st.n_answer_first + st.n_no_think_answer_first

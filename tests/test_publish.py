@@ -7,44 +7,206 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.publish import Card, LicenseInfo, UnlicensedSource, find_license, render_card, require_license
+from zcp_core.publish import (
+    ALL_RIGHTS_RESERVED,
+    Card,
+    LicenseInfo,
+    LicenseNotRecognised,
+    RedistributionForbidden,
+    UnlicensedSource,
+    find_license,
+    render_card,
+    require_license,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 
 
-@pytest.mark.parametrize("dataset, spdx, file", [
-    (DATA / "gsm8k" / "test.jsonl", "mit", "LICENSE"),
-    (DATA / "math500" / "test.jsonl", "mit", "LICENSE"),
-    (DATA / "gsm1k" / "gsm1k_public_50.csv", "mit", "LICENSE.md"),
-    (DATA / "detectrl_sample" / "placeholder.json", "unknown", None),  # DetectRL ships no licence
+MIT_TEXT = (DATA / "gsm8k" / "LICENSE").read_text()
+APACHE_TEXT = ("\n                                 Apache License\n                           Version 2.0, January 2004\n"
+               "                        http://www.apache.org/licenses/\n\n   TERMS AND CONDITIONS FOR USE...")
+GPL3_TEXT = ("                    GNU GENERAL PUBLIC LICENSE\n                       Version 3, 29 June 2007\n\n"
+             " Copyright (C) 2007 Free Software Foundation, Inc. <https://fsf.org/>")
+CC_NC_TEXT = "Attribution-NonCommercial 4.0 International\n\n=======================================\n"
+
+
+# The golden table: what a licence file or a SOURCES.md entry says -> (status, SPDX, hub id, restrictions).
+@pytest.mark.parametrize("where, text, status, spdx, hub, restrictions", [
+    ("file", MIT_TEXT, "identified", "MIT", "mit", ()),
+    ("file", APACHE_TEXT, "identified", "Apache-2.0", "apache-2.0", ()),
+    ("file", GPL3_TEXT, "identified", "GPL-3.0-only", "gpl-3.0", ()),
+    ("file", CC_NC_TEXT, "identified", "CC-BY-NC-4.0", "cc-by-nc-4.0", ("non-commercial",)),
+    ("file", "SPDX-License-Identifier: CC-BY-NC-ND-4.0\n...", "identified", "CC-BY-NC-ND-4.0", "cc-by-nc-nd-4.0",
+     ("non-commercial", "no-derivatives")),
+    ("file", "CC BY 4.0\n", "identified", "CC-BY-4.0", "cc-by-4.0", ()),
+    ("file", "Copyright (c) 2024 Smith. All rights reserved.\n", "all_rights_reserved", ALL_RIGHTS_RESERVED,
+     "other", ("all rights reserved",)),
+    ("file", "Copyright (c) 2024 X. All rights reserved.\n\nRedistribution and use in source and binary forms...",
+     "none", "", "unknown", ()),  # a BSD-style text we cannot name is unknown, not "all rights reserved"
+    ("file", "", "none", "", "unknown", ()),  # an empty LICENSE file
+    ("file", "Use it as you like, mostly.", "none", "", "unknown", ()),
+    ("entry", "MIT (OpenAI), `gsm8k/LICENSE`", "identified", "MIT", "mit", ()),
+    ("entry", "Apache-2.0", "identified", "Apache-2.0", "apache-2.0", ()),
+    ("entry", "Apache License, Version 2.0", "identified", "Apache-2.0", "apache-2.0", ()),
+    ("entry", "CC BY 4.0", "identified", "CC-BY-4.0", "cc-by-4.0", ()),
+    ("entry", "CC BY-NC 4.0", "identified", "CC-BY-NC-4.0", "cc-by-nc-4.0", ("non-commercial",)),
+    ("entry", "CC BY-NC 4.0, commercial use not permitted", "identified", "CC-BY-NC-4.0", "cc-by-nc-4.0",
+     ("non-commercial",)),  # contains "mit" in "permitted": never MIT
+    ("entry", "GPL-3.0", "identified", "GPL-3.0-only", "gpl-3.0", ()),
+    ("entry", "All rights reserved", "all_rights_reserved", ALL_RIGHTS_RESERVED, "other", ("all rights reserved",)),
+    ("entry", "all rights reserved by Smith", "all_rights_reserved", ALL_RIGHTS_RESERVED, "other",
+     ("all rights reserved",)),
+    ("entry", "none", "none", "", "unknown", ()),
+    ("entry", "**none**: DetectRL ships no licence", "none", "", "unknown", ()),
+    ("entry", "permissive, ask the authors", "none", "", "unknown", ()),
 ])
-def test_find_license_beside_the_data(dataset: Path, spdx: str, file: str | None) -> None:
+def test_license_golden_table(tmp_path: Path, where, text, status, spdx, hub, restrictions) -> None:
+    src = tmp_path / "src" / "thing"
+    src.mkdir(parents=True)
+    if where == "file":
+        (src / "LICENSE").write_text(text)
+    else:
+        (src.parent / "SOURCES.md").write_text(f"| folder | what | licence |\n|---|---|---|\n| `thing/` | x | {text} |\n")
+    info = find_license([src / "data.jsonl"])
+    assert (info.status, info.spdx, info.hub_id, info.restrictions) == (status, spdx, hub, restrictions)
+    assert str(tmp_path) not in info.found_in  # never an absolute local path
+    if status == "identified":
+        assert info.found_in.startswith("found in ")
+        require_license(info, allow_unlicensed=False)
+    elif status == "all_rights_reserved":
+        for allow in (False, True):
+            with pytest.raises(RedistributionForbidden, match="forbids redistribution"):
+                require_license(info, allow_unlicensed=allow)
+    else:
+        with pytest.raises(UnlicensedSource, match="--allow-unlicensed"):
+            require_license(info, allow_unlicensed=False)
+        require_license(info, allow_unlicensed=True)
+
+
+@pytest.mark.parametrize("dataset, spdx, file, found", [
+    (DATA / "gsm8k" / "test.jsonl", "mit", "LICENSE", "found in data/gsm8k/LICENSE"),
+    (DATA / "math500" / "test.jsonl", "mit", "LICENSE", "found in data/math500/LICENSE"),
+    (DATA / "gsm1k" / "gsm1k_public_50.csv", "mit", "LICENSE.md", "found in data/gsm1k/LICENSE.md"),
+    ("data/examples/lab-direct-items.jsonl", "mit", "LICENSE", "found in data/examples/LICENSE"),
+    (DATA / "detectrl_sample" / "placeholder.json", "unknown", None, "data/SOURCES.md entry for detectrl_sample/"),
+])
+def test_find_license_beside_the_data(dataset, spdx: str, file: str | None, found: str) -> None:
     info = find_license([dataset])
-    assert info.spdx == spdx
+    assert info.hub_id == spdx and found in info.found_in
     assert (info.file.name if info.file else None) == file
 
 
-def test_license_override_and_refusal(tmp_path: Path) -> None:
-    assert find_license([], "apache-2.0") == LicenseInfo("apache-2.0", None, "--license")
-    lic = tmp_path / "LICENSE"
-    lic.write_text("MIT License\n\nPermission is hereby granted, free of charge...")
-    assert find_license([tmp_path / "x.jsonl"]).spdx == "mit"
-    none = find_license([tmp_path / "sub" / "x.jsonl"])
-    assert not none.known
-    with pytest.raises(UnlicensedSource, match="--allow-unlicensed"):
-        require_license(none, allow_unlicensed=False)
-    require_license(none, allow_unlicensed=True)
+def test_license_given_by_hand_says_so(tmp_path: Path) -> None:
+    given = find_license([DATA / "detectrl_sample" / "placeholder.json"], "cc-by-4.0")
+    assert (given.status, given.spdx, given.hub_id, given.given) == ("identified", "CC-BY-4.0", "cc-by-4.0", True)
+    assert given.found_in.startswith("given with --license cc-by-4.0 by the person who ran the release; "
+                                     "the source itself has no licence")
+    assert find_license([], "Apache-2.0").hub_id == "apache-2.0"
+    with pytest.raises(LicenseNotRecognised, match="not an SPDX"):
+        find_license([], "whatever-i-like")
+    lic = tmp_path / "MY_LICENSE"
+    lic.write_text(MIT_TEXT)
+    by_file = find_license([], str(lic))
+    assert by_file.hub_id == "mit" and by_file.file == lic and "given with --license MY_LICENSE" in by_file.found_in
+
+
+def _card(lic: LicenseInfo, title: str = "Audited benchmark: nothing replaced") -> str:
+    return render_card(Card(title=title, data_file="benchmark.jsonl", split="test", license=lic,
+                            source=("`a.jsonl`",), citation="Someone 2024", canary="ZCP-CANARY x",
+                            counts={"replaced": "0"}, body="## Replaced\n\n(none)"))
 
 
 def test_card_front_matter_and_unlicensed_notice() -> None:
-    card = Card(title="Audited benchmark: nothing replaced", data_file="benchmark.jsonl", split="test",
-                license=LicenseInfo("unknown", None, "no LICENSE"), source=("`a.jsonl`",), citation="Someone 2024",
-                canary="ZCP-CANARY x", counts={"replaced": "0"}, body="## Replaced\n\n(none)")
-    text = render_card(card)
+    text = _card(LicenseInfo("none", "", None, "no LICENSE"))
     head, _, rest = text.partition("\n---\n")
     assert head.startswith("---\nlicense: unknown") and "path: benchmark.jsonl" in head and "split: test" in head
     assert "# Audited benchmark: nothing replaced" in rest and "no licence" in rest and "ZCP-CANARY x" in rest
+
+
+def test_card_yaml_round_trips_a_title_with_both_quotes() -> None:
+    import yaml
+
+    title = """The "refreshed" benchmark's items: it's a 'test' \\ with: colons # and hashes"""
+    text = _card(LicenseInfo("identified", "MIT", None, "found in data/gsm8k/LICENSE"), title=title)
+    assert text.startswith("---\n")
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert meta["pretty_name"] == title and meta["license"] == "mit"
+    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "benchmark.jsonl"}]}]
+
+
+def test_card_puts_a_non_commercial_notice_first() -> None:
+    text = _card(LicenseInfo("identified", "CC-BY-NC-4.0", None, "found in data/x/LICENSE"))
+    assert "license: cc-by-nc-4.0\n" in text and "license: mit" not in text
+    notice, licence = text.index("non-commercial"), text.index("## Licence")
+    assert notice < licence
+
+
+def _probe_run_with_source(tmp_path: Path, entry: str) -> Path:
+    """A copy of a bundled example probe run whose source dataset sits beside a SOURCES.md saying ``entry``."""
+    import json
+    import shutil
+
+    src = tmp_path / "data" / "thing"
+    src.mkdir(parents=True)
+    (src.parent / "SOURCES.md").write_text(f"| folder | what | licence |\n|---|---|---|\n| `thing/` | items | {entry} |\n")
+    run = tmp_path / "run"
+    shutil.copytree(DATA / "examples" / "probe-lab-direct", run)
+    m = json.loads((run / "manifest.json").read_text())
+    for d in m["datasets"]:
+        name = Path(d["path"]).name
+        shutil.copy(ROOT / d["path"], src / name)
+        d["path"] = str(src / name)
+    (run / "manifest.json").write_text(json.dumps(m))
+    return run
+
+
+def test_zcp_release_of_a_non_commercial_source(tmp_path: Path) -> None:
+    from zcp_core.cli.main import main
+
+    run = _probe_run_with_source(tmp_path, "CC BY-NC 4.0")
+    assert main(["release", str(run), "--out", str(tmp_path / "rel")]) == 0
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert card.startswith("---\nlicense: cc-by-nc-4.0\n") and "license: mit" not in card
+    assert -1 < card.index("non-commercial") < card.index("## Licence")
+    assert "found in data/SOURCES.md entry" not in card  # the tmp data root is not a data root: file names only
+    assert str(tmp_path) not in card  # no absolute local path anywhere in the card
+    assert "`lab-direct-items.jsonl` (sha256 `" in card
+
+
+def test_zcp_release_refuses_all_rights_reserved(tmp_path: Path, capsys) -> None:
+    from zcp_core.cli.main import main
+
+    run = _probe_run_with_source(tmp_path, "All rights reserved by the authors")
+    assert main(["release", str(run), "--out", str(tmp_path / "a")]) == 1
+    assert "forbids redistribution" in capsys.readouterr().err
+    assert main(["release", str(run), "--out", str(tmp_path / "b"), "--allow-unlicensed"]) == 1
+    assert "--allow-unlicensed does not override it" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    assert main(["release", str(run), "--out", str(tmp_path / "c"), "--license", "cc-by-4.0"]) == 0
+    card = (tmp_path / "c" / "README.md").read_text()
+    assert card.startswith("---\nlicense: cc-by-4.0\n")
+    assert "given with --license cc-by-4.0 by the person who ran the release; the source itself reserves all rights" \
+        in card
+
+
+def test_zcp_clean_uses_the_same_licence_logic(tmp_path: Path, capsys) -> None:
+    import shutil
+
+    from zcp_core.cli.main import main
+
+    src = tmp_path / "data" / "thing"
+    src.mkdir(parents=True)
+    shutil.copy(DATA / "detectrl_sample" / sorted(p.name for p in (DATA / "detectrl_sample").glob("*.json"))[0],
+                src / "texts.json")
+    (src.parent / "SOURCES.md").write_text("| folder | licence |\n|---|---|\n| `thing/` | CC BY-NC 4.0 |\n")
+    assert main(["clean", str(src / "texts.json"), "--out", str(tmp_path / "c")]) == 0
+    card = (tmp_path / "c" / "cleaned" / "README.md").read_text()
+    assert card.startswith("---\nlicense: cc-by-nc-4.0\n") and card.index("non-commercial") < card.index("## Licence")
+    assert str(tmp_path) not in card.split("## Source")[1].split("## Counts")[0]
+    (src.parent / "SOURCES.md").write_text("| folder | licence |\n|---|---|\n| `thing/` | All rights reserved |\n")
+    assert main(["clean", str(src / "texts.json"), "--out", str(tmp_path / "d"), "--allow-unlicensed"]) == 1
+    assert "forbids redistribution" in capsys.readouterr().err
 
 
 @pytest.mark.model

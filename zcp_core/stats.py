@@ -488,3 +488,19 @@ def tpr_at_fpr(scores_pos: Sequence[float], scores_neg: Sequence[float], fpr: fl
     if not curve.fpr:
         return math.nan
     return max(t for f, t in zip(curve.fpr, curve.tpr, strict=True) if f <= fpr + 1e-12)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial share ``successes / n`` (scipy's ``binomtest``).
+
+    Unlike the normal interval it stays inside [0, 1] and is not empty at 0 or n
+    successes (0 / 1528 gives an upper bound near 0.25%). NaNs when ``n`` is 0.
+    """
+    if n <= 0:
+        return (math.nan, math.nan)
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval: successes {successes} outside 0..{n}")
+    from scipy.stats import binomtest
+
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))

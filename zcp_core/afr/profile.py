@@ -3,7 +3,9 @@
 A profile is one corpus's AFR (both denominators, with and without
 answer-in-question items), bootstrap CIs and the distribution of the answer
 position. Text and summaries put the paper's denominator (covered chains:
-those whose block states the answer) first and label the all-chains figure.
+those whose think block states the answer) first and label the all-chains
+figure; chains without a think block are reported apart as their own group
+(AFR on the text before the final answer), never in the paper's denominator.
 No keep-correct filter runs here: every chain of the corpus counts. A
 comparison restricts two corpora to their common problems (uids) and
 bootstraps the difference paired on problems, e.g. a long-chain model against
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from zcp_core.afr.rate import (
     ALL_CHAINS_LABEL,
     DEFAULT_THRESHOLD,
+    NO_THINK_LABEL,
     PAPER_DENOMINATOR,
     AFRStats,
     Interval,
@@ -44,6 +47,7 @@ class Profile:
         ci_covered: Bootstrap interval of AFR over covered chains.
         hist: Counts of the answer-position fraction (covered chains) in ten bins over [0, 1].
         frame: Per-chain frame (:func:`zcp_core.afr.afr_frame` columns plus ``corpus``).
+        ci_no_think: Bootstrap interval of the AFR of the chains without a think block (their own group).
     """
 
     name: str
@@ -52,6 +56,7 @@ class Profile:
     ci_covered: Interval
     hist: tuple[int, ...]
     frame: pd.DataFrame
+    ci_no_think: Interval = Interval(math.nan, math.nan, math.nan)
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,8 @@ def profile(chains: pd.DataFrame, name: str, threshold: float = DEFAULT_THRESHOL
     fr = afr_frame(chains, threshold).assign(corpus=name)
     (ci_a,) = bootstrap_afr([fr], "all", n_boot, seed)
     (ci_c,) = bootstrap_afr([fr], "covered", n_boot, seed)
-    return Profile(name, afr_stats(fr), ci_a, ci_c, tuple(histogram(fr)), fr)
+    (ci_n,) = bootstrap_afr([fr], "no_think", n_boot, seed)
+    return Profile(name, afr_stats(fr), ci_a, ci_c, tuple(histogram(fr)), fr, ci_n)
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str], threshold: float = DEFAULT_THRESHOLD,
@@ -94,11 +100,11 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str], threshold:
 
 
 def _pct(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
 def _pp(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+    return "n/a" if math.isnan(x) else f"{100 * x:+.1f}"
 
 
 NO_FILTER = "none: a corpus profile counts every chain (no keep-correct filter)"
@@ -108,9 +114,23 @@ def _ci(iv: Interval) -> str:
     return f"[95% CI {_pct(iv.low)}, {_pct(iv.high)}]"
 
 
+NO_COVERED = "n/a: no chain has a think block that states the answer"
+
+
 def profile_line(p: Profile) -> str:
     """The paper's denominator first: ``AFR <name>=22.3% (n=373) [95% CI …]`` over covered chains."""
+    if not p.stats.n_covered:
+        return f"AFR {p.name}={NO_COVERED} (n=0)"
     return f"AFR {p.name}={_pct(p.stats.afr_covered)} (n={p.stats.n_covered}) {_ci(p.ci_covered)}"
+
+
+def profile_line_no_think(p: Profile) -> str:
+    """The chains without a think block, as their own group."""
+    s = p.stats
+    if not s.n_no_think:
+        return f"{NO_THINK_LABEL}: {p.name}: none"
+    return (f"{NO_THINK_LABEL}: {p.name}: {s.n_no_think} chains, AFR={_pct(s.afr_no_think)} "
+            f"(n={s.n_no_think_stated} whose text states the answer) {_ci(p.ci_no_think)}")
 
 
 def profile_line_all(p: Profile) -> str:
@@ -123,24 +143,31 @@ def _details(p: Profile) -> list[str]:
     bars = " ".join(f"{c}" for c in p.hist)
     return [
         f"  {p.name}: {s.n_chains} chains, {p.frame['uid'].nunique()} problems; think blocks: "
-        f"{int((p.frame['block_kind'] == 'think').sum())}; covered (block states the answer): "
-        f"{s.n_covered}/{s.n_chains}; filter: {NO_FILTER}",
+        f"{s.n_think}; covered (think block states the answer): {s.n_covered}/{s.n_chains}; without a think "
+        f"block: {s.n_no_think}; filter: {NO_FILTER}",
         f"  without answer-in-question items: covered {_pct(s.afr_covered_excl)} "
         f"({s.n_answer_first_excl}/{s.n_covered_excl}), all {_pct(s.afr_all_excl)} "
-        f"({s.n_answer_first_excl}/{s.n_chains_excl})",
+        f"({s.n_answer_first_all_excl}/{s.n_chains_excl})",
         f"  answer position (covered chains), 10 bins over [0,1]: {bars}",
     ]
 
 
 def profile_text(p: Profile) -> str:
     """A human summary of a profile: the paper's denominator first, then all chains, then details."""
-    return "\n".join([profile_line(p), profile_line_all(p), f"  headline denominator: {PAPER_DENOMINATOR}",
-                      *_details(p)])
+    return "\n".join([profile_line(p), profile_line_all(p), profile_line_no_think(p),
+                      f"  headline denominator: {PAPER_DENOMINATOR}", *_details(p)])
 
 
 def comparison_line(c: Comparison) -> str:
     """Both corpora over covered chains (the paper's denominator) and their difference."""
     a, b = c.a.stats, c.b.stats
+    if not a.n_covered or not b.n_covered:
+        none = ", ".join(p.name for p in (c.a, c.b) if not p.stats.n_covered)
+        def one(p: Profile) -> str:
+            return f"{p.name}={_pct(p.stats.afr_covered) if p.stats.n_covered else 'n/a'} (n={p.stats.n_covered})"
+
+        return (f"AFR {one(c.a)} {one(c.b)} difference=n/a: {none} has no think block that states the answer, "
+                "so the paper's denominator cannot compare them")
     return (f"AFR {c.a.name}={_pct(a.afr_covered)} (n={a.n_covered}) {c.b.name}={_pct(b.afr_covered)} "
             f"(n={b.n_covered}) difference={_pp(c.diff_covered.value)} pp "
             f"[95% CI {_pp(c.diff_covered.low)}, {_pp(c.diff_covered.high)}]")
@@ -159,7 +186,7 @@ def comparison_text(c: Comparison) -> str:
     lines = [comparison_line(c), comparison_line_all(c),
              f"  {c.n_common} common problems; paired bootstrap; headline denominator: {PAPER_DENOMINATOR}"]
     for p in (c.a, c.b):
-        lines += ["  " + profile_line(p), "  " + profile_line_all(p), *_details(p)]
+        lines += ["  " + profile_line(p), "  " + profile_line_all(p), "  " + profile_line_no_think(p), *_details(p)]
     return "\n".join(lines)
 
 
@@ -170,8 +197,9 @@ def _iv(iv: Interval) -> dict[str, float]:
 def profile_summary(p: Profile) -> dict[str, Any]:
     """JSON-able summary of a profile (percentages), the paper's denominator first."""
     return {"name": p.name, "line": profile_line(p), "line_all_chains": profile_line_all(p),
-            "denominator": PAPER_DENOMINATOR, "filter": NO_FILTER, "stats": p.stats.to_dict(),
-            "ci_covered_chains": _iv(p.ci_covered), "ci_all_chains": _iv(p.ci_all), "hist": list(p.hist)}
+            "line_no_think": profile_line_no_think(p), "denominator": PAPER_DENOMINATOR, "filter": NO_FILTER,
+            "stats": p.stats.to_dict(), "ci_covered_chains": _iv(p.ci_covered), "ci_all_chains": _iv(p.ci_all),
+            "ci_no_think_chains": _iv(p.ci_no_think), "hist": list(p.hist)}
 
 
 def write_profile_run(out: str | Path, result: Profile | Comparison, files: tuple[str, ...], config: dict[str, Any],
@@ -183,18 +211,26 @@ def write_profile_run(out: str | Path, result: Profile | Comparison, files: tupl
 
     if isinstance(result, Comparison):
         frame = pd.concat([result.a.frame, result.b.frame], ignore_index=True)
+        paper = bool(result.a.stats.n_covered and result.b.stats.n_covered)
+        headline = ({"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp (covered chains, the paper's "
+                              "denominator)", "value": 100 * result.diff_covered.value} if paper else
+                    {"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp over all chains (not the paper's "
+                              "denominator: a corpus has no think block that states the answer)",
+                     "value": 100 * result.diff_all.value})
         summary: dict[str, Any] = {
             "mode": "compare", "line": comparison_line(result), "line_all_chains": comparison_line_all(result),
             "denominator": PAPER_DENOMINATOR, "filter": NO_FILTER, "n_common": result.n_common,
             "a": profile_summary(result.a), "b": profile_summary(result.b),
             "diff_covered_chains": _iv(result.diff_covered), "diff_all_chains": _iv(result.diff_all),
-            "headline": {"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp (covered chains, the paper's "
-                                  "denominator)", "value": 100 * result.diff_covered.value},
+            "headline": headline,
         }
     else:
         frame = result.frame
-        summary = {"mode": "profile", **profile_summary(result),
-                   "headline": {"label": f"AFR {result.name} (covered chains, the paper's denominator, %)",
-                                "value": 100 * result.stats.afr_covered}}
+        s = result.stats
+        headline = ({"label": f"AFR {result.name} (covered chains, the paper's denominator, %)",
+                     "value": 100 * s.afr_covered} if s.n_covered else
+                    {"label": f"AFR {result.name} (no think block states the answer, so no paper's AFR; chains "
+                              "without a think block, reported apart, %)", "value": 100 * s.afr_no_think})
+        summary = {"mode": "profile", **profile_summary(result), "headline": headline}
     spec = RunSpec(kind="afr", config={**config, "filter": NO_FILTER}, dataset=files, seed=int(config.get("seed", 0)))
     return write_run(out, spec, frame, summary)

@@ -9,16 +9,24 @@ offset of the answer's first statement in the block divided by the block's
 length; the chain is *answer-first* when the block states the answer and that
 fraction is below the threshold (default 0.2).
 
-A corpus has two AFRs, always reported with their labels: over the chains
-whose block states the answer at all (``covered``, the paper's denominator and
-every headline's) and over all chains (``all``). Items whose question already contains the answer are flagged
-(``answer_in_question``) and every statistic is also given without them.
+The paper's AFR divides by the *covered* chains: those with a think block that
+states the answer; its numerator is the covered chains that are answer-first.
+Chains without a think block are never in it: they are their own group
+(``no_think``), whose AFR is measured on the text before the final answer and
+reported apart. The all-chains AFR puts every chain in the denominator and
+every answer-first chain (by its block, think or not) in the numerator; it is
+always labelled as not the paper's. Items whose question already contains the
+answer are flagged (``answer_in_question``) and every statistic is also given
+without them.
 
 Per-chain frame columns added by :func:`afr_frame`: ``block_kind``
 (``think``/``pre_answer``), ``block_start``, ``block_end``, ``block_len``,
 ``mention_start``, ``mention_end`` (absolute positions in ``chain``, -1 when
-absent), ``frac`` (NaN when not covered), ``covered``, ``answer_first``,
-``answer_in_question``.
+absent), ``frac`` (NaN when the block does not state the answer),
+``states_answer`` (the block states the answer), ``covered`` (a think block
+that states the answer: the paper's denominator), ``answer_first`` (the block
+states the answer before the threshold; the paper counts it only when
+covered), ``answer_in_question``.
 """
 
 from __future__ import annotations
@@ -35,11 +43,16 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.2
 #: The headline's denominator, in words (the paper divides by the chains whose think block states the answer).
-PAPER_DENOMINATOR = "covered chains: those whose block states the answer (the paper's denominator)"
+PAPER_DENOMINATOR = ("covered chains: those whose think block states the answer (the paper's denominator; "
+                     "chains without a think block are reported apart)")
 #: The label every all-chains figure carries.
 ALL_CHAINS_LABEL = "all-chains AFR (every chain in the denominator, not the paper's)"
+#: The label of the group the paper's denominator leaves out.
+NO_THINK_LABEL = "chains without a think block (never in the paper's denominator; block = text before the final answer)"
 BlockKind = Literal["think", "pre_answer"]
-Denominator = Literal["all", "covered"]
+#: ``covered``: the paper's; ``all``: every chain; ``no_think``: the chains without a think block whose text
+#: before the final answer states it (their own group).
+Denominator = Literal["covered", "all", "no_think"]
 _OPEN = re.compile(r"<think>|<\|begin_of_thought\|>")
 _CLOSE = re.compile(r"</think>|<\|end_of_thought\|>|<\|begin_of_solution\|>")
 _FINAL_LINE = re.compile(r"(?im)^[ \t*#]*(?:A:|Answer:|####|final answer)")
@@ -56,9 +69,9 @@ class ChainAFR:
         block_end: End of the block in the chain.
         mention_start: Start of the first statement of the answer in the block (-1: none).
         mention_end: Its end (-1: none).
-        frac: ``(mention_start - block_start) / block_len``; NaN when not covered.
-        covered: Whether the block states the answer.
-        answer_first: ``covered and frac < threshold``.
+        frac: ``(mention_start - block_start) / block_len``; NaN when the block does not state the answer.
+        covered: Whether a think block states the answer (the paper's denominator).
+        answer_first: ``states_answer and frac < threshold`` (the paper counts it only when covered).
         answer_in_question: Whether the question itself states the answer.
     """
 
@@ -76,6 +89,11 @@ class ChainAFR:
     def block_len(self) -> int:
         """Block length in characters."""
         return self.block_end - self.block_start
+
+    @property
+    def states_answer(self) -> bool:
+        """Whether the block (think block or, without one, the text before the final answer) states the answer."""
+        return self.mention_start >= 0
 
 
 def final_answer_start(chain: str, answer: str = "") -> int:
@@ -117,7 +135,7 @@ def chain_afr(chain: str, answer: str, question: str = "", threshold: float = DE
     if first is None or e <= s:
         return ChainAFR(kind, s, e, -1, -1, math.nan, False, False, in_q)
     frac = (first.start - s) / (e - s)
-    return ChainAFR(kind, s, e, first.start, first.end, frac, True, frac < threshold, in_q)
+    return ChainAFR(kind, s, e, first.start, first.end, frac, kind == "think", frac < threshold, in_q)
 
 
 def afr_frame(chains: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
@@ -133,28 +151,36 @@ def afr_frame(chains: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.
         r = chain_afr(str(chain or ""), str(ans), str(q or ""), threshold)
         d = asdict(r)
         d["block_len"] = r.block_len
+        d["states_answer"] = r.states_answer
         rows.append(d)
     cols = ["block_kind", "block_start", "block_end", "block_len", "mention_start", "mention_end", "frac",
-            "covered", "answer_first", "answer_in_question"]
+            "states_answer", "covered", "answer_first", "answer_in_question"]
     extra = pd.DataFrame(rows, columns=cols, index=chains.index)
     return pd.concat([chains.drop(columns=[c for c in cols if c in chains], errors="ignore"), extra], axis=1)
 
 
 @dataclass(frozen=True)
 class AFRStats:
-    """A corpus's AFR with both denominators, with and without answer-in-question items.
+    """A corpus's AFR: the paper's denominator, all chains, and the chains without a think block apart.
 
     Attributes:
         n_chains: All chains.
-        n_covered: Chains whose block states the answer.
-        n_answer_first: Answer-first chains.
-        afr_all: ``n_answer_first / n_chains`` (denominator "all chains").
-        afr_covered: ``n_answer_first / n_covered`` (denominator "covered").
+        n_covered: Chains whose think block states the answer (the paper's denominator).
+        n_answer_first: Covered chains that are answer-first (the paper's numerator).
+        afr_all: ``n_answer_first_all / n_chains`` (denominator "all chains", not the paper's).
+        afr_covered: ``n_answer_first / n_covered`` (the paper's AFR; NaN without covered chains).
         n_chains_excl: Chains, answer-in-question items excluded.
         n_covered_excl: Covered chains, excluded likewise.
-        n_answer_first_excl: Answer-first chains, excluded likewise.
+        n_answer_first_excl: The paper's numerator, excluded likewise.
         afr_all_excl: AFR over all chains, excluded likewise.
-        afr_covered_excl: AFR over covered chains, excluded likewise.
+        afr_covered_excl: The paper's AFR, excluded likewise.
+        n_think: Chains with a think block.
+        n_answer_first_all: Answer-first chains of any block kind (the all-chains numerator).
+        n_no_think: Chains without a think block (their own group).
+        n_no_think_stated: Of those, the ones whose text before the final answer states it.
+        n_no_think_answer_first: Of those, the answer-first ones.
+        afr_no_think: ``n_no_think_answer_first / n_no_think_stated`` (NaN when none).
+        n_answer_first_all_excl: The all-chains numerator without answer-in-question items.
     """
 
     n_chains: int
@@ -167,6 +193,13 @@ class AFRStats:
     n_answer_first_excl: int
     afr_all_excl: float
     afr_covered_excl: float
+    n_think: int = 0
+    n_answer_first_all: int = 0
+    n_no_think: int = 0
+    n_no_think_stated: int = 0
+    n_no_think_answer_first: int = 0
+    afr_no_think: float = math.nan
+    n_answer_first_all_excl: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (NaN for empty denominators)."""
@@ -182,9 +215,15 @@ def afr_stats(frame: pd.DataFrame) -> AFRStats:
     cov = frame["covered"].astype(bool)
     first = frame["answer_first"].astype(bool)
     keep = ~frame["answer_in_question"].astype(bool)
-    n, nc, nf = len(frame), int(cov.sum()), int(first.sum())
-    ne, nce, nfe = int(keep.sum()), int((cov & keep).sum()), int((first & keep).sum())
-    return AFRStats(n, nc, nf, _ratio(nf, n), _ratio(nf, nc), ne, nce, nfe, _ratio(nfe, ne), _ratio(nfe, nce))
+    think = frame["block_kind"] == "think"
+    stated = frame["states_answer"].astype(bool) if "states_answer" in frame else frame["mention_start"] >= 0
+    paper = first & cov
+    n, nc, nf, nfa = len(frame), int(cov.sum()), int(paper.sum()), int(first.sum())
+    ne, nce, nfe = int(keep.sum()), int((cov & keep).sum()), int((paper & keep).sum())
+    nt, nts, ntf = int((~think).sum()), int((~think & stated).sum()), int((~think & first).sum())
+    nfae = int((first & keep).sum())
+    return AFRStats(n, nc, nf, _ratio(nfa, n), _ratio(nf, nc), ne, nce, nfe, _ratio(nfae, ne), _ratio(nfe, nce),
+                    int(think.sum()), nfa, nt, nts, ntf, _ratio(ntf, nts), nfae)
 
 
 @dataclass(frozen=True)
@@ -202,15 +241,23 @@ def _per_uid(frame: pd.DataFrame, uids: list[str], denominator: Denominator, exc
     import numpy as np
 
     f = frame[~frame["answer_in_question"].astype(bool)] if exclude_aiq else frame
-    den_col = f["covered"].astype(int) if denominator == "covered" else np.ones(len(f), dtype=int)
-    g = f.assign(_num=f["answer_first"].astype(int), _den=den_col).groupby(f["uid"].astype(str))[["_num", "_den"]].sum()
+    first = f["answer_first"].astype(bool)
+    if denominator == "covered":
+        num, den = first & f["covered"].astype(bool), f["covered"].astype(bool)
+    elif denominator == "no_think":
+        no_think = (f["block_kind"] != "think") & (f["mention_start"] >= 0)
+        num, den = first & no_think, no_think
+    else:
+        num, den = first, np.ones(len(f), dtype=bool)
+    g = f.assign(_num=num.astype(int), _den=np.asarray(den, dtype=int)).groupby(f["uid"].astype(str))[
+        ["_num", "_den"]].sum()
     g = g.reindex(uids, fill_value=0)
     return g["_num"].to_numpy(float), g["_den"].to_numpy(float)
 
 
 def bootstrap_afr(
     frames: list[pd.DataFrame],
-    denominator: Denominator = "all",
+    denominator: Denominator = "covered",
     n_boot: int = 2000,
     seed: int = 0,
     exclude_aiq: bool = False,
@@ -219,7 +266,8 @@ def bootstrap_afr(
 
     Problems (uids) are resampled with replacement, the same draw for every
     frame, so the difference is paired on problems and clustered over a
-    problem's samples. Values are fractions (0.2 = 20%).
+    problem's samples. Values are fractions (0.2 = 20%). The default denominator
+    is the paper's (``covered``: chains whose think block states the answer).
 
     Returns:
         One :class:`Interval` per frame, then the difference when two frames are given.
@@ -246,9 +294,14 @@ def bootstrap_afr(
     return out
 
 
-def histogram(frame: pd.DataFrame, bins: int = 10) -> list[int]:
-    """Counts of the answer-position fraction of covered chains in ``bins`` equal bins over [0, 1]."""
+def histogram(frame: pd.DataFrame, bins: int = 10, group: Literal["covered", "no_think"] = "covered") -> list[int]:
+    """Counts of the answer-position fraction of covered chains in ``bins`` equal bins over [0, 1].
+
+    ``group="no_think"`` counts the chains without a think block instead (on the text before the final answer).
+    """
     counts = [0] * bins
-    for x in frame.loc[frame["covered"].astype(bool), "frac"]:
+    sel = (frame["covered"].astype(bool) if group == "covered"
+           else (frame["block_kind"] != "think") & (frame["mention_start"] >= 0))
+    for x in frame.loc[sel, "frac"]:
         counts[min(int(float(x) * bins), bins - 1)] += 1
     return counts

@@ -29,15 +29,15 @@ OWN_FINISH_LABEL = "own finishes only (chains that boxed their answer themselves
 
 
 def _pct(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
 def _pp(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+    return "n/a" if math.isnan(x) else f"{100 * x:+.1f}"
 
 
 def _d(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{x:+.1f}"
+    return "n/a" if math.isnan(x) else f"{x:+.1f}"
 
 
 def _pair(r: ScreenResult, b: AFRStats, lk: AFRStats, covered: bool) -> str:
@@ -123,11 +123,21 @@ def _ci_text(name: str, iv: Sequence[Interval]) -> str:
             f"[{_pct(lk.low)}, {_pct(lk.high)}]  dAFR {_pp(d.value)} [{_pp(d.low)}, {_pp(d.high)}]")
 
 
+def no_think_text(r: ScreenResult) -> str:
+    """The chains without a think block, per arm: their own group, never in the paper's denominator."""
+    b, lk = r.blind, r.leaked
+    if not b.n_no_think and not lk.n_no_think:
+        return "every chain has a think block"
+    return (f"without a think block (their own group, AFR on the text before the final answer): blind "
+            f"{b.n_no_think}/{b.n_chains} chains, AFR {_pct(b.afr_no_think)} (n={b.n_no_think_stated}); leaked "
+            f"{lk.n_no_think}/{lk.n_chains}, AFR {_pct(lk.afr_no_think)} (n={lk.n_no_think_stated})")
+
+
 def screen_report(r: ScreenResult) -> str:
     """The paper's line, the all-chains line, provenance, forced finishes, notes, then labelled CIs."""
     lines = [screen_line(r), screen_line_all(r),
              f"  headline denominator: {PAPER_DENOMINATOR}: blind {r.blind.n_covered}/{r.blind.n_chains}, "
-             f"leaked {r.leaked.n_covered}/{r.leaked.n_chains}",
+             f"leaked {r.leaked.n_covered}/{r.leaked.n_chains}; {no_think_text(r)}",
              provenance_text(r), forced_text(r)]
     own = screen_line_own(r)
     if own:
@@ -163,7 +173,8 @@ def screen_summary(r: ScreenResult) -> dict[str, Any]:
         "headline": {"label": f"dAFR ({r.arms.leaked_name} - {r.arms.blind_name}, pp; covered chains, the paper's "
                               "denominator)", "value": r.dafr},
         "line": screen_line(r), "line_all_chains": screen_line_all(r), "line_own_finish": screen_line_own(r),
-        "denominator": PAPER_DENOMINATOR, "dafr_all_chains": r.dafr_all, "dafr_own_finish": r.dafr_own,
+        "denominator": PAPER_DENOMINATOR, "no_think": no_think_text(r), "dafr_all_chains": r.dafr_all,
+        "dafr_own_finish": r.dafr_own,
         "provenance": provenance_text(r), "forced_finish": forced_text(r), "warnings": forced_warnings(r),
         "note": size_note(r),
         "filter": {"blind": r.blind_info.keep_filter, "leaked": r.leaked_info.keep_filter},

@@ -160,7 +160,7 @@ def write_release(folder: Path, result: CleanResult, card: Card) -> Path:
     except ImportError:  # the JSONL and parquet copies are the release; HF is a convenience
         return publish_files(out, card).parent
     info = datasets.DatasetInfo(description=card.title, citation=card.citation,
-                                license=card.license.spdx if card.license.known else "unknown")
+                                license=card.license.hub_id)
     datasets.Dataset.from_pandas(df, preserve_index=False, info=info).save_to_disk(str(out / "hf"))
     return publish_files(out, card).parent
 
@@ -170,8 +170,7 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
     """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit."""
     import hashlib
 
-    from zcp_core.publish import Card, citation_for
-    from zcp_core.runs import sha256_file
+    from zcp_core.publish import Card, citation_for, source_line
 
     applied = result.edits[result.edits["applied"]]
     edited = int(applied["id"].nunique())
@@ -181,7 +180,7 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
              else "Cleaned release: no artifact found, nothing changed")
     return Card(
         title=title, data_file="data.parquet", split="test", license=lic,
-        source=(*[f"`{p}` (sha256 `{sha256_file(p) if Path(p).is_file() else 'n/a'}`)" for p in inputs.paths],
+        source=(*[source_line(p) for p in inputs.paths],
                 f"command: `{inputs.command}`", f"pattern library {library.version} (sha256 `{library.sha256}`)"),
         citation=citation_for(inputs.paths), canary=canary,
         counts={"texts (distinct)": str(len(texts)), "kept": str(len(result.texts)),
@@ -239,7 +238,7 @@ def write_clean_run(
         save_decisions(folder, decisions)
     atomic_write_bytes(folder / "README.md", audit_card(result, uniq, library).encode("utf-8"))
     write_release(folder, result, release_card(result, uniq, library, inputs, lic))
-    summary["license"] = lic.spdx
+    summary["license"] = lic.hub_id
     return folder, summary
 
 

@@ -49,9 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     under.add_argument("--under-threshold", type=float, default=None, metavar="SCORE",
                        help="under-cleaning: mark residual scores above SCORE instead of a top share")
     c.add_argument("--license", default=None,
-                   help="licence file or id of the input data (default: its LICENSE or SOURCES.md entry)")
+                   help=("SPDX id (mit, cc-by-nc-4.0...) or licence file, given by someone who holds permission; "
+                         "overrides the source's own (default: identified from its LICENSE or SOURCES.md entry)"))
     c.add_argument("--allow-unlicensed", action="store_true",
-                   help="release a cleaned copy of data whose source has no licence (DetectRL has none; the card says so)")
+                   help=("release data whose source has no identifiable licence (the card says so); never overrides "
+                         "'All rights reserved'"))
     c.set_defaults(func=run_clean)
 
 

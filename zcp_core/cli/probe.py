@@ -72,9 +72,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("run", help="probe run folder")
     r.add_argument("--out", required=True, help="release folder")
     r.add_argument("--license", default=None,
-                   help="licence file or id of the source data (default: its LICENSE or SOURCES.md entry)")
+                   help=("SPDX id (mit, cc-by-nc-4.0...) or licence file, given by someone who holds permission; "
+                         "overrides the source's own (default: identified from its LICENSE or SOURCES.md entry)"))
     r.add_argument("--allow-unlicensed", action="store_true",
-                   help="release data whose source has no licence (the card says so)")
+                   help=("release data whose source has no identifiable licence (the card says so); never overrides "
+                         "'All rights reserved'"))
     add_common(r)
     r.set_defaults(func=release_cmd)
 

@@ -235,7 +235,7 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None,
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.publish import Card, citation_for
+    from zcp_core.publish import Card, citation_for, display_path, source_line
 
     s = manifest.get("summary", {})
     head = s.get("headline", {})
@@ -269,8 +269,8 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
     body += ([f"- {i}: no reference twin, so the probe could not test it" for i in res.untested] or ["(none)"])
     return Card(
         title=title, data_file="benchmark.jsonl", split="test", license=lic,
-        source=(*[f"`{d['path']}` (sha256 `{d.get('sha256')}`)" for d in datasets],
-                f"zcp probe run `{res.run}`: `{manifest.get('command', '')}`",
+        source=(*[source_line(d["path"], d.get("sha256")) for d in datasets],
+                f"zcp probe run `{display_path(res.run)}`: `{manifest.get('command', '')}`",
                 f"model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
                 f"Contamination Confidence: {verdict}"),
         citation=citation_for([d["path"] for d in datasets]), canary=res.canary,

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from zcp_core.publish.card import (
-    Card,
+from zcp_core.publish.card import Card, citation_for, front_matter, publish_files, render_card
+from zcp_core.publish.license import (
+    ALL_RIGHTS_RESERVED,
     LicenseInfo,
+    LicenseNotRecognised,
+    RedistributionForbidden,
     UnlicensedSource,
-    citation_for,
+    display_path,
     find_license,
-    publish_files,
-    render_card,
+    identify_entry,
+    identify_text,
     require_license,
+    source_line,
+    spdx_expression,
 )
 
 __all__ = [
-    "Card", "LicenseInfo", "UnlicensedSource", "citation_for", "find_license", "publish_files", "render_card",
-    "require_license",
+    "ALL_RIGHTS_RESERVED", "Card", "LicenseInfo", "LicenseNotRecognised", "RedistributionForbidden",
+    "UnlicensedSource", "citation_for", "display_path", "find_license", "front_matter", "identify_entry",
+    "identify_text", "publish_files", "render_card", "require_license", "source_line", "spdx_expression",
 ]
