@@ -38,7 +38,7 @@ if s.get("stage") == "matrix":
     for line in viz_lab.matrix_reading(table):
         st.markdown(f"- {line}")
     with st.expander("The table"):
-        st.dataframe(table.astype({"auroc_ci": str, "auroc_ci_fw": str}), hide_index=True)
+        st.dataframe(words(viz_lab.matrix_display(table)), hide_index=True)
     st.stop()
 
 if s.get("stage") == "build":

@@ -188,8 +188,8 @@ def write_profile_run(out: str | Path, result: Profile | Comparison, files: tupl
             "denominator": PAPER_DENOMINATOR, "filter": NO_FILTER, "n_common": result.n_common,
             "a": profile_summary(result.a), "b": profile_summary(result.b),
             "diff_covered_chains": _iv(result.diff_covered), "diff_all_chains": _iv(result.diff_all),
-            "headline": {"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp (covered chains, the paper's "
-                                  "denominator)", "value": 100 * result.diff_covered.value},
+            "headline": {"label": f"AFR({result.b.name}) - AFR({result.a.name}): audited minus comparison, pp "
+                                  "(covered chains, the paper's denominator)", "value": 100 * result.diff_covered.value},
         }
     else:
         frame = result.frame
