@@ -23,6 +23,7 @@ COLUMN_LABELS: dict[str, str] = {
     "overlap_significant": "Overlap significant",
     # artifacts
     "llm_type": "Generator", "data_type": "Data type", "label": "Label", "texts": "Texts", "rejection": "Rejection",
+    "substitute": "Refusal + substitute", "transcript": "Prompt transcript",
     "prompt": "Prompt echo", "assistant": "Assistant", "beginning": "Beginning", "ending": "Ending",
     "domain": "Domain (low precision)", "flagged": "Flagged", "rate": "Share flagged",
     # detectors
