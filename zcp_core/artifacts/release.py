@@ -2,7 +2,7 @@
 
 A ``scan`` run holds ``records.parquet`` (matches), ``texts`` (one row per
 distinct text with its flags) and the count tables. A ``clean`` run holds the
-cleaned data in ``cleaned/`` (JSONL, parquet, HF ``save_to_disk``),
+cleaned data in ``cleaned/`` (``data.parquet`` with the canary in every row, its card),
 ``edits.parquet``, ``dropped.parquet``, ``flags.parquet``, the original texts
 (so an export can be redone), a copy of the pattern library, its hash and an
 audit card ``README.md``. Decisions made in the app are saved as
@@ -153,14 +153,14 @@ def under_cleaning_lines(under: Mapping[str, Any], scorer: str | None = None) ->
 
 
 def write_release(folder: Path, result: CleanResult, card: Card) -> Path:
-    """Write the publishable release under ``folder/cleaned``: the data (JSONL, parquet, an HF ``datasets``
-    folder), its dataset card and the upstream licence, all files 0644. Returns the release folder."""
+    """Write the publishable release under ``folder/cleaned``: the data once (``data.parquet``, a ``canary`` column
+    in every row), its dataset card and the upstream licence, all files 0644. Returns the release folder."""
+    import shutil
+
     import pandas as pd
 
     from zcp_core.publish import publish_files
     from zcp_core.runs import atomic_write_parquet
-
-    import shutil
 
     out = folder / "cleaned"
     for stale in ("data.jsonl", "hf"):  # copies written by releases before the data was stored once
