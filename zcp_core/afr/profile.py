@@ -94,11 +94,11 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str], threshold:
 
 
 def _pct(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:.1f}%"
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
 def _pp(x: float) -> str:
-    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+    return "n/a" if math.isnan(x) else f"{100 * x:+.1f}"
 
 
 NO_FILTER = "none: a corpus profile counts every chain (no keep-correct filter)"
