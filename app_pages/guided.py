@@ -26,7 +26,7 @@ for col, row in zip(cols, parts.to_dict("records")):
     # The judge rule's verdict is a second, separate algorithm, stated in the sentence below.
     col.metric(f"{row['partition']}: Contamination Confidence", "n/a" if no_verdict else f"{row['confidence']:.2f}",
                help=row.get("reason") or None, delta=evidence_words(None if no_verdict else row["confidence"]),
-               delta_color="inverse" if not no_verdict and row["confidence"] >= 0.75 else "off")
+               delta_color="inverse" if not no_verdict and row["confidence"] >= 0.75 else "off", delta_arrow="off")
     col.markdown(vg.verdict_line(row))
 st.dataframe(readable(parts), hide_index=True)
 st.caption("One row per partition: mean overlap, the paired bootstrap (mean difference, 95% CI, p) and the judge "

@@ -52,13 +52,13 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric(head.get("label", "Contamination Confidence"),
           "n/a" if head.get("value") is None else f"{head['value']:.3f}", help=head.get("reason"),
           delta=evidence_words(head.get("value")) if head.get("value") is not None else None,
-          delta_color="inverse" if (head.get("value") or 0) >= 0.75 else "off")
+          delta_color="inverse" if (head.get("value") or 0) >= 0.75 else "off", delta_arrow="off")
 c2.metric("Pairs", summary.get("n_pairs", "n/a"), help="originals without a twin are left out of the tests")
 n_flagged = int(items["flagged"].astype(bool).sum())
 flag_split = items.loc[items["flagged"].astype(bool), "pair_id"].map(split).value_counts().to_dict() if split else {}
 c3.metric("Flagged items", summary.get("flagged", n_flagged),
           delta=f"{flag_split.get('C', 0)} trained on (C), {flag_split.get('U', 0)} held out (U)" if split else None,
-          delta_color="off")
+          delta_color="off", delta_arrow="off")
 c4.metric("Model", str(run.manifest.get("model") or ""))
 with st.expander("What is Contamination Confidence?", expanded=bool(run.manifest.get("example"))):
     st.markdown(CONFIDENCE_EXPLAINED.format(prior=run.manifest.get("config", {}).get("prior", 0.5)))

@@ -23,10 +23,12 @@
 # %%
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
 from IPython.display import Markdown
 
