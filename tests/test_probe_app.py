@@ -54,8 +54,9 @@ def test_page_with_a_probe_run(runs_root, monkeypatch):
     assert at.metric[0].value == "n/a"
     assert any("too few pairs for a verdict (n < 10)" in w.value for w in at.warning)
     subheaders = [s.value for s in at.subheader]
-    for h in ("Contamination Confidence per metric", "Items", "Truncation curve", "Sample-size curve"):
+    for h in ("Contamination Confidence per metric", "Items", "Truncation curve"):
         assert h in subheaders
+    assert "Sample-size curve" not in subheaders  # three pairs make no curve: no empty section for it
     # confidence table, item browser, flips table; the flips table keeps full-CoT columns (a CoT was generated)
     assert len(at.dataframe) == 3
     browser = at.dataframe[1].value
@@ -76,8 +77,9 @@ def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):
     at.run()
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
-    assert f"**{first}**" in text and "**original**" in text and "**reference**" in text
+    assert f"**{first}**" in text and "**original**" in text and "**twin**" in text
     assert "Gold:" in text and "Prediction:" in text and ":orange-background[" in text  # changed numbers marked
+    assert "nan" not in text.split() and "Prediction: nan" not in text  # no parsed answer reads "no answer parsed"
     assert len(at.code) >= 2  # both raw completions
     assert any("P_all" in c.value for c in at.caption)
 

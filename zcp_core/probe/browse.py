@@ -162,12 +162,19 @@ def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemV
         arms.append(ArmView(
             arm=arm, id=str(r["id"]), question=str(r["question"]),
             segments=number_segments(str(r["question"]), other), gold=str(r["gold"]),
-            completion=str(r.get("completion") or ""), pred=None if r.get("pred") is None else str(r["pred"]),
+            completion=str(r.get("completion") or ""), pred=_answer_or_none(r.get("pred")),
             correct=bool(r["acc"]), p_first=float(r["p_first"]), p_all=float(r["p_all"]),
         ))
     gap = it["p_all_gap"]
     return ItemView(pair_id=pair_id, flip=str(it["flip"]), flagged=bool(it["flagged"]), evidence=str(it["evidence"]),
                     p_all_gap=float(gap) if gap == gap and gap is not None else float("nan"), arms=tuple(arms))
+
+
+def _answer_or_none(pred: Any) -> str | None:
+    """A stored prediction as text; ``None`` when nothing was parsed (stored as None or NaN)."""
+    if pred is None or (isinstance(pred, float) and pred != pred):
+        return None
+    return str(pred)
 
 
 def untested_items(run_path: Any, items: pd.DataFrame) -> pd.DataFrame:
