@@ -28,7 +28,9 @@ browser-deps:
 	scripts/ensure_chromium
 
 test: setup browser-deps
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests notebooks --nbmake --durations=15
+	# tests/test_notebook_outputs.py executes every notebook once and checks what each cell shows (it replaces
+	# the nbmake run, so no notebook runs twice)
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests --durations=15
 
 test-fast: setup
 	$(VENV)/bin/pytest -q -x -m "not slow and not model and not browser" tests

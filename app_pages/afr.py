@@ -4,9 +4,11 @@ import streamlit as st
 
 from zcp_core.afr import afr_ci_figure, chain_table, chain_view, group_column, position_histogram, segments_html
 from zcp_core.app import pick_run
+from zcp_core.app.labels import afr_headline, all_chains_sentence
 
 st.title("Answer-first rate (AFR) screen")
 st.caption("dAFR = AFR(leaked) − AFR(blind): chains written with the gold answer in view state it early. "
+           "A comparison of two corpora reads the same way: the audited corpus minus the comparison. "
            "Runs come from `zcp afr screen` or `zcp afr profile`.")
 
 run = pick_run("afr")
@@ -17,17 +19,22 @@ summary = run.summary
 frame = run.records
 threshold = float(run.manifest.get("config", {}).get("threshold", 0.2))
 
-# Same order and labels as the CLI: the paper's denominator first, then the all-chains version.
-lines = [summary[k] for k in ("line", "line_all_chains") if summary.get(k)]
+# The headline as metrics (the paper's denominator), the all-chains figures as a sentence below them.
+heads = afr_headline(summary)
+if heads:
+    for col, h in zip(st.columns(len(heads)), heads):
+        col.metric(h.label, h.value, help=h.help)
+if summary.get("line_all_chains"):
+    st.caption(all_chains_sentence(summary))
 # Chains without a think block: their own group, never in the paper's denominator.
-lines += [summary[k] for k in ("line_no_think", "no_think")
-          if summary.get(k) and not str(summary[k]).startswith("every chain has a think block")]
-lines += [summary[s]["line_no_think"] for s in ("a", "b") if isinstance(summary.get(s), dict)
-          and summary[s].get("line_no_think")]
-if lines:
-    st.code("\n".join(lines), language=None)
+no_think = [summary[k] for k in ("line_no_think", "no_think")
+            if summary.get(k) and not str(summary[k]).startswith("every chain has a think block")]
+no_think += [summary[s]["line_no_think"] for s in ("a", "b") if isinstance(summary.get(s), dict)
+             and summary[s].get("line_no_think")]
+for line in no_think:
+    st.caption(line)
 if summary.get("denominator"):
-    st.caption(f"Headline denominator: {summary['denominator']}. The second line counts every chain.")
+    st.caption(f"Headline denominator: {summary['denominator']}.")
 if summary.get("provenance"):  # screen runs: filter and keep mode of each arm
     st.markdown(summary["provenance"])
 elif isinstance(summary.get("filter"), str):  # profile runs
@@ -35,17 +42,15 @@ elif isinstance(summary.get("filter"), str):  # profile runs
 if summary.get("forced_finish"):
     st.markdown(f"**{summary['forced_finish']}**")
 if summary.get("line_own_finish"):
-    st.code(summary["line_own_finish"], language=None)
+    st.caption(summary["line_own_finish"])
 for w in summary.get("warnings", []):
     st.warning(w)
 if summary.get("note"):
     st.info(summary["note"])
-cols = st.columns(3)
-head = summary.get("headline", {})
-hv = head.get("value")
-cols[0].metric(str(head.get("label", "headline")), "n/a" if hv is None or hv != hv else f"{hv:+.1f}")
-cols[1].metric("Chains", f"{len(frame):,}")
-cols[2].metric("Answer-first threshold", f"{threshold:.0%}")
+cols = st.columns(2)
+cols[0].metric("Chains", f"{len(frame):,}")
+cols[1].metric("Answer-first threshold", f"{threshold:.0%}", help="a chain is answer-first when its block first "
+               "states the gold answer within this share of its length")
 
 st.subheader("Where the answer is first stated")
 st.plotly_chart(position_histogram(frame, threshold), width="stretch", key="afr_hist")

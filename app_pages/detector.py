@@ -22,7 +22,8 @@ command = run.manifest.get("config", {}).get("command", "compare")
 if run.has_table("metrics"):
     st.subheader("Metrics")
     st.dataframe(readable(run.table("metrics")), hide_index=True)
-    st.caption("TPR at 0.01% FPR needs ≥ 10,000 human texts; a None says it is not estimable here (see notes).")
+    st.caption("TPR at 1% FPR needs ≥ 100 human texts and at 0.01% FPR ≥ 10,000; a column left out or a “–” means "
+               "it is not estimable on this sample (see the notes).")
 if run.has_table("cross_domain"):
     st.subheader("Cross-domain transfer (ROC-AUC)")
     st.plotly_chart(vd.cross_domain_figure(run.table("cross_domain")), width="stretch", key="det_cross")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from zcp_core.app import pick_run, readable
+from zcp_core.app.labels import MATCH_WORDS, bleurt_words, evidence_words, judge_words
 from zcp_core.guided import viz as vg
 
 st.title("Time-Travel guided-instruction probe")
@@ -21,10 +22,11 @@ st.subheader("Partition verdicts")
 cols = st.columns(len(parts))
 for col, row in zip(cols, parts.to_dict("records")):
     no_verdict = row.get("confidence") is None or row["confidence"] != row["confidence"]
+    # The number and the words under it say the same thing: the reading of C (labels.EVIDENCE_LEVELS).
+    # The judge rule's verdict is a second, separate algorithm, stated in the sentence below.
     col.metric(f"{row['partition']}: Contamination Confidence", "n/a" if no_verdict else f"{row['confidence']:.2f}",
-               help=row.get("reason") or None,
-               delta="contaminated (judge rule)" if row["contaminated"] else "not contaminated (judge rule)",
-               delta_color="inverse" if row["contaminated"] else "off")
+               help=row.get("reason") or None, delta=evidence_words(None if no_verdict else row["confidence"]),
+               delta_color="inverse" if not no_verdict and row["confidence"] >= 0.75 else "off", delta_arrow="off")
     col.markdown(vg.verdict_line(row))
 st.dataframe(readable(parts), hide_index=True)
 st.caption("One row per partition: mean overlap, the paired bootstrap (mean difference, 95% CI, p) and the judge "
@@ -43,13 +45,14 @@ st.caption("Each point is one instance's overlap with the true second piece; a g
 st.plotly_chart(vg.paired_scatter_figure(records, metric), key="guided_scatter")
 st.caption("Points above the dotted diagonal had more overlap under the guided instruction; colour is the judge's "
            "label (exact / near-exact matches are the instance-level contamination flags).")
-st.caption(f"BLEURT: {vg.bleurt_note(run.summary)}")
+st.caption(bleurt_words(vg.bleurt_note(run.summary)))
 
 st.subheader("Instances")
 if records.empty:
     st.info("This run has no instances.")
     st.stop()
-labels = [f"{r.partition} · {r.id} · {r.match_label} · ROUGE-L {r.rouge_l_guided:.2f}/{r.rouge_l_general:.2f}"
+labels = [f"{r.partition} · {r.id} · {MATCH_WORDS.get(r.match_label, r.match_label)} · ROUGE-L guided "
+          f"{r.rouge_l_guided:.2f}, general {r.rouge_l_general:.2f}"
           for r in records.itertuples(index=False)]
 pick = st.selectbox("Instance", range(len(records)), format_func=lambda i: labels[i], key="guided_instance")
 row = records.iloc[pick].to_dict()
@@ -61,7 +64,7 @@ for col, title, key in ((c1, "First piece", "first_piece"), (c2, "True second pi
     col.html(f"<div style='font-size:0.9em'>{blocks[key]}</div>")
 st.caption("Highlighted words are the longest common subsequence with the true second piece (what ROUGE-L "
            "counts); the true second piece is highlighted against the guided completion.")
-st.markdown(f"Judge: `{row['judge_raw']}` → **{row['match_label']}** {row['match_reason']}")
+st.markdown(judge_words(row["judge_raw"], row["match_label"], row.get("match_reason") or ""))
 with st.expander("Prompts and raw outputs"):
     st.text(row["guided_prompt"])
     st.text(row["general_prompt"])

@@ -30,6 +30,7 @@ kinds = sorted(table["kind"].unique())
 chosen = st.multiselect("Kinds", kinds, default=kinds)
 view = table[table["kind"].isin(chosen)].reset_index(drop=True)
 view["finished"] = view["finished"].str[:16].str.replace("T", " ")
+view["headline_label"] = view["headline_label"].fillna("–").replace("", "–")
 st.dataframe(
     view[["name", "kind", "model", "dataset", "finished", "headline_label", "headline_value"]],
     hide_index=True, width="stretch",
@@ -59,4 +60,6 @@ picked = st.multiselect("Runs to compare", range(len(view)), format_func=lambda 
 if len(picked) >= 2:
     cols = {names[i]: flatten_summary(dict(load_run(view.path[i]).summary)) for i in picked}
     comp = pd.DataFrame(cols)
-    st.dataframe(comp.astype(str), width="stretch")
+    # Missing entries (a key one run has and another lacks) read "–", never None or nan.
+    comp = comp.map(lambda v: "–" if v is None or (isinstance(v, float) and v != v) else str(v))
+    st.dataframe(comp, width="stretch")

@@ -38,7 +38,7 @@ if s.get("stage") == "matrix":
     for line in viz_lab.matrix_reading(table):
         st.markdown(f"- {line}")
     with st.expander("The table"):
-        st.dataframe(table.astype({"auroc_ci": str, "auroc_ci_fw": str}), hide_index=True)
+        st.dataframe(words(viz_lab.matrix_display(table)), hide_index=True)
     st.stop()
 
 if s.get("stage") == "build":
@@ -105,5 +105,5 @@ st.caption("Each point is one item: C items should sit above 0, U items around 0
 flips = run.table("flips")
 st.subheader("Flips")
 st.dataframe(words(viz_lab.flip_counts(flips)), hide_index=True)
-st.caption("orig_only: right on the original, wrong on its numeric twin (the memorisation signature).")
+st.caption("Original only: right on the original, wrong on its numeric twin (the memorisation signature).")
 st.dataframe(words(viz_lab.flips_view(flips)), hide_index=True)

@@ -21,6 +21,7 @@ from zcp_core.app import (
     run_output_dir,
     save_upload,
     start_job,
+    stop_job,
 )
 from zcp_core.app.audits import AFR_ADAPTERS, MODEL_METHODS
 from zcp_core.backends import vllm_available
@@ -188,12 +189,14 @@ def _jobs() -> None:
     for job in jobs[:5]:
         status = job_status(job.folder)
         with st.container(border=True):
-            st.write(f"**{job.folder.name}** — {status.state}")
+            st.write(f"**{job.folder.name}** — {status.headline}")
             st.caption(f"`{status.command}`")
             if status.state == "running":
                 st.progress(status.progress or 0.0,
                             text="starting…" if status.progress is None
                             else f"{status.progress:.0%} — {status.bar}" if status.bar else f"{status.progress:.0%}")
+                if st.button("Stop", key=f"stop-{job.folder.name}", help="stop the job; cached work is kept"):
+                    stop_job(job.folder)
             if status.state != "done":
                 st.code(status.log_tail or "(no output yet)")
             elif st.button("Open", key=f"open-{job.folder.name}"):

@@ -3,10 +3,20 @@
 import streamlit as st
 
 from zcp_core.app import pick_run, readable
+from zcp_core.app.kit import lab_split_of, same_items_runs, switch_run_button
+from zcp_core.app.labels import CONFIDENCE_EXPLAINED, evidence_sentence, evidence_words
 from zcp_core.probe import enforce_min_pairs, enforce_min_pairs_table
 from zcp_core.probe import viz as vp
-from zcp_core.probe.browse import browse_table, item_view, render_answer, segments_markdown, untested_items
-from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
+from zcp_core.probe.browse import (
+    FLIP_WORDS,
+    browse_table,
+    item_view,
+    render_answer,
+    segments_markdown,
+    show_completion,
+    untested_items,
+)
+from zcp_core.stats import MIN_PAIRS
 
 
 def words(df):
@@ -18,19 +28,43 @@ st.title("Zero-CoT probe")
 st.write("Does the model still answer correctly with its chain of thought cut away, on the original items "
          "but not on their reference twins? That gap is the contamination signal.")
 
-run = pick_run("probe")
+
+
+def _story_first(r) -> float:
+    """The run with the most flagged items opens first (the contaminated example in the demo)."""
+    return float(r.summary.get("flagged") or 0) + (0.5 if r.manifest.get("example") else 0.0)
+
+
+run = pick_run("probe", prefer=_story_first)
 if run is None:
     st.stop()
 
 summary = run.summary
+items = run.table("items")
+split = lab_split_of(run)
+# The same items and twins probed on another model (the clean one beside the contaminated one): one click away.
+for other in same_items_runs(run):
+    switch_run_button(f"Open {other.manifest.get('model')} on the same items ({other.path.name})", other.path,
+                      help="the same originals and twins probed on another model")
 # Runs written before the minimum-sample rule may hold a confidence for too few pairs: withhold it here too.
 head = enforce_min_pairs(summary)["headline"] if "metrics" in summary else summary.get("headline", {})
 c1, c2, c3, c4 = st.columns(4)
 c1.metric(head.get("label", "Contamination Confidence"),
-          "n/a" if head.get("value") is None else f"{head['value']:.3f}", help=head.get("reason"))
+          "n/a" if head.get("value") is None else f"{head['value']:.3f}", help=head.get("reason"),
+          delta=evidence_words(head.get("value")) if head.get("value") is not None else None,
+          delta_color="inverse" if (head.get("value") or 0) >= 0.75 else "off", delta_arrow="off")
 c2.metric("Pairs", summary.get("n_pairs", "n/a"), help="originals without a twin are left out of the tests")
-c3.metric("Flagged items", summary.get("flagged", "n/a"))
+n_flagged = int(items["flagged"].astype(bool).sum())
+flag_split = items.loc[items["flagged"].astype(bool), "pair_id"].map(split).value_counts().to_dict() if split else {}
+c3.metric("Flagged items", summary.get("flagged", n_flagged),
+          delta=f"{flag_split.get('C', 0)} trained on (C), {flag_split.get('U', 0)} held out (U)" if split else None,
+          delta_color="off", delta_arrow="off")
 c4.metric("Model", str(run.manifest.get("model") or ""))
+with st.expander("What is Contamination Confidence?", expanded=bool(run.manifest.get("example"))):
+    st.markdown(CONFIDENCE_EXPLAINED.format(prior=run.manifest.get("config", {}).get("prior", 0.5)))
+    evidence = evidence_sentence(run.table("tests"), head.get("metric")) if run.has_table("tests") else ""
+    if evidence:
+        st.markdown(evidence)
 pf = summary.get("parse_failures") or {}
 if pf:
     st.caption("Parse failures (counted as incorrect): " + ", ".join(f"{a}: {n}" for a, n in pf.items())
@@ -50,51 +84,53 @@ if tests is not None and len(tests):
     notes = vp.unmeasured_notes(table)
     if notes:
         st.caption("Not measured in this run: " + "; ".join(notes) + ".")
-    st.caption("Evidence per metric: paired test (exact McNemar for Acc/Con; sign-flip permutation or bootstrap "
-               f"for P_first/P_all: {summary.get('continuous_test', 'bootstrap')}), effect with 95% CI, discordant "
-               f"pairs (b: original only correct). A metric with fewer than {MIN_PAIRS} pairs gets no confidence.")
+    st.caption("Evidence per metric: the paired test, the effect with its 95% CI, and the discordant pairs "
+               f"(original only correct, twin only correct). A metric with fewer than {MIN_PAIRS} pairs gets no "
+               "confidence.")
 
-items = run.table("items")
 records = run.records
 st.subheader("Items")
 st.caption("Flagged items first (zero-CoT correct on the original, wrong on its twin), then by P_all gap. "
-           "Click a row to open the item.")
-table = browse_table(items)
+           "Click a row to open the item."
+           + (" Lab model: **C** = trained on (memorised), **U** = held out." if split else ""))
+table = browse_table(items, split)
 picked = st.dataframe(table, width="stretch", hide_index=True, on_select="rerun", selection_mode="single-row",
                       key="item_browser")
 rows = picked.selection.rows if picked is not None else []
 if rows:
     view = item_view(records, items, str(table.iloc[rows[0]]["Item"]))
     with st.container(border=True):
-        st.markdown(f"**{view.pair_id}** · {'flagged' if view.flagged else 'not flagged'} · flip `{view.flip}` · "
-                    f"P_all gap {view.p_all_gap:+.4f}")
+        trained = {"C": " · trained on (C)", "U": " · held out (U)"}.get(split.get(view.pair_id, ""), "")
+        st.markdown(f"**{view.pair_id}** · {'flagged' if view.flagged else 'not flagged'}{trained} · "
+                    f"{FLIP_WORDS.get(view.flip, view.flip)} · P_all gap {view.p_all_gap:+.4f}")
         for col, arm in zip(st.columns(len(view.arms)), view.arms):
-            col.markdown(f"**{arm.arm}** `{arm.id}`")
+            col.markdown(f"**{'twin' if arm.arm == 'reference' else arm.arm}** `{arm.id}`")
             col.markdown(segments_markdown(arm.segments))
             col.markdown(f"Gold: {render_answer(arm.gold)} · Prediction: {render_answer(arm.pred)} "
                          f"({'correct' if arm.correct else 'wrong'})")
             col.caption(f"P_first {arm.p_first:.4f} · P_all {arm.p_all:.4f}")
-            col.code(arm.completion or "(empty completion)", language=None, wrap_lines=True)
-        st.caption(f"Evidence: {view.evidence}. Numbers that differ between original and twin are highlighted; "
-                   "the code block is the model's raw zero-CoT completion after the forced `\\boxed{`.")
+            col.code(show_completion(arm.completion), language=None, wrap_lines=True)
+        st.caption(f"Evidence: {view.evidence}. Numbers and number words that differ between original and twin are "
+                   "highlighted; the code block is the model's zero-CoT answer inside the forced `\\boxed{…}`.")
 untested = untested_items(run.path, items)
 if len(untested):
     with st.expander(f"Untested items ({len(untested)}): no reference twin, so no paired evidence"):
         st.dataframe(untested, width="stretch", hide_index=True)
 with st.expander("Zero-CoT flips table"):
     f1, f2, f3 = st.columns([3, 1, 2])
-    kinds = f1.multiselect("Flip kind", list(vp.FLIP_KINDS), default=list(vp.FLIP_KINDS))
+    kinds = f1.multiselect("Flip kind", list(vp.FLIP_KINDS), default=list(vp.FLIP_KINDS),
+                           format_func=lambda k: FLIP_WORDS.get(k, k))
     flagged_only = f2.checkbox("Flagged only", value=False)
     sort_by = f3.selectbox("Sort by", ["p_all_gap", "p_all_gap_rank", "pair_id"],
                            format_func=lambda c: vp.COLUMN_WORDS.get(c, c))
     st.dataframe(words(vp.flips_table(items, kinds, flagged_only, sort_by)), width="stretch", hide_index=True)
-    st.caption("orig_only: correct at zero-CoT on the original but not on its twin (flagged as memorised-looking); "
-               "a large positive P_all gap supports the flag.")
+    st.caption("Original right, twin wrong at zero-CoT: flagged as memorised-looking; a large positive P_all gap "
+               "supports the flag.")
 if items["p_all_original"].notna().any():
     st.plotly_chart(vp.gap_figure(items), width="stretch")
     st.caption("Points above the diagonal: the model puts more probability on the gold answer of the original.")
 
-st.subheader("Per-metric distributions, original against reference")
+st.subheader("Per-metric distributions, original against twin")
 st.caption("Paired items only: originals without a reference twin have no paired evidence and are left out.")
 for m in vp.measured_metrics(vp.paired_records(records)):
     st.plotly_chart(vp.distribution_figure(records, m), width="stretch")
@@ -109,16 +145,8 @@ if run.has_table("truncation"):
         st.caption("Memorisation shows as an original curve that is already high at r = 0 while the twin's "
                    "needs the CoT.")
 
-if run.has_table("sample_size"):
-    ss = run.table("sample_size")
+# Drawn only when there is a curve (at least MIN_CURVE_POINTS sample sizes): an empty section says nothing.
+if run.has_table("sample_size") and vp.curve_points(run.table("sample_size")) >= vp.MIN_CURVE_POINTS:
     st.subheader("Sample-size curve")
-    points = vp.curve_points(ss)
-    if points >= vp.MIN_CURVE_POINTS:
-        st.plotly_chart(vp.sample_size_figure(ss), width="stretch")
-        st.caption("How C grows with the number of pairs; bars span the 10th-90th percentile of subsamples.")
-    elif not len(ss):
-        st.info(f"No curve: {summary.get('n_pairs', 0)} pairs; {TOO_FEW_PAIRS}.")
-    else:
-        st.info(f"No curve: {points} sample size{'s' if points != 1 else ''} measured "
-                f"({', '.join(str(int(n)) for n in sorted(set(ss['n'])))} pairs); a curve needs at least "
-                f"{vp.MIN_CURVE_POINTS}. A run with more pairs fills it (N in 50, 100, 200, 500, 1000).")
+    st.plotly_chart(vp.sample_size_figure(run.table("sample_size")), width="stretch")
+    st.caption("How C grows with the number of pairs; bars span the 10th-90th percentile of subsamples.")

@@ -16,14 +16,17 @@
 # %% [markdown]
 # # 00 · A tour of zcp
 #
-# zcp audits LLM benchmarks and training data for contamination. This tour touches each part on the embedded SmolLM2-135M model, with tiny parameters so it runs in about a minute on a CPU: the data layer, a backend call, the Zero-CoT probe, an artifact scan, the answer-first-rate screen, and the run folders the app reads. Each method has its own notebook (01–06) for the full story.
+# zcp audits LLM benchmarks and training data for contamination. This tour touches each part in about a minute on a CPU: the data layer, a call to the embedded SmolLM2-135M model, the Zero-CoT probe (on the bundled example runs of a contaminated and a clean model), an artifact scan, the answer-first-rate screen, and the run folders the app reads. Each method has its own notebook (01–06) for the full story.
 
 # %%
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
 from zcp_core.data import install_root
 from zcp_core.runs import load_run, runs_table
@@ -39,36 +42,43 @@ from zcp_core.data import load_dataset
 
 ROOT = install_root()  # the checkout, or the copy an installed wheel ships
 ds = load_dataset(ROOT / "data" / "gsm8k" / "test.jsonl")
-print(ds.format, len(ds), ds.items[0].id)
-ds.items[0]
+first = ds.items[0]
+print(f"{ds.format} format, {len(ds)} items, {len(ds.bad_rows)} bad rows")
+print(f"id: {first.id}\nquestion: {first.question}\ngold answer: {first.answer}")
 
 # %% [markdown]
 # ## A backend call
-# One protocol for transformers, vLLM and OpenAI-compatible servers: batch in, batch out, order kept, responses cached. Here the assistant turn is *prefilled* with the Zero-CoT forcing suffix.
+# One protocol for transformers, vLLM and OpenAI-compatible servers: batch in, batch out, order kept, responses cached. Here the assistant turn is *prefilled* with the Zero-CoT forcing suffix, so the model must answer at once, inside `\boxed{`; the number constraint keeps the box to number characters. Then the gold answer's tokens are scored in the same position: P_all is the geometric mean of their probabilities.
 
 # %%
+import math
+
 from zcp_core.backends import GenerateRequest, SamplingParams, ScoreRequest, chat, load_backend
 from zcp_core.probe import DEFAULT_SUFFIX
+from zcp_core.probe.browse import show_completion
 
 backend = load_backend("smollm2")
-q = ds.items[0].question
-(c,) = backend.generate([GenerateRequest(messages=chat(q), prefill=DEFAULT_SUFFIX, params=SamplingParams(max_new_tokens=12))])
-(lp,) = backend.score([ScoreRequest(continuation=ds.items[0].answer, messages=chat(q), prefill=DEFAULT_SUFFIX + "{")])
-print(repr(c.text))
-print(list(zip(lp.tokens, [round(v, 3) for v in lp.logprobs])))
+q = first.question
+(c,) = backend.generate([GenerateRequest(messages=chat(q), prefill=DEFAULT_SUFFIX + "{",
+                                         params=SamplingParams(max_new_tokens=12, constraint="number"))])
+(lp,) = backend.score([ScoreRequest(continuation=first.answer, messages=chat(q), prefill=DEFAULT_SUFFIX + "{")])
+print(f"zero-CoT answer: {show_completion(c.text)}   (gold {first.answer})")
+p_all = math.exp(sum(lp.logprobs) / len(lp.logprobs))
+print(f"gold answer tokens {lp.tokens}: P_all = {p_all:.3f}")
 
 # %% [markdown]
 # ## The Zero-CoT probe
-# Five GSM8K items against their deterministic numeric twins. Five pairs are below the product's minimum sample (10 pairs), so the probe reports *too few pairs for a verdict* instead of a Contamination Confidence — notebook 01 and the lab (02) show more.
+# The probe asks each original item and its numeric twin (same question, new numbers) at zero-CoT. A model that memorised the originals answers them, not their twins; the paired test turns that gap into a **Contamination Confidence** C (0.5: no evidence, near 1: memorised). A verdict needs at least 10 pairs and a CPU probe of that size takes minutes, so the tour reads the two bundled example runs: the same 80 GSM8K items and twins, probed on `lab:direct` (a LoRA that memorised 40 of them) and on the untouched model.
 
 # %%
-from zcp_core.probe import ProbeConfig, run_probe
-from zcp_core.reference import perturb_gsm8k
+from zcp_core.app.labels import evidence_words
 
-original = list(ds.items[:5])
-twins = perturb_gsm8k(original, seed=0)
-probe = run_probe(backend, original, list(twins.items), ProbeConfig(n_resamples=2000), out=RUNS / "probe", model_spec="smollm2")
-probe.summary["headline"], {m: v and v.get("confidence") for m, v in probe.summary["metrics"].items()}
+EXAMPLES = ROOT / "data" / "examples"
+for name in ("probe-lab-direct", "probe-smollm2-lab-items"):
+    ex = load_run(EXAMPLES / name)
+    s, head = ex.summary, ex.summary["headline"]
+    print(f"{ex.manifest['model']:12s} C (P_all) = {head['value']:.3f}: {evidence_words(head['value'])}; "
+          f"{s['n_pairs']} pairs, {s['flagged']} items flagged")
 
 # %% [markdown]
 # ## Artifact scan of a generated-text benchmark
@@ -80,20 +90,29 @@ from zcp_core.data import load_texts
 
 sample = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
 folder, scan_summary = write_scan_run(RUNS / "scan", load_texts(sample), load_library(), RunInputs(tuple(map(str, sample))))
+fp = scan_summary["human_false_positives"]
+print(f"{scan_summary['flagged']} of {scan_summary['texts']} texts flagged; human texts flagged: {fp['flagged']} of {fp['texts']}")
 load_run(folder).table("by_llm_type")
 
 # %% [markdown]
 # ## Answer-first rate
-# The screen on the bundled chains the embedded model wrote for simple arithmetic problems, without (blind) and with (leaked) the answer shown.
+# A model that saw its answers during training tends to state the answer early in its chain of thought. The bundled 15 MATH-500 chains of the long-chain Sky-T1-27B against those of its base Gemma-2-27B: the share of chains that state their final answer in the first 20% of the reasoning, and the difference (audited minus comparison) with a bootstrap CI.
 
 # %%
-from zcp_core.afr import resolve_arms, screen, screen_report
+from zcp_core.afr import compare, load_chains
 
-print(screen_report(screen(resolve_arms(ROOT / "data" / "afr_sample" / "arith_smollm2"), n_boot=500)))
+traces = ROOT / "data" / "afr_sample" / "skythought_math500_traces"
+cmp = compare(load_chains(traces / "gemma-2-27b-it_math500.jsonl", "skythought"),
+              load_chains(traces / "sky-t1-math-correct-5k-27b_math500.jsonl", "skythought"),
+              ("gemma-2-27b-it", "sky-t1-27b"), n_boot=500)
+d = cmp.diff_covered
+print(f"AFR sky-t1-27b {100 * cmp.b.stats.afr_covered:.1f}% (n={cmp.b.stats.n_covered}) vs gemma-2-27b-it "
+      f"{100 * cmp.a.stats.afr_covered:.1f}% (n={cmp.a.stats.n_covered}): {100 * d.value:+.1f} pp "
+      f"[95% CI {100 * d.low:+.1f}, {100 * d.high:+.1f}] on {cmp.n_common} problems")
 
 # %% [markdown]
 # ## Runs
 # Every command writes a run folder (manifest + parquet tables). The app's run browser lists them; `zcp app` opens it.
 
 # %%
-runs_table(RUNS)[["name", "kind", "model", "headline_label", "headline_value"]]
+runs_table(RUNS)[["name", "kind", "headline_label", "headline_value"]].fillna("–")

@@ -60,6 +60,19 @@ for name, run in runs.items():
     print(f"{name:28s} C(p_all) = {s['headline']['value']:.3f}   pairs {s['n_pairs']}   flagged items {s['flagged']}")
 
 # %% [markdown]
+# ## How C is computed, and the evidence behind it
+# The same words the app shows beside the number: the test, the Bayes-factor bound, the prior, and what 0.5 and 1 mean; then, for each metric of the contaminated run, the effect with its 95% CI and the discordant pairs.
+
+# %%
+from IPython.display import Markdown
+
+from zcp_core.app.labels import CONFIDENCE_EXPLAINED, evidence_sentence
+
+lab_run = runs["lab:direct (trained on C)"]
+display(Markdown(CONFIDENCE_EXPLAINED.format(prior=lab_run.manifest["config"]["prior"])))
+display(Markdown("\n\n".join(e for m in ("acc", "p_first", "p_all") if (e := evidence_sentence(lab_run.table("tests"), m)))))
+
+# %% [markdown]
 # ## C per metric, side by side
 # C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows. The clean model stays at 0.5 on every metric; the contaminated one is near 1 on Acc and P_all. (Both runs pool C and U items, so half of the contaminated model's pairs are held-out items: notebook 02 separates them.)
 

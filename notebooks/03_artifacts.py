@@ -19,12 +19,18 @@
 # Counts the artifacts a detector can learn as shortcuts (openers like *"Here is a 6 sentence abstract"*, refusals, prompt echoes, chat-role tags) with the bundled RE2 pattern library, in the shape of Table 2 of *Contamination in Generated Text Detection Benchmarks* (2025). Human flag rates are false positives. Runs the bundled sample (`data/detectrl_sample`), and the full `Multi_LLM` split when `../shared/data/detectrl` exists.
 
 # %%
+import os
 import tempfile
 from pathlib import Path
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
+
+from IPython.display import Markdown
 
 from zcp_core.artifacts import RunInputs, load_library, write_clean_run, write_scan_run
 from zcp_core.artifacts import viz as va
 from zcp_core.data import install_root, load_texts
+from zcp_core.probe.viz import show_figure
 from zcp_core.runs import load_run
 
 RUNS = Path(tempfile.mkdtemp(prefix="zcp-nb03-"))
@@ -44,7 +50,7 @@ run = load_run(folder)
 run.table("by_llm_type")
 
 # %%
-va.family_counts_figure(run.table("by_llm_type"))
+show_figure(va.family_counts_figure(run.table("by_llm_type")))
 
 # %%
 run.table("by_label")
@@ -62,7 +68,9 @@ summary["human_false_positives"]
 # %%
 clean_folder, clean_summary = write_clean_run(RUNS / "clean-sample", load_texts(SAMPLE), library,
                                              RunInputs(tuple(map(str, SAMPLE)), allow_unlicensed=True))
-print((clean_folder / "README.md").read_text())
+print(f"{clean_summary['edited_texts']} texts edited or dropped, {clean_summary['dropped']} dropped, "
+      f"{clean_summary['kept']} kept; release files: {sorted(p.name for p in (clean_folder / 'cleaned').iterdir())}")
+Markdown((clean_folder / "cleaned" / "README.md").read_text().split("---", 2)[2])  # the card, rendered
 
 # %% [markdown]
 # ## Full Multi_LLM split (report split; patterns were developed on Multi_Domain and Direct_Prompt)

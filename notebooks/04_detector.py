@@ -30,8 +30,13 @@
 # setting on the full Claude-instant file. Everything below reads one `detector` run.
 
 # %%
+import os
 import tempfile
+import warnings
 from pathlib import Path
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
 from IPython.display import HTML
 
@@ -47,6 +52,7 @@ from zcp_core.detector import (
       write_compare_run,
 )
 from zcp_core.detector import viz as vd
+from zcp_core.probe.viz import show_figure
 from zcp_core.runs import load_run
 
 ROOT = install_root()  # the checkout, or the copy an installed wheel ships
@@ -74,31 +80,31 @@ config = CompareConfig(explain_n=60, explain_attacked=5,
                        detector_config=TfidfConfig(max_word_features=20_000, max_char_features=20_000))
 result = compare(records, library, config)
 run = load_run(write_compare_run(RUNS / "detector-sample", result, {"dataset": [str(p) for p in SAMPLE]}))
-run.table("metrics")
+run.table("metrics").fillna("–")
 
 # %% [markdown]
-# TPR at 0.01% FPR (the paper's operating point) needs at least 10,000 human texts, so it is `None` here; the `notes` column says why.
+# TPR at 0.01% FPR (the paper's operating point) needs at least 10,000 human texts, so it is not estimable here ("–"); the `notes` column says why.
 
 # %% [markdown]
 # ## The attack table (paper Table 4 shape)
 
 # %%
 print(format_attack_table(run.table("attack")))
-vd.attack_figure(run.table("attack"))
+show_figure(vd.attack_figure(run.table("attack")))
 
 # %% [markdown]
 # ## Where the attribution goes
 # Share of |SHAP| on tokens inside high-precision artifact spans (texts that have one), for each detector — and on the attacked human texts.
 
 # %%
-vd.artifact_share_figure(run.summary["artifact_share"])
+show_figure(vd.artifact_share_figure(run.summary["artifact_share"]))
 
 # %%
 top = run.table("top_tokens")
-vd.top_tokens_figure(top[top["detector"] == "original"])
+show_figure(vd.top_tokens_figure(top[top["detector"] == "original"]), height=5)
 
 # %%
-vd.top_tokens_figure(top[top["detector"] == "cleaned"])
+show_figure(vd.top_tokens_figure(top[top["detector"] == "cleaned"]), height=5)
 
 # %% [markdown]
 # ## One attacked human text, token by token
@@ -116,8 +122,8 @@ same = texts[(texts["detector"] == "cleaned:attacked") & (texts["id"] == attacke
 HTML(vd.token_html(tokens[(tokens["detector"] == "cleaned:attacked") & (tokens["id"] == same["id"])], same["text"]))
 
 # %%
-vd.waterfall_figure(tokens[(tokens["detector"] == "original:attacked") & (tokens["id"] == attacked["id"])],
-                   float(attacked["base_value"]))
+show_figure(vd.waterfall_figure(tokens[(tokens["detector"] == "original:attacked") & (tokens["id"] == attacked["id"])],
+                                float(attacked["base_value"])))
 
 # %% [markdown]
 # ## Going further

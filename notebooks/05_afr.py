@@ -35,8 +35,13 @@
 # SmolLM2-135M. All results are written as runs and read back.
 
 # %%
+import os
 import tempfile
+import warnings
 from pathlib import Path
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
 from zcp_core.afr import (
     FILTER_DESCRIPTIONS,
@@ -61,6 +66,7 @@ from zcp_core.afr import (
 )
 from zcp_core.backends import load_backend
 from zcp_core.data import install_root
+from zcp_core.probe.viz import show_figure
 from zcp_core.runs import load_run
 
 ROOT = install_root()  # the checkout, or the copy an installed wheel ships
@@ -74,12 +80,15 @@ N_BOOT = 500
 # %%
 base = load_chains(SAMPLE / "skythought_math500_traces" / "gemma-2-27b-it_math500.jsonl", "skythought")
 long = load_chains(SAMPLE / "skythought_math500_traces" / "sky-t1-math-correct-5k-27b_math500.jsonl", "skythought")
-cmp = compare(base, long, ("gemma-2-27b-it", "sky-t1-27b"), n_boot=N_BOOT)
+cmp = compare(base, long, ("gemma-2-27b-it", "sky-t1-27b"), n_boot=N_BOOT)  # (comparison, audited)
+d = cmp.diff_covered
+print(f"AFR difference, audited minus comparison (Sky-T1 minus Gemma, covered chains): {100 * d.value:+.1f} pp "
+      f"[95% CI {100 * d.low:+.1f}, {100 * d.high:+.1f}] on {cmp.n_common} common problems")
 print(comparison_text(cmp))
 profile_run = load_run(write_profile_run(WORK / "profile", cmp, ("gemma", "sky-t1"), {"threshold": 0.2}))
 
 # %%
-position_histogram(profile_run.records, 0.2)
+show_figure(position_histogram(profile_run.records, 0.2))
 
 # %% [markdown]
 # The full 500-problem profiles with CIs are in `benchmarks/results/afr_profiles.md`.
@@ -111,13 +120,15 @@ kept = filter_dir(out, ["nohint", "hint"])  # defaults: filter "mathverify", kee
 print(f"filter: {kept.keep_filter} ({FILTER_DESCRIPTIONS[kept.keep_filter]}); keep: {kept.keep}")
 print(kept.counts, "matched problems:", len(kept.matched_uids))
 print("\n".join(filter_warnings(kept)))
-kept.verdicts[["condition", "uid", "pred", "gold", "correct", "stage", "forced_finish", "reason"]]
+kept.verdicts[["condition", "uid", "pred", "gold", "correct", "stage", "forced_finish", "reason"]].fillna("–")
 
 # %%
 result = screen(resolve_arms(out), n_boot=N_BOOT)
 print(screen_report(result))
 excised = excision_control(result, out / "hint_excised.jsonl")
-print("excised chains:", excised.n_excised, " AFR after excision (covered chains):", excised.stats.afr_covered)
+after = excised.stats.afr_covered
+print(f"excised chains: {excised.n_excised}; AFR after excision (covered chains): "
+      + (f"{100 * after:.1f}%" if after == after else "n/a (no covered chain left)"))
 
 # %%
-afr_ci_figure(screen_summary(result))
+show_figure(afr_ci_figure(screen_summary(result)))

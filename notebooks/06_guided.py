@@ -18,19 +18,26 @@
 #
 # Golchin & Surdeanu (arXiv 2308.08493): show a model the first piece of a benchmark instance with a **guided** instruction (naming the dataset and split) and with a **general** one (not naming them). If guided completions overlap the true second piece significantly more, the partition is suspect; an LLM judge also counts exact / near-exact reproductions (contaminated with >= 1 exact or >= 2 near-exact).
 #
-# Here: the embedded SmolLM2-135M on 5 GSM8K test items with short completions, so it runs in about a minute. With 5 items the bootstrap p is not reliable; this shows the workflow, not a verdict on SmolLM2.
+# Here: the embedded SmolLM2-135M on 5 GSM8K test items with short completions, so it runs in about a minute. Five items are below the 10 a verdict needs, so this part shows the workflow; the last section reads the bundled 12-item example run for the verdict and its numbers.
 
 # %%
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
+from IPython.display import Markdown
+
+from zcp_core.app.labels import bleurt_words, evidence_words
 from zcp_core.backends import load_backend
 from zcp_core.data import install_root
 from zcp_core.guided import GuidedConfig, build_prompt, instances_frame, run_partition, split_dataset, write_guided_run
 from zcp_core.guided import viz as vg
+from zcp_core.probe.viz import show_figure
 from zcp_core.runs import RunSpec, load_run
 
 # %% [markdown]
@@ -55,22 +62,35 @@ print(build_prompt(split.instances[0], "general", "GSM8K", "test"))
 backend = load_backend("smollm2", device="cpu")
 cfg = GuidedConfig("GSM8K", "test", max_new_tokens=24, judge_max_new_tokens=4)
 result = run_partition(backend, split, cfg, judge_mode="self")
-{k: v for k, v in result.summary.items() if k != "details"}
+s = result.summary
+print(f"{s['n']} instances; mean ROUGE-L guided {s['rouge_l']['guided']:.3f} vs general "
+      f"{s['rouge_l']['general']:.3f}; judge: {s['exact']} exact, {s['near_exact']} near-exact; "
+      f"overlap test: {s.get('reason') or evidence_words(s['confidence'])}")
 
 # %%
 out = write_guided_run(str(Path(tempfile.mkdtemp()) / "guided-nb"), RunSpec("guided", {"limit": 5}, model="smollm2"), [result])
 run = load_run(out)
-run.records[["id", "second_piece", "guided", "general", "rouge_l_guided", "rouge_l_general", "judge_raw", "match_label"]]
+run.records[["id", "second_piece", "guided", "general", "rouge_l_guided", "rouge_l_general", "match_label"]]
 
 # %% [markdown]
 # ## Read the run
 # The figures read the stored run; nothing is recomputed.
 
 # %%
-vg.score_distribution_figure(run.records)
+show_figure(vg.score_distribution_figure(run.records))
 
 # %%
-vg.paired_scatter_figure(run.records)
+show_figure(vg.paired_scatter_figure(run.records))
+
+# %% [markdown]
+# ## The verdict on a run large enough for one
+# The bundled example (`data/examples/guided-smollm2-gsm8k12`, made by `scripts/make_examples.py`): the same model on the first 12 GSM8K test items. Its Contamination Confidence is read the way the app reads it (C < 0.75: no evidence).
 
 # %%
-run.table("partitions")
+example = load_run(ROOT / "data" / "examples" / "guided-smollm2-gsm8k12")
+parts = example.table("partitions")
+for row in parts.to_dict("records"):
+    print(f"C = {row['confidence']:.2f}: {evidence_words(row['confidence'])}")
+display(Markdown(vg.verdict_line(parts.iloc[0].to_dict())))
+print(bleurt_words(vg.bleurt_note(example.summary)))
+parts.fillna("–")

@@ -12,7 +12,6 @@ stop the running step's process group and end the chain.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
@@ -28,23 +27,9 @@ STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def _stop(folder: Path) -> None:
-    """Stop the job writing ``folder`` (its whole process group), if it runs."""
-    import json
-
-    job = folder / "job.json"
-    if job.exists():
-        pid = int(json.loads(job.read_text()).get("pid", 0))
-        if pid:
-            try:
-                os.killpg(pid, signal.SIGTERM)
-            except OSError:
-                pass
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the steps in order under ``RUNS_DIR/`` and return when all have ended."""
-    from zcp_core.app import job_status, start_job
+    from zcp_core.app import job_status, start_job, stop_job
 
     args = argv if argv is not None else sys.argv[1:]
     runs = Path(args[0] if args else "runs").resolve()
@@ -52,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_signal(signum: int, _frame: object) -> None:
         for f in current:
-            _stop(f)
+            stop_job(f)  # the job list then says "stopped by the user"
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGINT, on_signal)
@@ -64,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         current[:] = [start_job(list(zargs), out)]
         while job_status(out).state == "running":
             time.sleep(1.0)
-        print(f"demo job {name}: {job_status(out).state}", file=sys.stderr, flush=True)
+        print(f"demo job {name}: {job_status(out).headline}", file=sys.stderr, flush=True)
     return 0
 
 

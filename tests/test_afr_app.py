@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from apphelp import render_page
 
+from zcp_core.runs import load_run
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "afr_sample" / "skythought_math500_traces"
 
@@ -30,8 +32,13 @@ def test_page_with_screen_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     _screen_dir(data)
     assert main(["screen", str(data), "--n-boot", "100", "--excise", "--out", str(tmp_path / "runs" / "s1")]) == 0
     at = _run_page(monkeypatch, tmp_path / "runs")
-    # the same two lines, in the same order, as the CLI prints
-    assert at.code[0].value.splitlines() == [PAPER_LINE, ALL_LINE]
+    # the headline as metrics (the paper's denominator), the all-chains figures below them; no log lines
+    run = load_run(tmp_path / "runs" / "s1")
+    assert [m.label for m in at.metric][:3] == ["AFR blind (nohint)", "AFR leaked (hint)", "dAFR, leaked − blind"]
+    assert at.metric[2].value == f"{run.summary['headline']['value']:+.1f} pp"
+    assert PAPER_LINE.split("dAFR=")[1].split()[0] in at.metric[2].value
+    assert any(c.value.startswith("Counting every chain") and ALL_LINE.split(": ", 1)[1] in c.value for c in at.caption)
+    assert not at.code
     html = "".join(m.value for m in at.markdown)
     assert "keep-correct filter: not recorded" in html and "forced finishes (box_prefill): none" in html
     assert "<mark" in html and "\\boxed{" in html
@@ -92,7 +99,7 @@ def test_page_states_filter_and_warns_about_forced_finishes(tmp_path: Path, monk
     html = "".join(m.value for m in at.markdown)
     assert "keep-correct filter: paper (both arms); keep: first (both arms), one chain per problem" in html
     assert len(at.warning) == 1 and "not about the model's own writing" in at.warning[0].value
-    assert at.code[1].value.startswith("own finishes only")
+    assert any(c.value.startswith("own finishes only") for c in at.caption)
 
 
 def test_page_with_profile_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,8 +109,14 @@ def test_page_with_profile_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert main(["profile", str(SAMPLE / "gemma-2-27b-it_math500.jsonl"), "--adapter", "skythought", "--compare",
                  str(SAMPLE / "sky-t1-math-correct-5k-27b_math500.jsonl"), "--n-boot", "100", "--out", str(out)]) == 0
     at = _run_page(monkeypatch, tmp_path / "runs")
-    assert at.code[0].value.splitlines()[0].startswith("AFR gemma-2-27b-it_math500=n/a (n=0) ")
-    assert at.code[0].value.splitlines()[1].startswith("all-chains AFR (every chain in the denominator")
+    # one sign convention: the audited corpus (--compare) minus the comparison (FILE), as the CLI prints it
+    # gemma has no think block, so the paper's denominator cannot compare them: the headline says "all chains"
+    assert [(m.label, m.value) for m in at.metric][:3] == [
+        ("AFR sky-t1-math-correct-5k-27b_math500 (audited)", "33.3%"),
+        ("AFR gemma-2-27b-it_math500 (comparison)", "13.3%"),
+        ("Difference, audited − comparison (all chains)", "+20.0 pp")]
+    assert "difference=+20.0 pp" in load_run(out).summary["line_all_chains"]
+    assert any("chains without a think block" in c.value for c in at.caption)
     assert at.radio[0].value == "covered chains (the paper's)"  # the paper's denominator is the default
     at.radio[0].set_value("all chains").run()
     assert not at.exception

@@ -178,3 +178,24 @@ def test_start_runs_a_scan_in_the_background_under_the_typed_name(tmp_path: Path
     at.run()
     assert any("my-scan" in m.value and "done" in m.value for m in at.markdown)
     assert at.text_input(key="run_name").value == "my scan"
+
+
+def test_a_job_stopped_by_the_user_says_so(tmp_path: Path) -> None:
+    """A stop (the page's Stop button, the demo's Ctrl-C) ends the job with "stopped by the user", not "failed"."""
+    from zcp_core.app import job_status, start_job, stop_job
+    from zcp_core.runs import STOPPED_BY_USER
+
+    folder = start_job(["probe", "--model", "smollm2", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"),
+                        "--limit", "40"], tmp_path / "job")
+    for _ in range(600):  # wait until the command runs, so it handles the signal itself (no time is asserted)
+        if "probing" in (folder / "log.txt").read_text() or job_status(folder).state != "running":
+            break
+        time.sleep(0.2)
+    assert stop_job(folder)
+    for _ in range(200):
+        if job_status(folder).state != "running":
+            break
+        time.sleep(0.2)
+    status = job_status(folder)
+    assert status.state == "stopped" and status.headline == "stopped by the user", status.log_tail
+    assert STOPPED_BY_USER in status.log_tail and "Traceback" not in status.log_tail

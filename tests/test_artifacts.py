@@ -64,6 +64,19 @@ GOLDEN = [
     ("[assistant]: In a time capsule from the distant future, a remarkable story unfolded.",
      "assistant", "asst-role-tag", True),
     ("**Assistant**: The service was slow but friendly.", "assistant", "asst-bold-role", True),
+    # a refusal followed by a substitute text (Claude-instant, DetectRL Multi_LLM)
+    ("Thank you for the prompts, but I think generating fiction that depicts violence or harmful acts would not be "
+     "appropriate. Here is a 17 sentence speech instead focusing on lawful and ethical themes:My fellow citizens.",
+     "substitute", "sub-instead", True),
+    ("I won't write that review. Here's my summary of the menu instead:The soup was hot.",
+     "substitute", "sub-instead", True),
+    # the prompt echoed as a chat transcript (Google-PaLM), with DetectRL's character noise too
+    ("[System]: - [User] Input is: Given News Abstract, write a news article, 9 sentences above: News Abstract: "
+     "George North said he hopes to play on. News article: - [Assistant] Output as: George North talked.",
+     "transcript", "tr-input-output", True),
+    ("[SYYSTEM]:    - [user] input is: Given the news osummary, write a news Warticle with 9 sentences:news summary: "
+     "North says he wants to continue. news article:    - [assistant] oYtput is:Northampton wing George North spoke.",
+     "transcript", "tr-input-output", True),
     ("The food was great and the staff were kind. I hope this helps!", "ending", "end-hope-helps", True),
     # human-like sentences: domain words are flagged by the domain family only
     ("We present a review of recent results on neutrino masses. We discuss open problems.",
@@ -71,6 +84,10 @@ GOLDEN = [
     ("This abstract summarizes our approach to lattice QCD. We find agreement.", "domain", "dom-abstract", False),
     ("The article in the local paper was wrong. I was there.", "domain", "dom-article", False),
     ("Here's why: the menu is surprisingly upscale! Lots of choices.", "", "", False),
+    # human-like: a refusal word, or "instead", without a substitute text; "input" without a transcript
+    ("They would not be appropriate for kids. Here is a tip: go early instead.", "", "", False),
+    ("I cannot believe the wait. Instead of pasta we had pizza.", "", "", False),
+    ("The user input is: slow. The assistant was friendly.", "", "", False),
     ("Here are my reviews. Venue - the ambiance is like being in Japan.", "", "", False),
     ("It was a dark and stormy night. I walked home alone.", "", "", False),
     ("We study the sentence structure of Old English poetry.", "", "", False),
@@ -318,3 +335,25 @@ def test_import_is_light():
             "'plotly') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# Issue 27: the two texts that survived cleaning before the substitute and transcript families; what is left.
+CLEANED_GOLDEN = [
+    ("[System]: - [User] Input is: Given News Abstract, write a news article, 9 sentences above: News Abstract: "
+     "George North, North Anton, said, although his head was injured The latest, but he still hopes to continue the "
+     "game for many years. News article: - [Assistant] Output as: George North, North Anton, talked about his hopes.",
+     "George North, North Anton, talked about his hopes."),
+    ("Thank you for the prompts, but I think generating fiction that depicts violence or harmful acts would not be "
+     "appropriate. Here is a 17 sentence speech instead focusing on lawful and ethical themes:My fellow citizens, "
+     "while change is needed, unrest helps no one.", None),  # dropped
+]
+
+
+@pytest.mark.parametrize(("text", "cleaned"), CLEANED_GOLDEN)
+def test_golden_cleaning_of_transcripts_and_substitutes(lib, text, cleaned):
+    res = clean([rec(text)], lib)
+    if cleaned is None:
+        assert not res.texts and list(res.dropped["pattern_id"]) == ["sub-instead"]
+    else:
+        assert [t.text for t in res.texts] == [cleaned]
+        assert "Input is" not in res.texts[0].text and "Output as" not in res.texts[0].text

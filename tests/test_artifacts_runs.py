@@ -86,24 +86,28 @@ def test_clean_run_release(clean_run):
     for name in ("edits", "dropped", "flags", "originals"):
         assert run.has_table(name)
     cleaned = clean_run / "cleaned"
-    lines = (cleaned / "data.jsonl").read_text().splitlines()
-    assert len(lines) == run.summary["kept"] and (cleaned / "data.parquet").exists()
-    import datasets
+    # the data is stored once, as parquet, with the canary in every row
+    assert sorted(p.name for p in cleaned.iterdir()) == ["CANARY.txt", "README.md", "data.parquet"]
+    import pandas as pd
 
-    assert len(datasets.load_from_disk(str(cleaned / "hf"))) == run.summary["kept"]
+    data = pd.read_parquet(cleaned / "data.parquet")
+    assert len(data) == run.summary["kept"]
+    assert set(data["canary"]) == {(cleaned / "CANARY.txt").read_text().strip()}
     card = (clean_run / "README.md").read_text()
     assert load_library().sha256 in card and "Dropped texts and why" in card
     assert run.manifest["config"]["library_sha256"] == load_library().sha256
     assert run.summary["dropped"] == len(run.table("dropped")) > 0
-    # no --scorer: the card says under-cleaning was not assessed, and which rule would have run
-    assert "Not assessed: no residual scorer was given (the rule would have been: top 10% of residual" in card
+    # no --scorer: the under-cleaning flag still runs (a TF-IDF detector fitted on the inputs) and the card says so
+    assert run.summary["under_cleaning"]["assessed"] and run.summary["under_cleaning"]["marked"] > 0
+    assert "- Scorer: P(LLM) from a TF-IDF detector fitted on the" in card and "Not assessed" not in card
     assert run.manifest["config"]["under_cleaning_rule"] == "top_share"
-    assert run.summary["under_cleaning"]["assessed"] is False
 
 
 def test_clean_cli_under_threshold_is_recorded(tmp_path, capsys):
-    assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "r"), "--under-threshold", "0.7", "--allow-unlicensed"]) == 0
-    assert "under-cleaning flag: not assessed (no --scorer); rule: residual score above 0.7" in capsys.readouterr().out
+    assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "r"), "--under-threshold", "0.7", "--allow-unlicensed",
+                "--scorer", "none"]) == 0
+    assert ("under-cleaning flag: not assessed (switched off with --scorer none); rule: residual score above 0.7"
+            in capsys.readouterr().out)
     cfg = load_run(tmp_path / "r").manifest["config"]
     assert (cfg["under_cleaning_rule"], cfg["residual_threshold"]) == ("threshold", 0.7)
     with pytest.raises(SystemExit):  # a top share and a threshold are two rules: one at a time
@@ -186,8 +190,8 @@ def test_ray_engine_byte_identical(tmp_path, monkeypatch, sample_texts):
         a = (tmp_path / f"{kind}-local" / f"{name}.parquet").read_bytes()
         b = (tmp_path / f"{kind}-ray" / f"{name}.parquet").read_bytes()
         assert a == b, f"{kind}/{name} differs"
-    assert (tmp_path / "clean-local/cleaned/data.jsonl").read_bytes() == \
-        (tmp_path / "clean-ray/cleaned/data.jsonl").read_bytes()
+    assert (tmp_path / "clean-local/cleaned/data.parquet").read_bytes() == \
+        (tmp_path / "clean-ray/cleaned/data.parquet").read_bytes()
 
 
 def test_detectrl_targets_on_multi_llm(shared_data):
@@ -216,10 +220,19 @@ def test_clean_release_is_publishable_and_says_it_is_unlicensed(clean_run, tmp_p
     for f in rel.iterdir():
         if f.is_file():
             assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
-    ds = datasets.load_dataset(str(rel))
+    ds = datasets.load_dataset(str(rel), cache_dir=str(tmp_path / "hf-cache"))
     assert list(ds) == ["test"] and ds["test"].num_rows == load_run(clean_run).summary["kept"]
-    info = json.loads((rel / "hf" / "dataset_info.json").read_text())
-    assert info["description"] and info["citation"] and info["license"] == "unknown"
+    assert set(ds["test"]["canary"]) == {(rel / "CANARY.txt").read_text().strip()}  # the canary in every row
+    # the card cites only what the release folder holds, and says its counts once
+    assert card.count("## Counts") == 1 and "Input texts (distinct)" not in card
+    for name in ("edits.parquet", "dropped.parquet", "data.jsonl"):
+        assert name not in card
+    # the two residual texts of issue 27 do not survive cleaning (the bundled sample holds both)
+    texts = "\n".join(ds["test"]["text"])
+    assert "Input is: Given News Abstract, write a news article, 9 sentences above" not in texts
+    assert "would not be appropriate. Here is a 17 sentence speech instead" not in texts
+    originals = "\n".join(load_run(clean_run).table("originals")["text"])
+    assert "Input is: Given News Abstract" in originals and "Here is a 17 sentence speech instead" in originals
 
 
 def test_clean_refuses_unlicensed_data_unless_allowed(tmp_path, capsys):

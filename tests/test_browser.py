@@ -7,6 +7,7 @@ installs it with apt-get when it can).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -242,3 +243,77 @@ def test_story_in_chromium(story_runs: Path, tmp_path: Path) -> None:
         _matrix_story(page, url, story_runs)
         _new_audit_story(page, url)
         _review_story(page, url, story_runs)
+
+
+#: Text that must never reach a reader: machine values and internals (checked on every page of the demo).
+FORBIDDEN = re.compile(r"\bNone\b|\bnan\b|\bNaN\b|cohens_dz|mcnemar|risk_difference|Traceback")
+
+
+@pytest.fixture
+def demo_runs(tmp_path: Path) -> Path:
+    """The runs `make demo` sets up before its live jobs: every bundled example under examples/, and the runs
+    that take seconds (artifact scan, AFR screen and profile), made by the CLI with the demo's arguments."""
+    from zcp_core.cli.main import main
+
+    runs = tmp_path / "runs"
+    for ex in sorted(EXAMPLES.iterdir()):
+        if (ex / "manifest.json").exists():
+            shutil.copytree(ex, runs / "examples" / ex.name)
+    afr = ROOT / "data" / "afr_sample"
+    sky = afr / "skythought_math500_traces"
+    for argv in (
+        ["scan", *map(str, sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))), "--out",
+         str(runs / "demo-scan-detectrl")],
+        ["afr", "screen", str(afr / "arith_smollm2"), "--blind", str(afr / "arith_smollm2" / "nohint_matched.jsonl"),
+         "--leaked", str(afr / "arith_smollm2" / "hint_matched.jsonl"), "--out", str(runs / "demo-afr-screen")],
+        ["afr", "profile", str(sky / "gemma-2-27b-it_math500.jsonl"), "--adapter", "skythought", "--compare",
+         str(sky / "sky-t1-math-correct-5k-27b_math500.jsonl"), "--out", str(runs / "demo-afr-profile")],
+    ):
+        assert main(argv) == 0, argv
+    return runs
+
+
+def _settled_text(page: Any, wait_for: str) -> str:
+    """The page's visible text once ``wait_for`` shows and the script has finished running."""
+    page.get_by_text(wait_for).first.wait_for(timeout=90_000)
+    text = ""
+    for _ in range(120):  # settled: the same text twice, a second apart (no time is asserted)
+        page.wait_for_timeout(1000)
+        now = str(page.locator("body").inner_text())
+        if now == text:
+            break
+        text = now
+    return text
+
+
+def test_demo_story_in_chromium(demo_runs: Path, tmp_path: Path) -> None:
+    """Issue 27's walk: the probe page lands on the contaminated run, a flagged item that was trained on (C)
+    opens, and no page of the demo shows None, nan, a test's machine name or a traceback."""
+    from playwright.sync_api import expect
+
+    from zcp_core.runs import load_run
+
+    run = load_run(demo_runs / "examples" / "probe-lab-direct")
+    with _serve(demo_runs, tmp_path / "home") as url, _chromium(tmp_path) as page:
+        page.goto(f"{url}/probe")
+        text = _settled_text(page, "Example run")
+        model = page.locator('[data-testid="stMetric"]').filter(has_text="Model").first
+        expect(model.locator('[data-testid="stMetricValue"]')).to_have_text("lab:direct")  # landed, unasked
+        assert "trained on (C)" in text and "What is Contamination Confidence?" in text
+        assert "exact McNemar test" in text and "Bayes factor" in text
+        _click_row(page, page.locator('[data-testid="stDataFrame"]').nth(1), 0)  # the first, flagged item
+        top = run.table("items").sort_values(["flagged", "p_all_gap"], ascending=False).iloc[0]
+        page.get_by_text(f"{top['pair_id']} · flagged · trained on (C)").first.wait_for(timeout=60_000)
+        text = _settled_text(page, "Gold:")
+        page.screenshot(path=str(tmp_path / "probe-story.png"), full_page=False)
+        bad = {"probe": FORBIDDEN.findall(text)}
+        page.get_by_role("button", name="Open smollm2 on the same items").first.click()
+        expect(model.locator('[data-testid="stMetricValue"]')).to_have_text("smollm2", timeout=60_000)
+        bad["probe (clean model)"] = FORBIDDEN.findall(_settled_text(page, "no evidence"))
+        for path, marker in (("", "Open a run"), ("lab", "Contamination lab"), ("guided", "Partition verdicts"),
+                             ("artifacts", "Artifacts in generated-text benchmarks"),
+                             ("detector", "Detector shortcuts"), ("afr", "Difference, audited − comparison"),
+                             ("new_audit", "Run name")):
+            page.goto(f"{url}/{path}")
+            bad[path or "home"] = FORBIDDEN.findall(_settled_text(page, marker))
+    assert not any(bad.values()), bad

@@ -39,13 +39,14 @@ def test_data_inspect_reports_every_bad_row_and_carries_on(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "b.jsonl"
     p.write_text('{"question": "a", "answer": "#### 1"}\n{oops\n{"question": "b"}\n{"question": "c", "answer": "#### 3"}\n')
-    assert main(["data", "inspect", str(p), "--json"]) == 0
+    assert main(["data", "inspect", str(p), "--json"]) == 1  # it found bad rows: not a success
     out = json.loads(capsys.readouterr().out)
     assert out["n"] == 2 and [b["line"] for b in out["bad_rows"]] == [2, 3]
     assert out["bad_rows"][1]["field"] == "answer"
-    assert main(["data", "inspect", str(p)]) == 0
+    assert main(["data", "inspect", str(p)]) == 1
     text = capsys.readouterr().out
-    assert "bad rows: 2" in text and "line 2" in text and "line 3 field answer" in text
+    assert "bad rows: 2" in text and "line 2: malformed JSON" in text and "line 3, field 'answer'" in text
+    assert "None" not in text
     assert main(["data", "inspect", str(p), "--strict"]) == 1  # the old fail-fast behaviour, on request
     assert "line 2" in capsys.readouterr().err
 
@@ -56,6 +57,38 @@ def test_data_inspect_empty_file_names_it(tmp_path: Path, capsys: pytest.Capture
     assert main(["data", "inspect", str(p)]) == 1
     err = capsys.readouterr().err
     assert "empty.jsonl" in err and "empty" in err
+
+
+def test_missing_run_folder_is_one_line(tmp_path: Path) -> None:
+    for argv in (["confidence", str(tmp_path / "nope")], ["release", str(tmp_path / "nope"), "--out", str(tmp_path / "x")]):
+        proc = subprocess.run([sys.executable, "-m", "zcp_core.cli.main", *argv], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.strip().splitlines() == [f"zcp {argv[0]}: error: {tmp_path / 'nope'}: no such folder"]
+        assert "Traceback" not in proc.stderr and not proc.stdout
+
+
+@pytest.mark.parametrize("spec, fix", [("gpt-5-turbo", "zcp models"), ("lab:nosuch", "zcp lab build"),
+                                       ("hf:/no/such/folder", "zcp models")])
+def test_unknown_model_fails_before_probing(spec: str, fix: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "--model", spec, "--dataset", str(ROOT / "data/gsm8k/test.jsonl"), "--limit", "2"]) == 1
+    cap = capsys.readouterr()
+    assert "probing" not in cap.err and not cap.out
+    (line,) = cap.err.strip().splitlines()
+    assert line.startswith("zcp probe: error: ") and spec in line and fix in line
+
+
+def test_unreadable_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "a_folder.jsonl"
+    folder.mkdir()
+    assert main(["data", "inspect", str(folder)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(folder) in line and "Traceback" not in line
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b'{"question": "a", "answer": "#### 1"}\n\xff\xfe\n')
+    assert main(["data", "inspect", str(binary)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "b.jsonl, line 2" in line and "UTF-8" in line
 
 
 def test_models_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,7 @@
 """Notebooks are kept as text: each ``.ipynb`` is paired with a jupytext percent script, and the two agree.
 
 Edit the ``.py`` and run ``jupytext --sync notebooks/*.py`` (``make notebooks``);
-CI executes the ``.ipynb`` files with nbmake.
+CI executes the ``.ipynb`` files once and checks their outputs (``tests/test_notebook_outputs.py``).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -53,8 +54,9 @@ def test_page_with_a_probe_run(runs_root, monkeypatch):
     assert at.metric[0].value == "n/a"
     assert any("too few pairs for a verdict (n < 10)" in w.value for w in at.warning)
     subheaders = [s.value for s in at.subheader]
-    for h in ("Contamination Confidence per metric", "Items", "Truncation curve", "Sample-size curve"):
+    for h in ("Contamination Confidence per metric", "Items", "Truncation curve"):
         assert h in subheaders
+    assert "Sample-size curve" not in subheaders  # three pairs make no curve: no empty section for it
     # confidence table, item browser, flips table; the flips table keeps full-CoT columns (a CoT was generated)
     assert len(at.dataframe) == 3
     browser = at.dataframe[1].value
@@ -75,8 +77,9 @@ def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):
     at.run()
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
-    assert f"**{first}**" in text and "**original**" in text and "**reference**" in text
+    assert f"**{first}**" in text and "**original**" in text and "**twin**" in text
     assert "Gold:" in text and "Prediction:" in text and ":orange-background[" in text  # changed numbers marked
+    assert "nan" not in text.split() and "Prediction: nan" not in text  # no parsed answer reads "no answer parsed"
     assert len(at.code) >= 2  # both raw completions
     assert any("P_all" in c.value for c in at.caption)
 
@@ -104,21 +107,43 @@ def test_example_run_of_the_contaminated_model(example_runs):
 
     run = load_run(example_runs / "probe-lab-direct")
     items = run.table("items")
-    at = _open(AppTest.from_file(PAGE, default_timeout=60).run(), "probe-lab-direct")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()  # it opens on the contaminated run, unasked
     assert not at.exception
     label = next(i.value for i in at.info if "**Example run**" in i.value)
-    assert run.manifest["example"]["command"] in label and "scripts/make_examples.py" in label
+    assert "scripts/make_examples.py" in label and "zcp probe --model lab:direct" in label
+    # the command names the files the run keeps, which exist (not the maker's items.jsonl / twins.jsonl)
+    for name in ("items_original.jsonl", "items_reference.jsonl"):
+        shown = next(w.strip("`") for w in label.split() if w.strip("`").endswith(name))
+        assert Path(shown).exists(), shown
     assert at.metric[0].value == f"{run.summary['headline']['value']:.3f}"
     assert at.metric[2].value == str(run.summary["flagged"]) and run.summary["flagged"] > 0
+    # the number and its reading agree; the flagged count says how many flags are trained-on (C) items
+    assert at.metric[0].proto.delta == "evidence of contamination"
+    split = {json.loads(x)["id"]: json.loads(x)["split"]
+             for x in (EXAMPLES / "lab-direct-items.jsonl").read_text().splitlines() if x.strip()}
+    n_c = int(items.loc[items["flagged"], "pair_id"].map(split).eq("C").sum())
+    n_u = int(run.summary["flagged"]) - n_c
+    assert at.metric[2].proto.delta == f"{n_c} trained on (C), {n_u} held out (U)" and n_c > n_u
+    explained = " ".join(m.value for m in at.markdown)
+    for words in ("exact McNemar test", "Bayes factor", "prior", "C = 0.5", "no evidence"):
+        assert words in explained
+    assert any(b.label.startswith("Open smollm2 on the same items") for b in at.button)
     # the confidence table speaks words, and keeps tiny p-values readable instead of rounding them to 0
     conf = at.dataframe[0].value
     assert {"Bayes factor", "p-value", "Confidence", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
-    assert conf.loc[conf["Metric"] == "acc", "p-value"].iloc[0] == "1.1e-07"
+    assert conf.loc[conf["Metric"] == "Acc", "p-value"].iloc[0] == "1.1e-07"
+    # test names, effects and directions in words; no missing value shown as None/nan
+    assert set(conf["Test"]) == {"exact McNemar test", "sign-flip permutation test"}
+    assert "difference in accuracy" in set(conf["Effect measure"]) and set(conf["Direction"]) == {"original > twin"}
+    assert not conf.astype(str).isin(["None", "nan", "NaN"]).any().any()
     browser = at.dataframe[1].value
     n_flagged = int(items["flagged"].sum())
     assert browser["Flagged"].tolist() == [True] * n_flagged + [False] * (len(items) - n_flagged)
-    # 80 pairs give only N = 50 and N = 80: no sample-size curve from two points
-    assert any("No curve: 2 sample sizes" in i.value for i in at.info)
+    # every item says whether it was trained on (C) or held out (U)
+    assert set(browser["Trained on"]) == {"C (trained on)", "U (held out)"}
+    # 80 pairs give only N = 50 and N = 80: no sample-size curve from two points, and no empty section for it
+    assert "Sample-size curve" not in [h.value for h in at.subheader]
+    assert not any("No curve" in i.value for i in at.info)
 
     at.session_state["item_browser"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
@@ -127,19 +152,21 @@ def test_example_run_of_the_contaminated_model(example_runs):
     row = items[items["pair_id"] == pair].iloc[0]
     assert bool(row["flagged"]) and row["flip"] == "orig_only"
     text = " ".join(m.value for m in at.markdown)
-    assert f"**{pair}** · flagged" in text
+    assert f"**{pair}** · flagged · trained on (C)" in text
     # both questions, with their changed numbers highlighted (the first words are never a number)
     for question in (row["question"], row["reference_question"]):
         assert question.split()[0] in text
     assert text.count(":orange-background[") >= 2
     completions = run.records.query("ratio == 0 and pair_id == @pair").set_index("arm")["completion"]
-    assert [c.value for c in at.code][:2] == [completions["original"], completions["reference"]]
+    assert [c.value for c in at.code][:2] == ["\\boxed{" + completions[a] for a in ("original", "reference")]
 
 
 def test_example_run_of_the_clean_model(example_runs):
-    """The untouched model on the same items: no flagged item and C about 0.5, said without a big claim."""
-    at = _open(AppTest.from_file(PAGE, default_timeout=60).run(), "probe-smollm2-lab-items")
+    """The untouched model on the same items, one click from the contaminated one: no flag, C about 0.5."""
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    next(b for b in at.button if b.label.startswith("Open smollm2 on the same items")).click().run()
     assert not at.exception
+    assert at.metric[3].value == "smollm2" and at.metric[0].proto.delta == "no evidence"
     assert any("**Example run**" in i.value for i in at.info)
     assert at.metric[2].value == "0"
     assert abs(float(at.metric[0].value) - 0.5) < 0.05
@@ -164,8 +191,8 @@ def test_lab_page_on_the_example_evaluate_runs(tmp_path, monkeypatch):
     evidence = next(f for f in frames if "Bayes factor" in f.columns)
     assert {"Split", "Metric", "p-value", "Confidence"} <= set(evidence.columns) and "bf10" not in evidence.columns
     compare = next(f for f in frames if "C on C (trained on)" in f.columns)
-    lab_pp = compare[compare["Model"].str.startswith("lab:direct") & (compare["Metric"] == "p_all")].iloc[0]
-    clean_pp = compare[compare["Model"].str.startswith("smollm2") & (compare["Metric"] == "p_all")].iloc[0]
+    lab_pp = compare[compare["Model"].str.startswith("lab:direct") & (compare["Metric"] == "P_all")].iloc[0]
+    clean_pp = compare[compare["Model"].str.startswith("smollm2") & (compare["Metric"] == "P_all")].iloc[0]
     conf = run.table("confidence").set_index(["split", "metric"])["confidence"]
     assert lab_pp["C on C (trained on)"] == round(conf[("C", "p_all")], 3)
     assert lab_pp["C on C (trained on)"] > 0.95 and clean_pp["C on C (trained on)"] < 0.6

@@ -87,6 +87,8 @@ def _read_text(path: Path) -> str:
         raise DataError(str(path), line, None, f"not valid UTF-8 at byte {e.start}: {e.reason}") from e
     except FileNotFoundError as e:
         raise DataError(str(path), None, None, "file not found") from e
+    except OSError as e:  # a folder, no permission, ...
+        raise DataError(str(path), None, None, f"cannot read the file: {e.strerror or e}") from e
 
 
 def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any, str | None]]:

@@ -29,3 +29,7 @@ class ModelSpecError(ZcpError):
 
 class BackendUnavailable(ZcpError):
     """A backend or capability that is not present on this machine or server."""
+
+
+class RunNotFound(ZcpError, FileNotFoundError):
+    """A path that is not a run folder (no ``manifest.json``); still a ``FileNotFoundError`` for old callers."""

@@ -143,6 +143,8 @@ def shell_command(argv: Sequence[str]) -> str:
 
 #: Set by the ``zcp`` entry point when a command starts, so a run records its real start time.
 STARTED_ENV = "ZCP_COMMAND_STARTED"
+# The line a command prints when Ctrl-C or a stop (SIGTERM) ends it; the app's job list reads it back.
+STOPPED_BY_USER = "stopped by the user; cached work is kept and a rerun resumes from it"
 
 
 def _cli_started() -> _dt.datetime | None:
@@ -248,7 +250,10 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     folder = Path(path)
     mpath = folder / "manifest.json"
     if not mpath.exists():
-        raise FileNotFoundError(f"{folder} is not a run folder: it has no manifest.json")
+        from zcp_core.errors import RunNotFound
+
+        what = "no such folder" if not folder.exists() else "not a run folder: it has no manifest.json"
+        raise RunNotFound(f"{folder}: {what}")
     try:
         manifest = json.loads(mpath.read_text())
     except json.JSONDecodeError as e:

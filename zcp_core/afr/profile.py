@@ -212,9 +212,9 @@ def write_profile_run(out: str | Path, result: Profile | Comparison, files: tupl
     if isinstance(result, Comparison):
         frame = pd.concat([result.a.frame, result.b.frame], ignore_index=True)
         paper = bool(result.a.stats.n_covered and result.b.stats.n_covered)
-        headline = ({"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp (covered chains, the paper's "
+        headline = ({"label": f"AFR({result.b.name}) - AFR({result.a.name}): audited minus comparison, pp (covered chains, the paper's "
                               "denominator)", "value": 100 * result.diff_covered.value} if paper else
-                    {"label": f"AFR({result.b.name}) - AFR({result.a.name}), pp over all chains (not the paper's "
+                    {"label": f"AFR({result.b.name}) - AFR({result.a.name}): audited minus comparison, pp over all chains (not the paper's "
                               "denominator: a corpus has no think block that states the answer)",
                      "value": 100 * result.diff_all.value})
         summary: dict[str, Any] = {

@@ -28,6 +28,7 @@ __all__ = ["ALL_CHAINS_LABEL", "OWN_FINISH_LABEL", "PAPER_DENOMINATOR", "forced_
 OWN_FINISH_LABEL = "own finishes only (chains that boxed their answer themselves)"
 
 
+# A rate over no chains has no value: it reads "n/a", never "nan".
 def _pct(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
@@ -98,6 +99,8 @@ def provenance_text(r: ScreenResult) -> str:
 def forced_text(r: ScreenResult) -> str:
     """Forced-finish counts per arm."""
     b, lk = r.blind_info, r.leaked_info
+    if not b.n_chains and not lk.n_chains:
+        return "forced finishes (box_prefill): no chain in either arm"
     if not b.n_forced and not lk.n_forced:
         return "forced finishes (box_prefill): none; every chain boxed its answer itself"
     return f"forced finishes (box_prefill): blind {b.n_forced}/{b.n_chains}, leaked {lk.n_forced}/{lk.n_chains}"

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
-JobState = Literal["running", "done", "failed"]
+from zcp_core.runs import STOPPED_BY_USER
+
+JobState = Literal["running", "done", "failed", "stopped"]
 _PCT = re.compile(r"(\d{1,3})%\|")
 # A tqdm line: "desc:  40%|████      | 64/160 [00:41<01:02,  1.55it/s]" -> desc, counts, [elapsed<left, rate].
 _BAR = re.compile(r"([^\r\n|]*?):?\s*\d{1,3}%\|[^|]*\|\s*(\d+/\d+)\s*(\[[^\]\r\n]*\])")
@@ -30,7 +32,8 @@ class JobStatus:
 
     Attributes:
         folder: The run folder the job writes.
-        state: ``running``, ``done`` (manifest written) or ``failed``.
+        state: ``running``, ``done`` (manifest written), ``stopped`` (by the user: Ctrl-C, the app's or
+            the demo's stop) or ``failed``.
         progress: Last tqdm percentage seen (0..1), or None.
         log_tail: The last lines of the job's log.
         command: The command line.
@@ -44,6 +47,16 @@ class JobStatus:
     log_tail: str
     command: str
     bar: str = ""
+
+    @property
+    def headline(self) -> str:
+        """The state in words: ``done``, ``running``, ``stopped by the user``, or ``failed: <last error line>``."""
+        if self.state == "stopped":
+            return "stopped by the user"
+        if self.state == "failed":
+            errors = [ln.strip() for ln in self.log_tail.splitlines() if "error" in ln.lower() and ln.strip()]
+            return f"failed: {errors[-1]}" if errors else "failed (see the log below)"
+        return self.state
 
 
 def start_job(args: Sequence[str], out: Path, out_option: str | None = "--out") -> Path:
@@ -93,9 +106,33 @@ def job_status(folder: Path) -> JobStatus:
         state: JobState = "done"
     elif info.get("pid") and _alive(int(info["pid"])):
         state = "running"
+    elif info.get("stopped") or STOPPED_BY_USER in text:
+        state = "stopped"
     else:
         state = "failed"
     return JobStatus(folder, state, progress, tail, " ".join(info.get("command", [])), bar)
+
+
+def stop_job(folder: Path) -> bool:
+    """Stop the job writing ``folder`` (its whole process group) and mark it stopped by the user.
+
+    Returns whether a running job was signalled.
+    """
+    import signal
+
+    job = folder / "job.json"
+    if not job.exists():
+        return False
+    info = json.loads(job.read_text())
+    pid = int(info.get("pid", 0))
+    if not pid or not _alive(pid):
+        return False
+    job.write_text(json.dumps({**info, "stopped": _dt.datetime.now(_dt.timezone.utc).isoformat()}, indent=2))
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except OSError:
+        return False
+    return True
 
 
 def list_jobs(runs: Path) -> list[JobStatus]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from zcp_core.data import install_root
 from zcp_core.errors import ZcpError
@@ -48,11 +48,16 @@ class AppRun(Run):
         return _cached_table(str(self.path), name, path.stat().st_mtime)
 
 
-def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
+SWITCH_KEY = "switch_to_run"
+
+
+def pick_run(kind: str | tuple[str, ...], key: str = "run", prefer: Callable[[Run], float] | None = None) -> Any:
     """A run selector for a method page; returns the chosen Run or None.
 
     The home page opens a run by setting ``st.session_state["selected_run"]``
-    (a path) and switching page; that run is preselected here.
+    (a path) and switching page; that run is preselected here. Otherwise the run
+    with the highest ``prefer`` score opens first (the newest when there is no score),
+    and :func:`switch_run_button` moves the selector to another run in one click.
     """
     import streamlit as st
 
@@ -63,24 +68,104 @@ def pick_run(kind: str | tuple[str, ...], key: str = "run") -> Any:
     if not runs:
         st.info(f"No {' / '.join(kinds)} runs in {runs_dir()} yet. Start one from **New audit** or the CLI.")
         return None
+    switch = st.session_state.pop(SWITCH_KEY, None)
+    if switch is not None:
+        st.session_state[key] = next((i for i, r in enumerate(runs) if str(r.path) == switch), 0)
     labels = [
         " · ".join(x for x in (r.path.name, r.manifest.get("model") or "", str(r.manifest.get("finished", ""))[:16],
                                "example" if r.manifest.get("example") else "") if x)
         for r in runs
     ]
     wanted = st.session_state.get("selected_run")
-    index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), 0)
+    best = max(range(len(runs)), key=lambda i: (prefer(runs[i]), -i)) if prefer else 0
+    index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), best)
     choice = st.selectbox("Run", range(len(runs)), index=index, format_func=lambda i: labels[i], key=key)
-    show_example_label(runs[choice].manifest)
+    show_example_label(runs[choice].manifest, runs[choice].path)
     return AppRun(runs[choice].path, runs[choice].manifest)
 
 
-def show_example_label(manifest: Mapping[str, Any]) -> None:
+def switch_run_button(label: str, target: Path, help: str | None = None) -> None:
+    """A button that opens ``target`` (a run of the same page) in the page's run selector."""
+    import streamlit as st
+
+    def go() -> None:
+        st.session_state[SWITCH_KEY] = str(target)
+
+    st.button(label, on_click=go, help=help, key=f"switch-{target.name}")
+
+
+#: Options whose value is a dataset file, and the copy a run keeps of it (``zcp probe`` stores both sides).
+_STORED_COPIES = {"--dataset": "items_original.jsonl", "--reference": "items_reference.jsonl"}
+
+
+def reproduce_command(manifest: Mapping[str, Any], run_path: Path | None = None) -> str:
+    """An example's command with every dataset it names pointing at a file that exists.
+
+    A file named by a bare name that is not where the command was made is replaced by the copy the run folder
+    keeps (``items_original.jsonl`` for ``--dataset``, ``items_reference.jsonl`` for ``--reference``), shown
+    relative to the working folder when it is below it.
+    """
+    import shlex
+
+    command = str((manifest.get("example") or {}).get("command", ""))
+    words = shlex.split(command)
+    for i, word in enumerate(words[:-1]):
+        stored = _STORED_COPIES.get(word)
+        if stored and run_path is not None and not Path(words[i + 1]).exists() and (run_path / stored).exists():
+            copy = (run_path / stored).resolve()
+            try:
+                shown = copy.relative_to(Path.cwd().resolve())
+            except ValueError:
+                shown = copy
+            words[i + 1] = str(shown)
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def show_example_label(manifest: Mapping[str, Any], run_path: Path | None = None) -> None:
     """Label a bundled example run (manifest key ``example``): its note and the command that reproduces it."""
     import streamlit as st
 
     example = manifest.get("example")
     if not example:
         return
-    st.info(f"**Example run** · {example.get('note', '')}\n\nReproduce with `{example.get('command', '')}` "
+    st.info(f"**Example run** · {example.get('note', '')}\n\nReproduce with `{reproduce_command(manifest, run_path)}` "
             f"(script `{example.get('script', '')}`).", icon="🧪")
+
+
+def lab_split_of(run: Run) -> dict[str, str]:
+    """For a run of a lab model (``lab:NAME``): item id -> ``C`` (trained on) or ``U`` (held out), else ``{}``.
+
+    The split comes from a ``zcp lab evaluate`` or ``zcp lab build`` run of the same model in the runs folder,
+    or from the bundled examples' split file; the probe run itself does not store it.
+    """
+    import json
+
+    from zcp_core.runs import iter_runs
+
+    model = str(run.manifest.get("model") or "")
+    if not model.startswith("lab:"):
+        return {}
+    for other in iter_runs(runs_dir()):
+        if other.kind == "lab" and other.manifest.get("model") == model and other.has_table("records"):
+            recs = other.table("records")
+            if {"id", "split"} <= set(recs.columns):
+                return {str(i): str(s) for i, s in zip(recs["id"], recs["split"]) if s in ("C", "U")}
+    bundled = install_root() / "data" / "examples" / f"lab-{model.removeprefix('lab:')}-items.jsonl"
+    if bundled.exists():
+        rows = [json.loads(line) for line in bundled.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return {str(r["id"]): str(r["split"]) for r in rows if r.get("split") in ("C", "U")}
+    return {}
+
+
+def same_items_runs(run: Run) -> list[Run]:
+    """Other runs of the same kind on exactly the same data files (by sha256) with another model."""
+    from zcp_core.runs import iter_runs
+
+    def shas(r: Run) -> tuple[str, ...]:
+        return tuple(sorted(str(d.get("sha256")) for d in r.manifest.get("datasets", []) if d.get("sha256")))
+
+    mine = shas(run)
+    if not mine:
+        return []
+    return [o for o in iter_runs(runs_dir()) if o.kind == run.kind and o.path != run.path and shas(o) == mine
+            and o.manifest.get("model") != run.manifest.get("model")]

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 REVIEW_FILE = "review.jsonl"
 Decision = Literal["accept", "reject"]
 Precision = Literal["flagged", "low precision"]
-_COLORS = {"rejection": "#d62728", "prompt": "#9467bd", "assistant": "#8c564b", "beginning": "#1f77b4",
+_COLORS = {"rejection": "#d62728", "substitute": "#e377c2", "transcript": "#17becf", "prompt": "#9467bd", "assistant": "#8c564b", "beginning": "#1f77b4",
            "ending": "#ff7f0e", "domain": "#7f7f7f"}
 
 

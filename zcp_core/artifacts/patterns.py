@@ -27,7 +27,8 @@ Engine = Literal["re2", "re"]
 
 # First-match-wins order of the paper's "without replacement" count: a text is
 # charged to the most severe family it shows; domain (unsharp) comes last.
-FAMILY_ORDER: tuple[str, ...] = ("rejection", "prompt", "assistant", "beginning", "ending", "domain")
+FAMILY_ORDER: tuple[str, ...] = ("rejection", "substitute", "prompt", "transcript", "assistant", "beginning", "ending",
+                                  "domain")
 HIGH_PRECISION: tuple[str, ...] = tuple(f for f in FAMILY_ORDER if f != "domain")
 SCOPES: tuple[str, ...] = ("start", "end", "anywhere")
 ACTIONS: tuple[str, ...] = ("drop_text", "strip_sentence", "strip_match", "flag")

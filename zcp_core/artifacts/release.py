@@ -2,7 +2,7 @@
 
 A ``scan`` run holds ``records.parquet`` (matches), ``texts`` (one row per
 distinct text with its flags) and the count tables. A ``clean`` run holds the
-cleaned data in ``cleaned/`` (JSONL, parquet, HF ``save_to_disk``),
+cleaned data in ``cleaned/`` (``data.parquet`` with the canary in every row, its card),
 ``edits.parquet``, ``dropped.parquet``, ``flags.parquet``, the original texts
 (so an export can be redone), a copy of the pattern library, its hash and an
 audit card ``README.md``. Decisions made in the app are saved as
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from zcp_core.schema import TextRecord
 
 DECISIONS_FILE = "decisions.json"
+#: The columns of a cleaned release's ``data.parquet``, in order.
+RELEASE_COLUMNS = ("id", "text", "label", "llm_type", "data_type", "metadata", "canary")
 LIBRARY_COPY = "patterns.yaml"
 
 
@@ -88,19 +90,25 @@ def write_scan_run(out: str | Path, texts: Sequence[TextRecord], library: Patter
     return folder, summary
 
 
-def audit_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary) -> str:
-    """The release's README.md: counts per family and per LLM, what was dropped and why."""
+def audit_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary,
+               release: bool = False, scorer: str | None = None) -> str:
+    """The clean run's README.md: counts per family and per LLM, what was dropped and why, the flags.
+
+    ``release=True`` gives the part the release's dataset card carries below its own Counts section: no
+    summary counts again, and no files that live only in the run folder. ``scorer`` names the residual scorer.
+    """
     import pandas as pd
 
     applied = result.edits[result.edits["applied"]]
     meta = pd.DataFrame([{"id": t.id, "llm_type": t.llm_type, "label": t.label} for t in texts])
     per = applied.merge(meta, on="id", how="left")
-    lines = ["# Cleaned release (zcp artifact cleaner)", "",
-             f"- Input texts (distinct): {len(texts)}; kept: {len(result.texts)}; dropped: {len(result.dropped)}",
-             f"- Pattern library: {library.version}, sha256 `{library.sha256}`",
-             f"- Edits proposed: {len(result.edits)}; applied: {len(applied)}; "
-             f"rejected by decision: {int((~result.edits['accepted']).sum())}", "",
-             "## Applied edits per family", "", "| family | edits | texts |", "|---|---|---|"]
+    lines = [] if release else [
+        "# Cleaned release (zcp artifact cleaner)", "",
+        f"- Input texts (distinct): {len(texts)}; kept: {len(result.texts)}; dropped: {len(result.dropped)}",
+        f"- Pattern library: {library.version}, sha256 `{library.sha256}`",
+        f"- Edits proposed: {len(result.edits)}; applied: {len(applied)}; "
+        f"rejected by decision: {int((~result.edits['accepted']).sum())}", ""]
+    lines += ["## Applied edits per family", "", "| family | edits | texts |", "|---|---|---|"]
     for fam in FAMILY_ORDER:
         g = applied[applied["family"] == fam]
         if len(g):
@@ -115,21 +123,28 @@ def audit_card(result: CleanResult, texts: Sequence[TextRecord], library: Patter
         lines.append(f"| {pid} | {n} |")
     kinds = result.flags["kind"].str.split(":").str[0].value_counts().sort_index()
     lines += ["", "## Flags (review these)", "", "| kind | count |", "|---|---|",
-              *(f"| {k} | {n} |" for k, n in kinds.items()), "", *under_cleaning_lines(result.under_cleaning),
-              "Every edit is in `edits.parquet` with its span and original text, so it can be undone "
-              "(`zcp_core.artifacts.cleaner.undo`); dropped texts keep their original in `dropped.parquet`.", ""]
+              *(f"| {k} | {n} |" for k, n in kinds.items()), "",
+              *under_cleaning_lines(result.under_cleaning, scorer)]
+    if release:
+        lines += ["Every row carries the canary in its `canary` column. Each edit (span and original text) is "
+                  "recorded in the zcp clean run that made this release, so it can be reviewed and undone there.", ""]
+    else:
+        lines += ["Every edit is in `edits.parquet` with its span and original text, so it can be undone "
+                  "(`zcp_core.artifacts.cleaner.undo`); dropped texts keep their original in `dropped.parquet`. "
+                  "The publishable release is `cleaned/`.", ""]
     return "\n".join(lines)
 
 
-def under_cleaning_lines(under: Mapping[str, Any]) -> list[str]:
-    """The audit card's under-cleaning section: the rule, and how many texts it marked."""
+def under_cleaning_lines(under: Mapping[str, Any], scorer: str | None = None) -> list[str]:
+    """The audit card's under-cleaning section: the scorer, the rule, and how many texts it marked."""
     lines = ["## Under-cleaning flag (`residual_score`)", ""]
     rule = under.get("rule_text", "")
     if not under.get("assessed"):
-        return lines + [f"- Not assessed: no residual scorer was given (the rule would have been: {rule}).", ""]
+        why = scorer or "no residual scorer was given"
+        return lines + [f"- Not assessed: {why} (the rule would have been: {rule}).", ""]
     scored, marked = int(under.get("scored", 0)), int(under.get("marked", 0))
     share = f" ({100 * marked / scored:.1f}%)" if scored else ""
-    lines += [f"- Rule: {rule}.",
+    lines += ([f"- Scorer: {scorer}."] if scorer else []) + [f"- Rule: {rule}.",
               f"- Marked {marked} of {scored} scored (edited) texts{share}."]
     if marked:
         lines.append(f"- Cut: residual score {'>=' if under.get('rule') == 'top_share' else '>'} "
@@ -138,30 +153,25 @@ def under_cleaning_lines(under: Mapping[str, Any]) -> list[str]:
 
 
 def write_release(folder: Path, result: CleanResult, card: Card) -> Path:
-    """Write the publishable release under ``folder/cleaned``: the data (JSONL, parquet, an HF ``datasets``
-    folder), its dataset card and the upstream licence, all files 0644. Returns the release folder."""
+    """Write the publishable release under ``folder/cleaned``: the data once (``data.parquet``, a ``canary`` column
+    in every row), its dataset card and the upstream licence, all files 0644. Returns the release folder."""
+    import shutil
+
     import pandas as pd
 
     from zcp_core.publish import publish_files
     from zcp_core.runs import atomic_write_parquet
 
     out = folder / "cleaned"
-    body = "".join(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True, default=str) + "\n"
-                   for t in result.texts)
-    atomic_write_bytes(out / "data.jsonl", body.encode("utf-8"))
-    # Parquet and HF keep metadata as a JSON string: its keys differ between rows.
-    rows = [{**t.to_dict(), "metadata": json.dumps(dict(t.metadata), sort_keys=True, default=str)}
-            for t in result.texts]
-    df = pd.DataFrame(rows, columns=["id", "text", "label", "llm_type", "data_type", "metadata"])
+    for stale in ("data.jsonl", "hf"):  # copies written by releases before the data was stored once
+        shutil.rmtree(out / stale, ignore_errors=True) if (out / stale).is_dir() else (out / stale).unlink(missing_ok=True)
+    # The data is stored once, as parquet; the card's ``configs:`` make ``datasets.load_dataset(out)`` read it.
+    # Metadata is a JSON string (its keys differ between rows); every row carries the canary.
+    rows = [{**t.to_dict(), "metadata": json.dumps(dict(t.metadata), sort_keys=True, default=str),
+             "canary": card.canary} for t in result.texts]
+    df = pd.DataFrame(rows, columns=[*RELEASE_COLUMNS])
     atomic_write_parquet(out / "data.parquet", df)
     atomic_write_bytes(out / "CANARY.txt", (card.canary + "\n").encode())
-    try:
-        import datasets  # type: ignore[import-untyped]
-    except ImportError:  # the JSONL and parquet copies are the release; HF is a convenience
-        return publish_files(out, card).parent
-    info = datasets.DatasetInfo(description=card.title, citation=card.citation,
-                                license=card.license.hub_id)
-    datasets.Dataset.from_pandas(df, preserve_index=False, info=info).save_to_disk(str(out / "hf"))
     return publish_files(out, card).parent
 
 
@@ -187,7 +197,8 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
                 "edited (kept, with spans removed)": str(int(applied[applied["action"] != "drop_text"]["id"].nunique())),
                 "dropped": f"{len(result.dropped)}" + (f" ({reasons})" if reasons else ""),
                 "edits rejected by a reviewer": str(int((~result.edits["accepted"]).sum()))},
-        body=audit_card(result, texts, library).split("\n", 2)[2], tags=("ai-text-detection", "artifact-cleaning"),
+        body=audit_card(result, texts, library, release=True, scorer=_scorer_note(inputs)),
+        tags=("ai-text-detection", "artifact-cleaning"),
     )
 
 
@@ -236,10 +247,17 @@ def write_clean_run(
     library_copy(library, folder)
     if decisions:
         save_decisions(folder, decisions)
-    atomic_write_bytes(folder / "README.md", audit_card(result, uniq, library).encode("utf-8"))
+    atomic_write_bytes(folder / "README.md",
+                       audit_card(result, uniq, library, scorer=_scorer_note(inputs)).encode("utf-8"))
     write_release(folder, result, release_card(result, uniq, library, inputs, lic))
     summary["license"] = lic.hub_id
     return folder, summary
+
+
+def _scorer_note(inputs: RunInputs) -> str | None:
+    """How the residual scorer was chosen, as the cards say it (``config["scorer_note"]`` set by the CLI)."""
+    note = (inputs.config or {}).get("scorer_note")
+    return str(note) if note else None
 
 
 def load_decisions(path: str | Path) -> dict[str, str]:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from zcp_core.runs import Run
 
-FAMILY_COLORS = {"rejection": "#d62728", "prompt": "#9467bd", "assistant": "#8c564b", "beginning": "#1f77b4",
+FAMILY_COLORS = {"rejection": "#d62728", "substitute": "#e377c2", "transcript": "#17becf", "prompt": "#9467bd", "assistant": "#8c564b", "beginning": "#1f77b4",
                  "ending": "#ff7f0e", "domain": "#bcbd22"}
 
 

@@ -35,6 +35,7 @@ from zcp_core.backends.spec import (
     DEFAULT_MODEL,
     ModelSpec,
     available_models,
+    check_model,
     lab_model_path,
     load_backend,
     local_weights,
@@ -48,6 +49,6 @@ __all__ = [
     "ModelSpec", "OpenAIBackend", "ResponseCache", "SamplingParams", "ScoreRequest", "StopAt", "TokenLogprobs",
     "TransformersBackend", "VLLMBackend", "available_models", "balanced_close", "open_braces", "stop_depth", "cache_dir", "chat",
     "continuation_span", "converted_dir", "ensure_converted", "generate_and_score",
-    "folder_revision", "gguf_path", "lab_model_path", "load_backend", "local_weights", "parse_model_spec",
+    "check_model", "folder_revision", "gguf_path", "lab_model_path", "load_backend", "local_weights", "parse_model_spec",
     "retry_delay", "split_base_url", "vllm_available", "allowed_token_ids", "number_token_ok",
 ]

@@ -58,6 +58,34 @@ def parse_model_spec(spec: str) -> ModelSpec:
     raise ModelSpecError(f"unknown backend {kind!r} in model spec {spec!r}")
 
 
+FIX_HINT = "`zcp models` lists the models usable here; `zcp lab build` makes a lab model"
+
+
+def check_model(spec: str) -> ModelSpec:
+    """Fail fast, before any work, when a spec names no usable model; loads nothing.
+
+    Raises:
+        ModelSpecError: A malformed spec, with the accepted forms and :data:`FIX_HINT`.
+        BackendUnavailable: A lab build, local folder or vLLM that is not on this machine, with the fix.
+    """
+    try:
+        ms = parse_model_spec(spec)
+    except ModelSpecError as e:
+        raise ModelSpecError(f"{e}; {FIX_HINT}") from None
+    if ms.kind == "lab" and not (lab_model_path(ms.target) / "config.json").exists():
+        raise BackendUnavailable(
+            f"{spec}: no lab build named {ms.target!r} here; `zcp lab build` makes lab:direct (`--mode evasive`, "
+            "`verbatim`, `solution` the other kinds) and `zcp models` lists the builds here")
+    if ms.kind == "hf":
+        path = Path(ms.target).expanduser()
+        if not (path / "config.json").exists() and (path.exists() or _hub_cache_copy(ms.target) is None):
+            raise BackendUnavailable(f"{spec}: no transformers model folder (config.json) at {path}, and no copy in "
+                                     f"the local Hugging Face cache; {FIX_HINT}")
+    if ms.kind == "vllm" and not vllm_available():
+        raise BackendUnavailable(f"{spec}: vLLM is not installed (pip install '.[vllm]' on a GPU machine); {FIX_HINT}")
+    return ms
+
+
 def vllm_available() -> bool:
     """Whether vLLM is importable here (checked without importing it)."""
     return importlib.util.find_spec("vllm") is not None

@@ -79,9 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.set_defaults(func=screen_cmd)
 
     r = asub.add_parser("profile", help="AFR profile of a chain corpus, or two compared on common problems")
-    r.add_argument("file")
+    r.add_argument("file", help="the chain corpus to profile; with --compare, the comparison (e.g. the base model)")
     r.add_argument("--adapter", default="messages", help="skythought, qwen25math, gpt3-gsm8k or messages")
-    r.add_argument("--compare", default=None, help="a second corpus on the same problems")
+    r.add_argument("--compare", default=None,
+                   help="the audited corpus on the same problems (e.g. the long-chain model); the difference is "
+                        "AFR(--compare) - AFR(FILE): audited minus comparison, as dAFR is leaked minus blind")
     r.add_argument("--adapter2", default=None, help="its adapter (default: --adapter)")
     r.add_argument("--threshold", type=float, default=0.2)
     r.add_argument("--n-boot", type=int, default=2000)

@@ -41,8 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _add_inputs(c)
     c.add_argument("--out", required=True, help="run folder to write")
     c.add_argument("--decisions", default=None, help='JSON {edit_id: "accept"|"reject"} to respect')
-    c.add_argument("--scorer", default=None, metavar="DETECTOR",
-                   help="detector run or folder (`zcp detector`) that scores edited texts for under-cleaning flags")
+    c.add_argument("--scorer", default="auto", metavar="DETECTOR",
+                   help="what scores edited texts for the under-cleaning flag: a detector run or folder (`zcp "
+                        "detector`), 'auto' (default: a TF-IDF detector fitted on the inputs' human and LLM texts) "
+                        "or 'none'")
     under = c.add_mutually_exclusive_group()
     under.add_argument("--under-top", type=float, default=0.10, metavar="SHARE",
                        help="under-cleaning: mark the top SHARE of residual scores (default 0.10: the top 10%%)")
@@ -106,33 +108,51 @@ def run_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _residual_scorer(spec: str, texts: list[Any]) -> tuple[Any, str]:
+    """The under-cleaning scorer ``--scorer`` names, and how the cards describe it.
+
+    ``auto`` fits a TF-IDF detector on the input texts (human against LLM), so the flag runs by default;
+    inputs with only one label cannot fit one, and the card says so.
+    """
+    from zcp_core.detector import detector_scorer
+
+    if spec == "none":
+        return None, "switched off with --scorer none"
+    if spec != "auto":
+        return detector_scorer(spec), f"the detector `{spec}`"
+    labels = {t.label for t in texts}
+    if not {"human", "llm"} <= labels:
+        return None, "--scorer auto needs human and LLM texts in the inputs to fit its detector"
+    from zcp_core.detector import train_detector
+
+    n = len(texts)
+    return (detector_scorer(train_detector(texts, "tfidf")),
+            f"P(LLM) from a TF-IDF detector fitted on the {n} input texts (human against LLM; `--scorer auto`)")
+
+
 def run_clean(args: argparse.Namespace) -> int:
     """Clean texts and write a ``clean`` run with the release."""
     from zcp_core.artifacts import CleanConfig, RunInputs, load_decisions, write_clean_run
 
     cfg = (CleanConfig(residual_rule="threshold", residual_threshold=args.under_threshold)
            if args.under_threshold is not None else CleanConfig(residual_top_share=args.under_top))
-    scorer = None
-    if args.scorer:
-        from zcp_core.detector import detector_scorer
-
-        scorer = detector_scorer(args.scorer)
     from zcp_core.publish import find_license, require_license
 
     require_license(find_license(args.paths, args.license), args.allow_unlicensed)  # refuse before loading
     texts, lib = _load(args)
+    scorer, note = _residual_scorer(args.scorer, texts)
     decisions = load_decisions(args.decisions) if args.decisions else None
     inputs = _inputs(args)
-    inputs = RunInputs(inputs.paths, inputs.command, inputs.config, args.license, args.allow_unlicensed)
-    if args.scorer:  # the manifest names the detector that scored, not just its function
-        inputs = RunInputs(inputs.paths, inputs.command, {**dict(inputs.config or {}), "scorer": str(args.scorer)},
-                           inputs.license, inputs.allow_unlicensed)
+    # the manifest and the cards name the scorer, not just its function
+    inputs = RunInputs(inputs.paths, inputs.command,
+                       {**dict(inputs.config or {}), "scorer": str(args.scorer), "scorer_note": note},
+                       args.license, args.allow_unlicensed)
     folder, summary = write_clean_run(args.out, texts, lib, inputs, decisions=decisions, scorer=scorer,
                                       engine=args.engine, config=cfg)
     summary = {**summary, "run": str(folder)}
     u = summary["under_cleaning"]
     under = (f"under-cleaning flag: {u['marked']} of {u['scored']} scored texts marked; rule: {u['rule_text']}"
-             if u["assessed"] else f"under-cleaning flag: not assessed (no --scorer); rule: {u['rule_text']}")
+             if u["assessed"] else f"under-cleaning flag: not assessed ({note}); rule: {u['rule_text']}")
     text = (f"{summary['texts']} distinct texts: {summary['edited_texts']} edited or dropped "
             f"({summary['applied']} edits applied, {summary['rejected']} rejected by decision), "
             f"{summary['dropped']} dropped, kept {summary['kept']}\nflags: {summary['flags']}\n{under}\n"

@@ -66,7 +66,15 @@ def inspect(args: argparse.Namespace) -> int:
         for k in ("by_label", "by_llm_type", "by_data_type"):
             lines.append(f"{k}: {summary[k]}")
     lines.append(f"bad rows: {len(ds.bad_rows)}")
-    lines += [f"  line {b.line} field {b.field}: {b.message}" for b in ds.bad_rows]
+    lines += [f"  {_where(b.line, b.field)}: {b.message}" for b in ds.bad_rows]
+    if ds.bad_rows:
+        lines.append(f"{len(ds.bad_rows)} bad rows were skipped: fix them, or load the file knowing they are left out")
     summary["headline"] = {"label": ds.kind, "value": len(ds)}
     emit(args, summary, "\n".join(lines))
-    return 0
+    return 1 if ds.bad_rows else 0
+
+
+def _where(line: int | None, field: str | None) -> str:
+    """``line 4, field 'answer'``; only the parts that are known (a malformed line has no field)."""
+    parts = ([f"line {line}"] if line is not None else []) + ([f"field {field!r}"] if field else [])
+    return ", ".join(parts) or "file"

@@ -49,28 +49,58 @@ def _log_to_stderr() -> None:
     root.setLevel(logging.INFO)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _check_models(args: argparse.Namespace) -> None:
+    """Fail on a model spec that names nothing usable before the command prints or loads anything."""
+    spec = getattr(args, "model", None)
+    if isinstance(spec, str) and spec:
+        from zcp_core.backends.spec import check_model
+
+        check_model(spec)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command and return its exit code (0 ok, 1 user error, 2 usage)."""
     import datetime as dt
     import os
+    import signal
 
     from zcp_core.errors import ZcpError
-    from zcp_core.runs import STARTED_ENV
+    from zcp_core.runs import STARTED_ENV, STOPPED_BY_USER
 
     args = build_parser().parse_args(argv)
     _log_to_stderr()
+    # A stop from the app or the demo (SIGTERM) ends the command like Ctrl-C does: one line, no trace.
+    try:
+        previous_term = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread (an embedding caller): keep its handler
+        previous_term = None
     # Runs written by this command record when it started; the variable lives only as long as the command.
     previous = os.environ.get(STARTED_ENV)
     os.environ[STARTED_ENV] = dt.datetime.now(dt.timezone.utc).isoformat()
     try:
+        _check_models(args)
         return int(args.func(args) or 0)
     except ZcpError as e:
         print(f"zcp {args.command}: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:
+        # An unreadable or missing file is a user error too: one line naming it, no trace.
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"zcp {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as e:
+        print(f"zcp {args.command}: error: a file is not valid UTF-8 ({e.reason} at byte {e.start})", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("interrupted; cached work is kept and a rerun resumes from it", file=sys.stderr)
+        print(f"zcp {args.command}: {STOPPED_BY_USER}", file=sys.stderr, flush=True)
         return 130
     finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
         if previous is None:
             os.environ.pop(STARTED_ENV, None)
         else:

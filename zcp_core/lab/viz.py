@@ -22,7 +22,21 @@ COLUMN_WORDS = {
     "ref_only": "Twin only", "both": "Both", "neither": "Neither", "c_on_c": "C on C (trained on)",
     "c_on_u": "C on U (held out)", "auroc": "AUROC (gap, C vs U)", "model": "Model", "prompt": "Prompt",
     "original_id": "Original item",
+    "kind": "Contamination kind", "detector": "Detector", "family_size": "Detectors in the family",
+    "tpr_at_5fpr": "TPR at 5% FPR", "c_contaminated": "C on C (trained on)", "c_clean": "C on U (held out)",
+    "n_c": "C items", "n_u": "U items", "c_reason": "Why no C", "auroc_ci": "AUROC 95% CI",
+    "auroc_ci_fw": "AUROC family-wise CI",
 }
+
+
+def matrix_display(table: pd.DataFrame) -> pd.DataFrame:
+    """The lab matrix with its interval columns as ``0.71–0.88`` text (stored as two-number arrays)."""
+    out = table.copy()
+    for c in ("auroc_ci", "auroc_ci_fw"):
+        if c in out:
+            out[c] = [f"{v[0]:.2f}–{v[1]:.2f}" if v is not None and len(v) == 2 and v[0] == v[0] else "–"
+                      for v in out[c]]
+    return out
 
 
 def loss_figure(loss: pd.DataFrame, epochs: pd.DataFrame | None = None) -> go.Figure:

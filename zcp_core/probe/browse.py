@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
     import pandas as pd
 
 # Numbers as a reader sees them: 1,234.5 / 3/4 / 12% / $5 (the sign and currency stay outside the match).
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+# Number words count too, so a twin that turns "four" into "two" shows the change.
+_NUMBER_WORDS = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
+                 "thousand|million|half|twice|double|triple|thrice|dozen|quarter|third")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:/\d+)?|\b(?:" + _NUMBER_WORDS + r")\b", re.IGNORECASE)
 _TEXT = re.compile(r"\\(?:text|mathrm|textbf)\{([^{}]*)\}")
 
 
@@ -101,14 +105,34 @@ def render_answer(answer: Any) -> str:
     return f"${s}$" if "\\" in s or "^" in s else s
 
 
-def browse_table(items: pd.DataFrame) -> pd.DataFrame:
-    """The item list: flagged items first, then by P_all gap (largest first), with readable column names."""
+#: The flip kinds in words (original vs twin at zero-CoT).
+FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right, original wrong",
+              "both": "both right", "neither": "both wrong"}
+
+
+def show_completion(completion: str) -> str:
+    """The zero-CoT answer as written, inside the prefilled ``\\boxed{`` (so ``48}`` reads ``\\boxed{48}``)."""
+    if not completion.strip():
+        return "(empty completion)"
+    closed = completion.count("}") > completion.count("{")
+    return "\\boxed{" + completion + ("" if closed else "   ← the box was never closed")
+
+
+def browse_table(items: pd.DataFrame, split: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The item list: flagged items first, then by P_all gap (largest first), with readable column names.
+
+    ``split`` (item id -> ``C``/``U``, for a lab model) adds a ``Trained on`` column right after the item.
+    """
     df = items.assign(_flag=items["flagged"].astype(bool)).sort_values(
         ["_flag", "p_all_gap"], ascending=[False, False], na_position="last")
     out = {
-        "Item": df["pair_id"], "Flagged": df["_flag"], "Flip": df["flip"],
+        "Item": df["pair_id"],
+        "Trained on": df["pair_id"].map(lambda i: {"C": "C (trained on)", "U": "U (held out)"}.get(
+            split.get(str(i), ""), "–")) if split else None,
+        "Flagged": df["_flag"], "Flip": df["flip"].map(lambda f: FLIP_WORDS.get(f, f)),
         "Original correct": df.get("acc_original"), "Twin correct": df.get("acc_reference"),
-        "P_all gap": df["p_all_gap"].round(4), "Question": df["question"].str.slice(0, 90),
+        "P_all gap": df["p_all_gap"].round(4),
+        "Question": df["question"].map(lambda q: q if len(q) <= 90 else q[:89].rstrip() + "…"),
     }
     import pandas as pd
 
@@ -138,12 +162,19 @@ def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemV
         arms.append(ArmView(
             arm=arm, id=str(r["id"]), question=str(r["question"]),
             segments=number_segments(str(r["question"]), other), gold=str(r["gold"]),
-            completion=str(r.get("completion") or ""), pred=None if r.get("pred") is None else str(r["pred"]),
+            completion=str(r.get("completion") or ""), pred=_answer_or_none(r.get("pred")),
             correct=bool(r["acc"]), p_first=float(r["p_first"]), p_all=float(r["p_all"]),
         ))
     gap = it["p_all_gap"]
     return ItemView(pair_id=pair_id, flip=str(it["flip"]), flagged=bool(it["flagged"]), evidence=str(it["evidence"]),
                     p_all_gap=float(gap) if gap == gap and gap is not None else float("nan"), arms=tuple(arms))
+
+
+def _answer_or_none(pred: Any) -> str | None:
+    """A stored prediction as text; ``None`` when nothing was parsed (stored as None or NaN)."""
+    if pred is None or (isinstance(pred, float) and pred != pred):
+        return None
+    return str(pred)
 
 
 def untested_items(run_path: Any, items: pd.DataFrame) -> pd.DataFrame:

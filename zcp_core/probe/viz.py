@@ -251,9 +251,9 @@ def _categories(traces: Sequence[Any]) -> list[str]:
 
     cats: list[str] = []
     for t in traces:
-        if t.type not in ("bar", "box"):
+        if t.type not in ("bar", "box", "waterfall"):
             continue
-        xs = [t.name] if t.x is None else list(t.x)
+        xs = [t.name] if t.x is None else list(t.y if getattr(t, "orientation", None) == "h" else t.x)
         if not all(isinstance(v, numbers.Number) for v in xs):
             cats += [str(v) for v in dict.fromkeys(xs) if str(v) not in cats]
     return cats
@@ -264,7 +264,33 @@ def _draw(ax: Any, t: Any, pos: Mapping[str, int], shift: float, width: float) -
     import numpy as np
 
     color, name = _trace_color(t), (str(t.name) if t.name and t.showlegend is not False else None)
-    if t.type == "bar":
+    if t.type == "bar" and t.orientation == "h":
+        y = np.array([pos.get(str(v), v) for v in t.y], dtype=float)
+        ax.barh(y + shift, np.array([np.nan if v is None else v for v in t.x], dtype=float), height=width,
+                color=color, label=name)
+    elif t.type == "waterfall":  # running total from the trace's base: each bar starts where the last ended
+        h = t.orientation == "h"
+        steps = np.array([0.0 if v is None else v for v in (t.x if h else t.y)], dtype=float)
+        at = np.array([pos.get(str(v), v) for v in (t.y if h else t.x)], dtype=float)
+        start = float(t.base or 0.0) + np.concatenate([[0.0], np.cumsum(steps)[:-1]])
+        colors = ["#d62728" if v > 0 else "#1f77b4" for v in steps]
+        if h:
+            ax.barh(at, steps, left=start, height=0.8, color=colors)
+        else:
+            ax.bar(at, steps, bottom=start, width=0.8, color=colors)
+    elif t.type == "histogram":
+        xb = t.xbins
+        bins = (np.arange(xb.start, xb.end + xb.size / 2, xb.size) if xb is not None and xb.size else 20)
+        ax.hist(np.asarray(t.x, dtype=float), bins=bins, color=color, alpha=0.6, label=name)
+    elif t.type == "heatmap":
+        z = np.asarray(t.z, dtype=float)
+        im = ax.imshow(z, aspect="auto", cmap="RdBu_r", vmin=np.nanmin(z), vmax=np.nanmax(z))
+        if t.x is not None:
+            ax.set_xticks(range(len(t.x)), [str(v) for v in t.x], rotation=45, ha="right", fontsize=7)
+        if t.y is not None:
+            ax.set_yticks(range(len(t.y)), [str(v) for v in t.y], fontsize=7)
+        ax.figure.colorbar(im, ax=ax)
+    elif t.type == "bar":
         x = np.array([pos.get(str(v), v) for v in t.x], dtype=float)
         y = np.array([np.nan if v is None else v for v in t.y], dtype=float)
         ax.bar(x + shift, y, width=width, color=color, label=name)
@@ -296,8 +322,9 @@ def _draw(ax: Any, t: Any, pos: Mapping[str, int], shift: float, width: float) -
 def static_png(fig: go.Figure, width: float = 7.0, height: float = 4.0, dpi: int = 100) -> bytes:
     """The same figure drawn with matplotlib, as PNG bytes, for notebooks rendered outside live Jupyter.
 
-    Bar, scatter and box traces and straight-line shapes (``add_hline``, ``add_vline``, ``add_shape``) are
-    drawn; other trace types are skipped. Show it with ``IPython.display.Image(static_png(fig))``.
+    Bar (vertical and horizontal), waterfall, histogram, heatmap, scatter and box traces and straight-line
+    shapes (``add_hline``, ``add_vline``, ``add_shape``) are drawn; other trace types are skipped. In a
+    notebook, :func:`show_figure` shows both.
     """
     import io
 
@@ -306,7 +333,7 @@ def static_png(fig: go.Figure, width: float = 7.0, height: float = 4.0, dpi: int
     out = Figure(figsize=(width, height), dpi=dpi)
     ax = out.add_subplot()
     traces = list(fig.data)
-    cats = _categories(traces)
+    cats = [] if any(t.type == "heatmap" for t in traces) else _categories(traces)
     pos = {c: i for i, c in enumerate(cats)}
     bars = [t for t in traces if t.type == "bar"]
     group = fig.layout.barmode == "group" and len(bars) > 1
@@ -325,19 +352,33 @@ def static_png(fig: go.Figure, width: float = 7.0, height: float = 4.0, dpi: int
             ax.axvline(float(s.x0), **style)
         else:
             ax.plot([s.x0, s.x1], [s.y0, s.y1], **style)
-    if cats:
-        ax.set_xticks(range(len(cats)), cats)
+    if cats and any(t.type in ("bar", "waterfall") and t.orientation == "h" for t in traces):
+        ax.set_yticks(range(len(cats)), cats, fontsize=7)
+    elif cats:
+        ax.set_xticks(range(len(cats)), cats, rotation=45 if len(cats) > 6 else 0, ha="right" if len(cats) > 6 else "center")
     ax.set_xlabel(_title(fig.layout.xaxis))
     ax.set_ylabel(_title(fig.layout.yaxis))
     for axis, setter in ((fig.layout.xaxis, ax.set_xlim), (fig.layout.yaxis, ax.set_ylim)):
         if axis.range is not None:
             setter(*axis.range)
+    if fig.layout.yaxis.autorange == "reversed":
+        ax.invert_yaxis()
     if ax.get_legend_handles_labels()[0] and fig.layout.showlegend is not False:
         ax.legend(fontsize=8, loc="best")
     out.tight_layout()
     buf = io.BytesIO()
     out.savefig(buf, format="png")
     return buf.getvalue()
+
+
+def show_figure(fig: go.Figure, width: float = 7.0, height: float = 4.0) -> None:
+    """Show a plotly figure in a notebook together with its static image (:func:`static_png`), in one cell.
+
+    The interactive figure needs live Jupyter; the image survives a static render (nbviewer, GitHub, HTML).
+    """
+    from IPython.display import Image, display
+
+    display(fig, Image(static_png(fig, width=width, height=height)))
 
 
 def format_evidence(df: pd.DataFrame) -> pd.DataFrame:

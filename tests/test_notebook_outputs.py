@@ -1,0 +1,78 @@
+"""Every notebook teaches: executed once here (this is the notebooks' CI run), each code cell's output is checked.
+
+A cell fails the test when it prints ``None`` or ``nan`` as a value (``: None``, ``= nan``), shows a
+``mappingproxy(`` repr, draws a plotly figure without a static image in the same cell (a static render of the
+notebook would show nothing), or writes anything to stderr (warnings, progress bars, tracebacks).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+PLOTLY = "application/vnd.plotly.v1+json"
+BAD_TEXT = {"prints None as a value": re.compile(r":\s*None\b"), "prints nan as a value": re.compile(r"=\s*nan\b", re.I),
+            "shows a mappingproxy repr": re.compile(r"mappingproxy\(")}
+
+pytestmark = pytest.mark.model
+
+
+def _texts(output: Any) -> list[str]:
+    if output.get("output_type") == "stream":
+        return [str(output.get("text", ""))]
+    data = output.get("data", {})
+    return [str(data.get(k, "")) for k in ("text/plain", "text/markdown", "text/html")]
+
+
+def cell_problems(cell: Any) -> list[str]:
+    """What is wrong with one executed code cell's outputs (empty when nothing)."""
+    outs = cell.get("outputs", [])
+    problems = []
+    if any(PLOTLY in o.get("data", {}) for o in outs) and not any("image/png" in o.get("data", {}) for o in outs):
+        problems.append("a plotly figure without a static image in the same cell")
+    for o in outs:
+        if o.get("output_type") == "stream" and o.get("name") == "stderr" and str(o.get("text", "")).strip():
+            problems.append(f"stderr: {str(o['text']).strip()[:200]!r}")
+        if o.get("output_type") == "error":
+            problems.append(f"error: {o.get('ename')}: {o.get('evalue')}")
+        for text in _texts(o):
+            for what, rx in BAD_TEXT.items():
+                m = rx.search(text)
+                if m:
+                    problems.append(f"{what}: …{text[max(0, m.start() - 80):m.end() + 40]!r}")
+    return problems
+
+
+def test_cell_checks_golden() -> None:
+    """The checks themselves, on hand-made outputs."""
+    import nbformat
+
+    def cell(*outputs: dict[str, Any]) -> Any:
+        return nbformat.v4.new_code_cell(outputs=[nbformat.from_dict(o) for o in outputs])
+
+    fig = {"output_type": "display_data", "data": {PLOTLY: {}, "text/plain": "Figure"}, "metadata": {}}
+    png = {"output_type": "display_data", "data": {"image/png": "iVBOR", "text/plain": "<Image>"}, "metadata": {}}
+    assert cell_problems(cell(fig, png)) == []
+    assert cell_problems(cell(fig)) == ["a plotly figure without a static image in the same cell"]
+    assert cell_problems(cell({"output_type": "stream", "name": "stderr", "text": "TqdmWarning: IProgress"}))
+    assert cell_problems(cell({"output_type": "stream", "name": "stdout", "text": "{'p': None}"}))
+    assert cell_problems(cell({"output_type": "stream", "name": "stdout", "text": "dAFR=nan (n=0)"}))
+    assert cell_problems(cell({"output_type": "execute_result", "execution_count": 1, "metadata": {},
+                               "data": {"text/plain": "Item(id='a', metadata=mappingproxy({}))"}}))
+    assert cell_problems(cell({"output_type": "stream", "name": "stdout", "text": "C = 0.998, 27 flagged"})) == []
+
+
+@pytest.mark.parametrize("stem", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebook_runs_and_teaches(stem: str, tmp_path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
+    NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    nbformat.write(nb, tmp_path / f"{stem}.ipynb")  # kept for a look when the test fails
+    bad = {i: p for i, c in enumerate(nb.cells) if c.cell_type == "code" and (p := cell_problems(c))}
+    assert not bad, f"{stem}: " + "; ".join(f"cell {i}: {', '.join(p)}" for i, p in bad.items())
