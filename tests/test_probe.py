@@ -109,7 +109,9 @@ def test_confidence_summary_shape_and_headline_fallback():
     assert set(out) == {"metrics", "headline"}
     assert set(out["metrics"]) == {"acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"}
     for m in ("acc", "p_first", "p_all"):
-        assert set(out["metrics"][m]) == {"n", "effect", "p", "bf10", "confidence", "direction"}
+        assert set(out["metrics"][m]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
+                                          "confidence", "bound", "direction", "reading", "ci_method",
+                                          *(("discordant",) if m == "acc" else ())}
         assert out["metrics"][m]["n"] == 30 and out["metrics"][m]["direction"] == "original>reference"
     assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]
     assert out["headline"]["metric"] == "p_all" and out["headline"]["value"] == out["metrics"]["p_all"]["confidence"]
@@ -151,6 +153,60 @@ def test_enforce_min_pairs_on_a_run_written_before_the_rule():
                                  "value": None, "reason": TOO_FEW_PAIRS}
     table = table_of_tests(_synthetic(n=12), ("acc", "p_all")).assign(n=4)
     assert enforce_min_pairs_table(table).query("metric in ['acc', 'p_all']")["confidence"].isna().all()
+
+
+def test_confidence_json_carries_the_evidence_and_effect_lies_in_its_ci():
+    out = confidence_summary(_synthetic(n=30), ("acc", "p_first", "p_all"), n_resamples=500)
+    for m in ("acc", "p_first", "p_all"):
+        v = out["metrics"][m]
+        lo, hi = v["effect_ci"]
+        assert lo <= v["effect"] <= hi and lo <= v["effect_lower"] <= v["effect"]
+        assert v["effect_size"] is not None and v["reading"] == "originals favoured"
+    acc = out["metrics"]["acc"]
+    b = sum(i % 3 != 0 and i % 5 != 0 for i in range(30))  # original right, twin wrong (see _synthetic)
+    c = sum(i % 3 == 0 and i % 5 == 0 for i in range(30))
+    assert acc["discordant"] == [b, c] and acc["effect"] == pytest.approx((b - c) / 30)
+    assert "discordant" not in out["metrics"]["p_all"]
+
+
+def test_sample_size_curve_shares_the_one_ceiling():
+    curve = sample_size_curve(_synthetic(n=30), ["p_all"], sizes=(20, 30), repeats=3)
+    # every gap positive: the Monte Carlo floor is redrawn, so C reaches the ceiling as the exact tests do
+    assert (curve["confidence_median"] == 0.999).all() and (curve["bound_share"] == 1.0).all()
+
+
+@pytest.mark.parametrize("example, reading", [("probe-lab-direct", "originals favoured"),
+                                               ("probe-smollm2-lab-items",
+                                                "twins favoured: no evidence of contamination")])
+def test_old_runs_get_the_evidence_from_their_tests_table(example, reading, capsys):
+    import argparse
+    from pathlib import Path
+
+    from zcp_core.cli.probe import confidence_cmd, register
+
+    run = Path(__file__).resolve().parent.parent / "data" / "examples" / example
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    assert confidence_cmd(parser.parse_args(["confidence", str(run), "--json"])) == 0
+    out = json.loads(capsys.readouterr().out)
+    tests = pd.read_parquet(run / "tests.parquet").set_index("metric")
+    for m in ("acc", "p_first", "p_all"):
+        v, t = out["metrics"][m], tests.loc[m]
+        assert v["n"] == t["n"] and v["effect"] == pytest.approx(t["mean_diff"]) and v["p"] == pytest.approx(t["p"])
+        lo, hi = v["effect_ci"]
+        assert lo <= v["effect"] <= hi and v["effect_lower"] <= v["effect"]
+        # the one-sided lower bound agrees with the one-sided test (p < 0.05 iff the bound is above 0)
+        assert (v["effect_lower"] > 0) == (v["p"] < 0.05)
+    acc = out["metrics"]["acc"]
+    assert acc["discordant"] == [int(tests.loc["acc", "discordant_b"]), int(tests.loc["acc", "discordant_c"])]
+    assert out["metrics"]["p_all"]["effect_size"] == pytest.approx(tests.loc["p_all", "effect"])  # d_z
+    assert out["metrics"]["acc"]["reading"] == reading
+    assert confidence_cmd(parser.parse_args(["confidence", str(run)])) == 0
+    text = capsys.readouterr().out
+    assert reading in text and "95% CI" in text
+    if example == "probe-lab-direct":  # Acc's C (1 - 2e-6) is above the one ceiling
+        assert acc["discordant"] == [27, 1] and acc["bound"] is True and acc["confidence"] == 0.999
+        assert "≥ 0.999" in text
 
 
 def test_permutation_is_the_default_and_bootstrap_an_option():
@@ -247,7 +303,9 @@ def test_run_folder_confidence_json_and_cli(zero_run, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"metrics", "headline"}
     # Three pairs are too few for a verdict: no p, BF or confidence, and the reason instead.
-    assert set(out["metrics"]["acc"]) == {"n", "effect", "p", "bf10", "confidence", "direction", "reason"}
+    assert set(out["metrics"]["acc"]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
+                                          "confidence", "bound", "direction", "reading", "ci_method", "discordant",
+                                          "reason"}
     assert out["metrics"]["acc"]["n"] == 3 and out["metrics"]["acc"]["confidence"] is None
     assert out["metrics"]["acc"]["reason"] == TOO_FEW_PAIRS == out["metrics"]["p_all"]["reason"]
     assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]

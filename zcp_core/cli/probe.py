@@ -175,35 +175,48 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def format_confidence(conf: dict[str, Any]) -> str:
-    """A metric x (n, effect, p, BF10, C, direction) table; a metric without a verdict shows why instead."""
+    """Per metric: n, effect with its 95% CI and one-sided lower bound, d_z, p, C and the direction in words.
+
+    A metric without a verdict shows why instead; C at the one ceiling prints as "≥ 0.999".
+    """
     from zcp_core.probe import enforce_min_pairs
+    from zcp_core.probe.evidence import format_confidence_value
 
     def f(x: Any, spec: str) -> str:
         return "-" if x is None else format(x, spec)
 
     conf = enforce_min_pairs(conf)
-    lines = [f"{'metric':<11} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
+    lines = [f"{'metric':<11} {'n':>5} {'effect':>8} {'95% CI':>19} {'lower':>8} {'d_z':>6} {'p':>9} {'C':>8}  "
+             "reading"]
     order = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
     for m, v in sorted(conf["metrics"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
+        ci = v.get("effect_ci") or [None, None]
+        ci_txt = "-" if None in ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+        n = "-" if v.get("n") is None else str(v["n"])
+        head = (f"{m:<11} {n:>5} {f(v.get('effect'), '+8.3f'):>8} {ci_txt:>19} {f(v.get('effect_lower'), '+8.3f'):>8} "
+                f"{f(v.get('effect_size'), '6.2f'):>6} ")
+        disc = v.get("discordant")
+        extra = f" (original only right {disc[0]}, twin only right {disc[1]})" if disc and None not in disc else ""
         if v.get("confidence") is None:
-            n = "-" if v.get("n") is None else str(v["n"])
-            lines.append(f"{m:<11} {n:>5} {f(v.get('effect'), '8.3f'):>8} {'-':>10} {'-':>10} {'-':>6}  "
-                         f"{v.get('reason') or 'not measured'}")
+            lines.append(head + f"{'-':>9} {'-':>8}  {v.get('reason') or 'not measured'}"
+                         + (f"; {v['reading']}{extra}" if v.get("reading") else ""))
         else:
-            lines.append(f"{m:<11} {v['n']:>5} {f(v['effect'], '8.3f')} {f(v['p'], '10.3g')} {f(v['bf10'], '10.3g')} "
-                         f"{v['confidence']:6.3f}  {v['direction']}")
+            lines.append(head + f"{f(v['p'], '9.3g')} {format_confidence_value(v):>8}  "
+                         f"{v.get('reading') or v.get('direction') or ''}{extra}")
+    lines.append("effect: mean original - twin (Acc: risk difference); 95% CI two-sided; lower: one-sided 95% "
+                 "bound matching the one-sided test (above 0 when p < 0.05)")
     h = conf["headline"]
     if h.get("confidence") is None:
         lines.append(f"headline: no Contamination Confidence: {h.get('reason') or 'no metric could be tested'}")
     else:
-        lines.append(f"headline: C = {h['confidence']:.3f} ({h['metric']})")
+        lines.append(f"headline: C = {format_confidence_value(h)} ({h['metric']})")
     return "\n".join(lines)
 
 
 def confidence_cmd(args: argparse.Namespace) -> int:
-    """Print each metric's n, effect, p, BF10 and C for a probe run."""
+    """Print each metric's n, effect with its interval and lower bound, d_z, p and C for a probe run."""
     from zcp_core.errors import DataError
-    from zcp_core.probe import confidence_summary, enforce_min_pairs
+    from zcp_core.probe import confidence_from_tests, confidence_summary, enforce_min_pairs
     from zcp_core.runs import load_run
 
     run = load_run(args.run)
@@ -212,6 +225,9 @@ def confidence_cmd(args: argparse.Namespace) -> int:
     stored = (run.summary.get("arms") or {}).get(args.arm)
     if stored is None and args.arm == "original":
         stored = {k: run.summary[k] for k in ("metrics", "headline") if k in run.summary}
+    if stored and not _has_evidence(stored) and args.prior is None:
+        # Runs made before the evidence fields: rebuild them from the stored tests table.
+        stored = confidence_from_tests(_table(run, "tests"), args.arm) or stored
     if args.prior is not None or not stored:
         cfg = run.manifest.get("config", {})
         # Runs written before the permutation test existed used the bootstrap: recompute them with it.
@@ -221,8 +237,22 @@ def confidence_cmd(args: argparse.Namespace) -> int:
                                     continuous_test=cfg.get("continuous_test", "bootstrap"))
     # Runs written before the minimum-sample rule may hold a confidence for too few pairs.
     out = enforce_min_pairs({"metrics": stored["metrics"], "headline": stored["headline"]})
+    for k in ("control", "did"):
+        if k in run.summary:
+            out[k] = run.summary[k]
     emit(args, out, format_confidence(out))
     return 0
+
+
+def _has_evidence(conf: dict[str, Any]) -> bool:
+    return all("effect_ci" in v for v in conf.get("metrics", {}).values())
+
+
+def _table(run: Any, name: str) -> Any:
+    try:
+        return run.table(name)
+    except Exception:  # a run without that table (older, or partial): nothing to rebuild from
+        return None
 
 
 def release_cmd(args: argparse.Namespace) -> int:
