@@ -75,6 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="licence file or id of the source data (default: its LICENSE or SOURCES.md entry)")
     r.add_argument("--allow-unlicensed", action="store_true",
                    help="release data whose source has no licence (the card says so)")
+    r.add_argument("--min-confidence", type=float, default=0.95,
+                   help="replace flagged items only when the run has a verdict (n >= 10 pairs) and its headline "
+                        "Contamination Confidence is at least this (default %(default)s); otherwise the benchmark is "
+                        "written unchanged and the card says why")
     add_common(r)
     r.set_defaults(func=release_cmd)
 
@@ -259,9 +263,15 @@ def release_cmd(args: argparse.Namespace) -> int:
     """Write a refreshed benchmark from a probe run."""
     from zcp_core.probe import release
 
-    res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed)
+    res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed,
+                  min_confidence=args.min_confidence)
     summary = res.to_dict()
+    v = res.verdict
     text = (f"release written to {res.path}: {res.n_items} items, {len(res.replaced)} replaced by verified twins, "
-            f"{len(res.kept)} flagged but kept (no verified twin)\ncanary: {res.canary}")
+            f"{len(res.kept)} flagged but kept\ncanary: {res.canary}")
+    if v is not None:
+        text += (f"\n{v.not_replaced or 'replaced: the verdict reaches --min-confidence'}"
+                 f"\nflags chance alone gives (twin only right, c): {v.c}; estimated memorised items (b - c): "
+                 f"{v.memorised_text}")
     emit(args, summary, text)
     return 0
