@@ -51,10 +51,10 @@ def sign_flip_lower(d: Any, alpha: float, p_of: Any) -> float:
     lo, hi = float(d.min()), float(d.mean())
     if d.size == 0:
         return -math.inf
+    if hi <= lo:  # every difference equal (up to rounding): that value, when n pairs can reject below it
+        return hi if float(p_of(np.ones((1, d.size)))[0]) <= alpha else -math.inf
     if float(p_of((d - lo)[None, :])[0]) > alpha:
         return -math.inf
-    if hi <= lo:  # every difference equal (up to rounding): the bound is that value
-        return hi
     for _ in range(_ROUNDS):
         grid = np.linspace(lo, hi, _GRID)
         p = np.asarray(p_of(d[None, :] - grid[:, None]), dtype=float)

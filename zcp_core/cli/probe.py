@@ -57,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pairs; holds its size at every n) or the paired bootstrap (anti-conservative at small n)")
     p.add_argument("--n-resamples", type=int, default=10_000,
                    help="random sign vectors (permutation, above 16 pairs) or bootstrap resamples")
+    p.add_argument("--control", default=None, metavar="SPEC",
+                   help="a control model (a model spec, e.g. the audited model's base) probed on the same pairs: "
+                        "the audited gap (original - twin) is also tested against the control's gap, per item "
+                        "(sign-flip test on log P_all, log P_first and Acc), and reported relative to the control. "
+                        "A control that is itself contaminated on these items hides contamination; the comparison "
+                        "assumes models of similar strength (a warning says when their twin means differ by more "
+                        "than 2x)")
     add_model(p)
     add_common(p)
     p.set_defaults(func=probe_cmd)
@@ -137,8 +144,14 @@ def probe_cmd(args: argparse.Namespace) -> int:
     log(f"probing {len(original)} originals, {len(reference)} twins"
         + (f", {len(para)} paraphrases" if para else "") + f" on {args.model}; CoT generated: {config.needs_cot}")
     backend = backend_from_args(args)
+    control = None
+    if getattr(args, "control", None):
+        from zcp_core.probe.control import Control
+
+        log(f"control model {args.control}: the same pairs are probed again, relative to the control")
+        control = Control(backend_from_args(args, args.control), args.control)
     res = run_probe(backend, original, reference, config, paraphrased=para, out=out, model_spec=args.model,
-                    dataset_paths=paths)
+                    dataset_paths=paths, control=control)
     if notes and res.run_path:
         res.summary.update(notes)
         run = load_run(res.run_path)
@@ -171,6 +184,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary.get("continuous_test"):
         lines.append(f"tests: exact McNemar (acc, con), {summary['continuous_test']} (the logit metrics); "
                      f"no verdict below {summary.get('min_pairs', 10)} pairs")
+    if summary.get("did"):
+        from zcp_core.probe.control import format_did
+
+        lines.append(format_did(summary["did"], summary.get("control") or {}))
     gt = summary.get("generated_tokens")
     if gt:
         lines.append("generated tokens: " + ", ".join(f"{a} answer {v['answer']} + CoT {v['cot']}"
@@ -241,10 +258,13 @@ def confidence_cmd(args: argparse.Namespace) -> int:
                                     continuous_test=cfg.get("continuous_test", "bootstrap"))
     # Runs written before the minimum-sample rule may hold a confidence for too few pairs.
     out = enforce_min_pairs({"metrics": stored["metrics"], "headline": stored["headline"]})
-    for k in ("control", "did"):
-        if k in run.summary:
-            out[k] = run.summary[k]
-    emit(args, out, format_confidence(out))
+    text = format_confidence(out)
+    if run.summary.get("did"):
+        from zcp_core.probe.control import format_did
+
+        out["control"], out["did"] = run.summary.get("control") or {}, run.summary["did"]
+        text += "\n" + format_did(out["did"], out["control"])
+    emit(args, out, text)
     return 0
 
 
