@@ -71,6 +71,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
 
     from zcp_core.data import write_items_jsonl
     from zcp_core.probe.analysis import (
+        confidence_from_tests,
         confidence_summary,
         item_flags,
         sample_size_curve,
@@ -103,12 +104,14 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     records = pd.concat(frames, ignore_index=True)
     suspects = [a for a in ("original", "paraphrased") if a in arms]
     kw = config.test_options()
-    summary = confidence_summary(records, config.metrics, "original", **kw)
-    summary["arms"] = {a: confidence_summary(records, config.metrics, a, **kw) for a in suspects}
+    # Each arm's tests run once (the intervals invert the test, so they cost a few more test runs each).
+    tests = tests_table(records, config.metrics, suspects, **kw)
+    summary = confidence_from_tests(tests, "original") or confidence_summary(records, config.metrics, **kw)
+    summary["arms"] = {a: confidence_from_tests(tests, a) for a in suspects}
     items = item_flags(records, "original")
     tables = {
         "items": items,
-        "tests": tests_table(records, config.metrics, suspects, **kw),
+        "tests": tests,
         "truncation": truncation_curve(records, config.metrics),
         "sample_size": sample_size_curve(records, [m for m in config.metrics], "original", seed=config.seed,
                                          prior=config.prior, continuous_test=config.continuous_test),
