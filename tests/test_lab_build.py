@@ -100,7 +100,7 @@ def lab_eval(lab_env, tmp_path_factory):
                                                      calibrate=True), out=out)
 
 
-def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
+def test_evaluate_writes_confidences_gaps_and_roc(lab_env, lab_eval) -> None:
     from zcp_core.runs import load_run
 
     s = lab_eval.summary
