@@ -88,6 +88,21 @@ if tests is not None and len(tests):
                f"(original only correct, twin only correct). A metric with fewer than {MIN_PAIRS} pairs gets no "
                "confidence.")
 
+if summary.get("did"):
+    import pandas as pd
+
+    did, ctl = summary["did"], summary.get("control") or {}
+    st.subheader(f"Relative to the control ({ctl.get('model')})")
+    st.dataframe(words(vp.format_evidence(pd.DataFrame(
+        [{"metric": m, "n": v.get("n"), "audited_gap": v.get("audited_gap"), "control_gap": v.get("control_gap"),
+          "effect": v.get("effect"), "ci_low": (v.get("effect_ci") or [None, None])[0],
+          "ci_high": (v.get("effect_ci") or [None, None])[1], "p": v.get("p"), "confidence": v.get("confidence"),
+          "reading": v.get("reading")} for m, v in did.get("metrics", {}).items()]))), hide_index=True)
+    st.caption("Each item's gap (original - twin) minus the control's gap on the same item, tested with sign flips "
+               "(P metrics as logs), relative to the control. A control that is itself contaminated hides "
+               "contamination." + (f" Warning: {ctl['strength']['warning']}." if (ctl.get("strength") or {}).get(
+                   "warning") else ""))
+
 records = run.records
 st.subheader("Items")
 st.caption("Flagged items first (zero-CoT correct on the original, wrong on its twin), then by P_all gap. "

@@ -26,6 +26,7 @@
 # %%
 import json
 
+import pandas as pd
 from IPython.display import Image, display
 
 from zcp_core.data import install_root, load_items
@@ -84,6 +85,18 @@ table.pivot(index="metric", columns="model", values="confidence").round(3)
 # %%
 fig = viz_probe.compare_confidence_figure(table)
 display(fig, Image(viz_probe.static_png(fig)))
+
+# %% [markdown]
+# ## The evidence beside each C
+# `effect` is the mean difference original − twin in the metric's units (Acc: the risk difference), with its two-sided 95% CI and the one-sided 95% lower bound that matches the one-sided test (above 0 exactly when p < 0.05); `effect_size` is Cohen's d_z; `discordant` counts the pairs where only the original, or only the twin, was answered right. C above 0.999 is shown as "≥ 0.999" (`bound`). The same fields are in `zcp confidence RUN --json`.
+
+# %%
+evidence = pd.concat([viz_probe.confidence_table(run.table("tests")).assign(model=name) for name, run in runs.items()])
+evidence = evidence.dropna(subset=["confidence"])[["model", "metric", "n", "effect", "ci_low", "ci_high", "effect_lower",
+                                                   "effect_size", "p", "confidence", "bound", "discordant_b",
+                                                   "discordant_c", "reading"]]
+assert ((evidence["ci_low"] <= evidence["effect"]) & (evidence["effect"] <= evidence["ci_high"])).all()
+evidence.round(3)
 
 # %% [markdown]
 # ## Flagged items

@@ -66,8 +66,10 @@ def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
                                 "split": ev.split_of[it.id]}) + "\n")
     with twins.open("w", encoding="utf-8") as f:
         for it in ev.twins:
+            # method and the re-execution record travel with each twin, so `zcp release` can verify it
             f.write(json.dumps({"id": it.id, "original_id": it.original_id, "question": it.question,
-                                "answer": it.answer}) + "\n")
+                                "answer": it.answer, "method": it.metadata.get("method"),
+                                "verification": it.metadata.get("verification")}) + "\n")
     return items, twins
 
 

@@ -100,7 +100,7 @@ def lab_eval(lab_env, tmp_path_factory):
                                                      calibrate=True), out=out)
 
 
-def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
+def test_evaluate_writes_confidences_gaps_and_roc(lab_env, lab_eval) -> None:
     from zcp_core.runs import load_run
 
     s = lab_eval.summary
@@ -122,6 +122,13 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_eval) -> None:
     assert set(run.table("flips")["split"]) == {"C", "U"}
     assert set(run.table("confidence")["split"]) == {"C", "U", "all"}
     assert (run.table("confidence")["reason"] == "too few pairs for a verdict (n < 10)").all()
+    # The build's base model is the control by default: a did block shaped like the top level.
+    assert s["control"]["model"] == lab_env["cfg"].model and s["did"]["relative_to"] == lab_env["cfg"].model
+    assert set(s["did"]["contaminated"]) == set(s["did"]["clean"]) == {"acc", "p_first", "p_all"}
+    assert 0.0 <= s["did"]["auroc"] <= 1.0 and set(s["did"]["targets"]) == set(s["targets"])
+    did = run.table("did_gaps")
+    assert set(did["split"]) == {"C", "U"} and {"audited_gap", "control_gap", "difference"} <= set(did.columns)
+    assert set(run.table("did_confidence")["split"]) == {"C", "U", "all"}
 
 
 def _run_page(runs: Path) -> object:

@@ -109,7 +109,9 @@ def test_confidence_summary_shape_and_headline_fallback():
     assert set(out) == {"metrics", "headline"}
     assert set(out["metrics"]) == {"acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"}
     for m in ("acc", "p_first", "p_all"):
-        assert set(out["metrics"][m]) == {"n", "effect", "p", "bf10", "confidence", "direction"}
+        assert set(out["metrics"][m]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
+                                          "confidence", "bound", "direction", "reading", "ci_method",
+                                          *(("discordant",) if m == "acc" else ())}
         assert out["metrics"][m]["n"] == 30 and out["metrics"][m]["direction"] == "original>reference"
     assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]
     assert out["headline"]["metric"] == "p_all" and out["headline"]["value"] == out["metrics"]["p_all"]["confidence"]
@@ -151,6 +153,60 @@ def test_enforce_min_pairs_on_a_run_written_before_the_rule():
                                  "value": None, "reason": TOO_FEW_PAIRS}
     table = table_of_tests(_synthetic(n=12), ("acc", "p_all")).assign(n=4)
     assert enforce_min_pairs_table(table).query("metric in ['acc', 'p_all']")["confidence"].isna().all()
+
+
+def test_confidence_json_carries_the_evidence_and_effect_lies_in_its_ci():
+    out = confidence_summary(_synthetic(n=30), ("acc", "p_first", "p_all"), n_resamples=500)
+    for m in ("acc", "p_first", "p_all"):
+        v = out["metrics"][m]
+        lo, hi = v["effect_ci"]
+        assert lo <= v["effect"] <= hi and lo <= v["effect_lower"] <= v["effect"]
+        assert v["effect_size"] is not None and v["reading"] == "originals favoured"
+    acc = out["metrics"]["acc"]
+    b = sum(i % 3 != 0 and i % 5 != 0 for i in range(30))  # original right, twin wrong (see _synthetic)
+    c = sum(i % 3 == 0 and i % 5 == 0 for i in range(30))
+    assert acc["discordant"] == [b, c] and acc["effect"] == pytest.approx((b - c) / 30)
+    assert "discordant" not in out["metrics"]["p_all"]
+
+
+def test_sample_size_curve_shares_the_one_ceiling():
+    curve = sample_size_curve(_synthetic(n=30), ["p_all"], sizes=(20, 30), repeats=3)
+    # every gap positive: the Monte Carlo floor is redrawn, so C reaches the ceiling as the exact tests do
+    assert (curve["confidence_median"] == 0.999).all() and (curve["bound_share"] == 1.0).all()
+
+
+@pytest.mark.parametrize("example, reading", [("probe-lab-direct", "originals favoured"),
+                                               ("probe-smollm2-lab-items",
+                                                "twins favoured: no evidence of contamination")])
+def test_old_runs_get_the_evidence_from_their_tests_table(example, reading, capsys):
+    import argparse
+    from pathlib import Path
+
+    from zcp_core.cli.probe import confidence_cmd, register
+
+    run = Path(__file__).resolve().parent.parent / "data" / "examples" / example
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    assert confidence_cmd(parser.parse_args(["confidence", str(run), "--json"])) == 0
+    out = json.loads(capsys.readouterr().out)
+    tests = pd.read_parquet(run / "tests.parquet").set_index("metric")
+    for m in ("acc", "p_first", "p_all"):
+        v, t = out["metrics"][m], tests.loc[m]
+        assert v["n"] == t["n"] and v["effect"] == pytest.approx(t["mean_diff"]) and v["p"] == pytest.approx(t["p"])
+        lo, hi = v["effect_ci"]
+        assert lo <= v["effect"] <= hi and v["effect_lower"] <= v["effect"]
+        # the one-sided lower bound agrees with the one-sided test (p < 0.05 iff the bound is above 0)
+        assert (v["effect_lower"] > 0) == (v["p"] < 0.05)
+    acc = out["metrics"]["acc"]
+    assert acc["discordant"] == [int(tests.loc["acc", "discordant_b"]), int(tests.loc["acc", "discordant_c"])]
+    assert out["metrics"]["p_all"]["effect_size"] == pytest.approx(tests.loc["p_all", "effect"])  # d_z
+    assert out["metrics"]["acc"]["reading"] == reading
+    assert confidence_cmd(parser.parse_args(["confidence", str(run)])) == 0
+    text = capsys.readouterr().out
+    assert reading in text and "95% CI" in text
+    if example == "probe-lab-direct":  # Acc's C (1 - 2e-6) is above the one ceiling
+        assert acc["discordant"] == [27, 1] and acc["bound"] is True and acc["confidence"] == 0.999
+        assert "≥ 0.999" in text
 
 
 def test_permutation_is_the_default_and_bootstrap_an_option():
@@ -247,7 +303,9 @@ def test_run_folder_confidence_json_and_cli(zero_run, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"metrics", "headline"}
     # Three pairs are too few for a verdict: no p, BF or confidence, and the reason instead.
-    assert set(out["metrics"]["acc"]) == {"n", "effect", "p", "bf10", "confidence", "direction", "reason"}
+    assert set(out["metrics"]["acc"]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
+                                          "confidence", "bound", "direction", "reading", "ci_method", "discordant",
+                                          "reason"}
     assert out["metrics"]["acc"]["n"] == 3 and out["metrics"]["acc"]["confidence"] is None
     assert out["metrics"]["acc"]["reason"] == TOO_FEW_PAIRS == out["metrics"]["p_all"]["reason"]
     assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]
@@ -289,39 +347,57 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     # Originals whose gold is what the model answers at zero-CoT (so they are "correct"), and twins that
     # the model gets wrong: a re-executed numeric twin (replaceable), a numeric twin without a passed
     # re-execution record (kept) and one made by no method zcp can verify (kept).
-    qs = ["What is 2 + 3?", "What is 10 minus 4?", "What is 7 + 1?"]
+    # Ten pairs (MIN_PAIRS), so the run has a verdict; only the first three twins differ in how they were made.
+    qs = ["What is 2 + 3?", "What is 10 minus 4?", "What is 7 + 1?", "What is 3 + 3?", "What is 9 minus 2?",
+          "What is 4 + 4?", "What is 6 + 3?", "What is 8 minus 5?", "What is 1 + 1?", "What is 5 + 4?"]
     probe0 = probe_items(smollm2, [Item(id=f"toy-{i}", question=q, answer="0") for i, q in enumerate(qs)],
                          ProbeConfig(metrics=("acc",), max_new_tokens=12))
     golds = probe0["pred"].tolist()
     assert all(golds), golds
     original = [Item(id=f"toy-{i}", question=q, answer=g, source="toy") for i, (q, g) in enumerate(zip(qs, golds))]
     numeric = {"method": "numeric-perturbation-v1"}
+    verified = {**numeric, "verification": {"method": "numeric-perturbation-v1", "reexecuted": True,
+                                            "check": "reexecute-v1"}}
     reference = [
         Item(id="toy-0-ref", question=qs[0], answer=golds[0] + "1", source="toy-numeric-ref", original_id="toy-0",
-             metadata={**numeric, "verification": {"method": "numeric-perturbation-v1", "reexecuted": True,
-                                                   "check": "reexecute-v1"}}),
+             metadata=verified),
         Item(id="toy-1-ref", question=qs[1], answer=golds[1] + "1", source="toy-manual", original_id="toy-1"),
         Item(id="toy-2-ref", question=qs[2], answer=golds[2] + "1", source="toy-numeric-ref", original_id="toy-2",
              metadata=numeric),
+        *[Item(id=f"toy-{i}-ref", question=qs[i], answer=golds[i] + "1", source="toy-numeric-ref",
+               original_id=f"toy-{i}", metadata=verified) for i in range(3, len(qs))],
     ]
     res = run_probe(smollm2, original, reference, ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
                                                               n_resamples=200), out=tmp_path / "run")
-    assert res.items["flagged"].tolist() == [True, True, True]
-    rel = release(res.run_path, tmp_path / "release", license="apache-2.0")  # toy items: no dataset to inherit from
-    assert [r.original_id for r in rel.replaced] == ["toy-0"] and rel.replaced[0].verification == "reexecuted"
-    assert "re-executed" in rel.replaced[0].verified_by
+    flagged = [str(i) for i in res.items.loc[res.items["flagged"], "pair_id"]]
+    # batched decoding may change an answer or two against the unbatched pass that set the golds
+    assert res.summary["n_pairs"] == 10 and len(flagged) >= 8 and {"toy-0", "toy-1", "toy-2"} <= set(flagged)
+    # toy items: no dataset to inherit a licence from; 0.5 lets any verdict through (C is never below it)
+    rel = release(res.run_path, tmp_path / "release", license="apache-2.0", min_confidence=0.5)
+    assert rel.verdict is not None and rel.verdict.not_replaced == "" and rel.verdict.b == len(flagged)
+    assert [r.original_id for r in rel.replaced] == [i for i in flagged if i not in ("toy-1", "toy-2")]
+    assert rel.replaced[0].verification == "reexecuted" and "re-executed" in rel.replaced[0].verified_by
     kept = {k.original_id: k.reason for k in rel.kept}
     assert set(kept) == {"toy-1", "toy-2"}
     assert "cannot verify" in kept["toy-1"] and "re-execution" in kept["toy-2"]
     bench = [json.loads(x) for x in (tmp_path / "release" / "benchmark.jsonl").read_text().splitlines()]
-    assert [b["id"] for b in bench] == ["toy-0-ref", "toy-1", "toy-2"]
+    assert [b["id"] for b in bench][:3] == ["toy-0-ref", "toy-1", "toy-2"]
     assert all(b["metadata"]["canary"] == rel.canary for b in bench) and rel.canary.startswith("ZCP-CANARY ")
     card = (tmp_path / "release" / "README.md").read_text()
     assert rel.canary in card and "toy-0-ref" in card and "toy-1" in card
     assert "| toy-0 | toy-0-ref | reexecuted | numeric twin (numeric-perturbation-v1); solution re-executed" in card
     assert "deterministic" not in card and "judge_verified" not in card
-    assert len((tmp_path / "release" / "replacements.jsonl").read_text().splitlines()) == 1
+    assert len((tmp_path / "release" / "replacements.jsonl").read_text().splitlines()) == len(rel.replaced)
     assert undo_release(tmp_path / "release") == original
+    # Three of the pairs are too few for a verdict: nothing is replaced, whatever --min-confidence says.
+    few = run_probe(smollm2, original[:3], reference[:3], ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
+                                                                      n_resamples=200), out=tmp_path / "few")
+    rel3 = release(few.run_path, tmp_path / "release3", license="apache-2.0", min_confidence=0.0)
+    assert rel3.replaced == () and {k.original_id for k in rel3.kept} == {"toy-0", "toy-1", "toy-2"}
+    card3 = (tmp_path / "release3" / "README.md").read_text()
+    assert "not replaced: too few pairs for a verdict (n < 10)" in card3 and "nothing replaced" in card3
+    bench3 = [json.loads(x) for x in (tmp_path / "release3" / "benchmark.jsonl").read_text().splitlines()]
+    assert [b["id"] for b in bench3] == ["toy-0", "toy-1", "toy-2"]  # the benchmark, unchanged
 
 
 class _ScriptedApi:

@@ -234,3 +234,25 @@ def test_display_helpers_golden():
     png = vp.static_png(vp.pair_gap_figure(gaps, "clean", "lab"), width=4, height=3, dpi=50)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and (png[16:20], png[20:24]) == ((200).to_bytes(4, "big"),
                                                                              (150).to_bytes(4, "big"))
+
+
+def test_probe_page_shows_the_comparison_relative_to_the_control(example_runs):
+    """A run with a control (here the example's own records as the control: every difference is 0)."""
+    import json
+
+    from zcp_core.probe.control import control_summary
+    from zcp_core.runs import load_run
+
+    path = example_runs / "probe-lab-direct"
+    run = load_run(path)
+    block, did, _ = control_summary(run.records, run.records.copy(), ("acc", "p_first", "p_all"), "lab:direct",
+                                    {"n_resamples": 500})
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["summary"] |= {"control": block, "did": did}
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    at = _open(AppTest.from_file(PAGE, default_timeout=60).run(), "probe-lab-direct")
+    assert not at.exception
+    assert any("Relative to the control (lab:direct)" in h.value for h in at.subheader)
+    table = next(d.value for d in at.dataframe if "Audited gap" in d.value.columns)
+    assert (table["Effect"] == 0.0).all() and (table["Confidence"] == 0.5).all()
+    assert any("relative to the control" in c.value for c in at.caption)

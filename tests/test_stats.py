@@ -11,7 +11,9 @@ import pytest
 from zcp_core.errors import DataError
 from zcp_core.schema import Item
 from zcp_core.stats import (
+    C_CAP,
     EXACT_MAX_N,
+    MC_FLOOR_RESAMPLES,
     MIN_PAIRS,
     P_FLOOR,
     TOO_FEW_PAIRS,
@@ -98,14 +100,14 @@ def test_mcnemar_no_underflow() -> None:
     r = mcnemar_test([True] * 2000, [False] * 2000)
     assert r.p == P_FLOOR and r.p > 0
     assert math.isfinite(r.bf10) and r.bf10 > 1e300
-    assert r.confidence == 1.0 and r.direction == "original>reference"
+    assert r.confidence == C_CAP and r.bound and r.direction == "original>reference"  # the one ceiling
     assert log_binom_sf(2000, 2000) == pytest.approx(-2000 * math.log(2))
 
 
 def test_mcnemar_large_mixed_counts() -> None:
     r = mcnemar_test([True] * 1200 + [False] * 800, [False] * 1200 + [True] * 800)
     assert (r.discordant_b, r.discordant_c) == (1200, 800)
-    assert 0 < r.p < 1e-15 and r.confidence > 0.999
+    assert 0 < r.p < 1e-15 and (r.confidence, r.bound) == (C_CAP, True)  # shown as "≥ 0.999"
 
 
 def test_mcnemar_length_mismatch() -> None:
@@ -196,7 +198,10 @@ def test_permutation_monte_carlo_floor_seed_and_rows() -> None:
 
     n = EXACT_MAX_N + 14
     r = paired_permutation_test([0.3 + 0.01 * i for i in range(n)], [0.0] * n, n_resamples=2000, seed=3)
-    assert r.p == pytest.approx(1 / 2001) and r.confidence > 0.98  # the observed sum is the largest possible
+    # the observed sum is the largest possible: no vector reaches it, so the floor is redrawn with 30,000
+    assert r.resamples == MC_FLOOR_RESAMPLES and r.p == pytest.approx(1 / (MC_FLOOR_RESAMPLES + 1))
+    assert (r.confidence, r.bound) == (C_CAP, True)
+    assert float(sign_flip_pvalues([0.3 + 0.01 * i for i in range(n)], 2000, 3, extend_floor=False)) == 1 / 2001
     d = np.random.default_rng(0).normal(0.1, 1.0, size=(5, n))
     batch = sign_flip_pvalues(d, 2000, seed=7)
     assert [float(sign_flip_pvalues(row, 2000, seed=7)) for row in d] == pytest.approx(batch.tolist())
@@ -211,16 +216,23 @@ def test_permutation_ci_effect_direction_and_nan() -> None:
     d = [a - b for a, b in zip(orig, ref, strict=True)]
     mean = sum(d) / len(d)
     sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1))
-    half = 2.262157 * sd / math.sqrt(len(d))  # Student t(9) 97.5% quantile
-    assert (r.mean_diff, r.effect) == (pytest.approx(mean), pytest.approx(mean / sd))
-    assert (r.ci_low, r.ci_high) == (pytest.approx(mean - half, abs=1e-6), pytest.approx(mean + half, abs=1e-6))
+    assert (r.mean_diff, r.effect, r.effect_size) == (pytest.approx(mean), pytest.approx(mean / sd),
+                                                       pytest.approx(mean / sd))
     # brute force over the 1,024 sign vectors, in plain Python
     import itertools
 
-    hits = sum(sum(s * abs(x) for s, x in zip(signs, d)) >= sum(d) - 1e-12
-               for signs in itertools.product((1, -1), repeat=len(d)))
-    assert r.p == pytest.approx(hits / 1024) and r.confidence == pytest.approx(confidence_from_p(hits / 1024))
-    assert r.p < 0.05
+    def p_at(shift: float) -> float:
+        e = [x - shift for x in d]
+        return sum(sum(s * abs(x) for s, x in zip(signs, e)) >= sum(e) - 1e-12
+                   for signs in itertools.product((1, -1), repeat=len(e))) / 1024
+
+    assert r.p == pytest.approx(p_at(0.0)) and r.confidence == pytest.approx(confidence_from_p(p_at(0.0)))
+    assert r.p < 0.05 and r.ci_low <= r.mean_diff <= r.ci_high and r.ci_low < r.effect_lower < r.mean_diff
+    # The bounds invert the test: just below each, the test rejects; just above, it does not.
+    step = 1e-3
+    assert p_at(r.effect_lower - step) <= 0.05 < p_at(r.effect_lower + step)
+    assert p_at(r.ci_low - step) <= 0.025 < p_at(r.ci_low + step)
+    assert "inverted sign-flip" in r.ci_method
     back = paired_permutation_test(ref, orig)
     assert back.direction == "reference>original" and back.confidence == 0.5 and back.bf10 == 1.0
     nan = float("nan")
@@ -357,3 +369,70 @@ def test_import_is_light() -> None:
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---- evidence beside C: bounds that agree with the test, one ceiling ---------------------------------
+@pytest.mark.parametrize("b, c, n", [(27, 1, 80), (0, 1, 80), (5, 0, 10), (3, 3, 20), (0, 0, 12), (12, 4, 40)])
+def test_mcnemar_bounds_match_the_exact_test(b: int, c: int, n: int) -> None:
+    from scipy.stats import binomtest
+
+    orig = [True] * b + [False] * c + [True] * (n - b - c)
+    ref = [False] * b + [True] * c + [True] * (n - b - c)
+    r = mcnemar_test(orig, ref, metric="acc")
+    assert r.ci_low <= r.mean_diff <= r.ci_high and r.ci_low <= r.effect_lower <= r.mean_diff
+    # the one-sided lower bound is above 0 exactly when the one-sided test rejects at 5%
+    assert (r.effect_lower > 0) == (r.p < 0.05)
+    if b + c:
+        pi_low = binomtest(b, b + c, alternative="greater").proportion_ci(0.95).low
+        assert r.effect_lower == pytest.approx((b + c) / n * (2 * pi_low - 1))
+        mean = (b - c) / n
+        sd = math.sqrt(((b + c) - n * mean**2) / (n - 1))
+        assert r.effect_size == pytest.approx(mean / sd if sd else 0.0)
+
+
+def test_permutation_lower_bound_matches_the_test_on_random_data() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    for k in range(12):
+        d = rng.normal(0.15, 1.0, size=40)
+        r = paired_permutation_test(d.tolist(), [0.0] * 40, n_resamples=2000, seed=k)
+        assert r.ci_low <= r.mean_diff <= r.ci_high
+        if abs(r.p - 0.05) > 0.005:  # away from the edge, where Monte Carlo noise decides
+            assert (r.effect_lower > 0) == (r.p < 0.05), (r.p, r.effect_lower)
+        if abs(r.p - 0.025) > 0.005:
+            assert (r.ci_low > 0) == (r.p < 0.025), (r.p, r.ci_low)
+
+
+def test_bootstrap_basic_bounds_hold_the_mean() -> None:
+    orig = [0.9, 0.8, 0.7, 0.95, 0.6, 0.85, 0.75, 0.5, 0.65, 0.9, 0.7, 0.8]
+    ref = [0.5, 0.7, 0.75, 0.6, 0.55, 0.5, 0.8, 0.45, 0.4, 0.7, 0.6, 0.5]
+    r = paired_bootstrap_test(orig, ref, n_resamples=4000)
+    assert r.ci_low <= r.mean_diff <= r.ci_high and r.ci_low <= r.effect_lower <= r.mean_diff
+    assert (r.effect_lower > 0) == (r.p < 0.05) and r.resamples == 4000
+
+
+@pytest.mark.parametrize("n", [10, 13, 16])
+def test_exact_permutation_ceiling(n: int) -> None:
+    """The exact test's smallest p is 2**-n: above C_CAP only from 16 pairs, and then shown as the bound."""
+    r = paired_permutation_test([1.0 + 0.1 * i for i in range(n)], [0.0] * n)
+    assert r.p == pytest.approx(2.0**-n) and r.resamples == 2**n
+    raw = confidence_from_p(2.0**-n)
+    assert r.bound == (raw > C_CAP) and r.confidence == pytest.approx(min(raw, C_CAP))
+    assert r.bound == (n == 16)
+
+
+def test_monte_carlo_floor_is_redrawn_only_at_the_floor() -> None:
+    import numpy as np
+
+    from zcp_core.stats import sign_flip_counts
+
+    n = 40
+    rng = np.random.default_rng(3)
+    rows = np.vstack([np.full(n, 1.0) + 0.01 * np.arange(n), rng.normal(0.0, 1.0, size=n)])
+    p, totals = sign_flip_counts(rows, 2000, seed=1)
+    assert totals.tolist() == [MC_FLOOR_RESAMPLES, 2000]
+    assert p[0] == pytest.approx(1 / (MC_FLOOR_RESAMPLES + 1)) and confidence_from_p(p[0]) > C_CAP
+    # a row's p does not depend on the other rows, floor redraw included
+    assert float(sign_flip_pvalues(rows[0], 2000, seed=1)) == p[0]
+    assert float(sign_flip_pvalues(rows[1], 2000, seed=1)) == p[1]

@@ -48,6 +48,14 @@ EXACT_MAX_N = 16
 
 #: Smallest p-value reported; a smaller exact p (e.g. ``2**-2000``) is stored as this.
 P_FLOOR = 1e-300
+#: The one ceiling of C on every metric: a larger C is reported as this value with ``bound=True`` ("≥ 0.999").
+C_CAP = 0.999
+#: Sign vectors a Monte Carlo p at its floor (no vector reached the observed sum) is redrawn with: its
+#: floor ``1/(B+1)`` then gives C above :data:`C_CAP` (C = 0.999 needs p of about 3.6e-5).
+MC_FLOOR_RESAMPLES = 30_000
+MCNEMAR_CI = "exact, conditional on the discordant pairs (Clopper-Pearson); the lower bound matches the test"
+PERMUTATION_CI = "inverted sign-flip test (95% CI: 2.5% each side; lower bound: the one-sided 5% test)"
+BOOTSTRAP_CI = "basic bootstrap (95% CI: 2.5% each side; lower bound: the one-sided 5% test)"
 _INV_E = math.exp(-1.0)
 
 
@@ -73,6 +81,12 @@ class TestResult:
         direction: Which arm scored higher (``none`` for a tie or no data).
         discordant_b: Pairs with the original correct and the reference wrong.
         discordant_c: Pairs with the reference correct and the original wrong.
+        effect_size: Cohen's ``d_z`` of the paired differences (for McNemar: of the +1/-1/0 differences).
+        effect_lower: One-sided 95% lower bound of ``mean_diff`` that inverts this test (``p < 0.05``
+            exactly when it is above 0; see :mod:`zcp_core.intervals`); ``-inf`` when too few pairs bound it.
+        ci_method: How ``ci_low``/``ci_high`` and ``effect_lower`` were computed.
+        bound: Whether C was above :data:`C_CAP` and is reported as that ceiling ("≥ 0.999").
+        resamples: Sign vectors or bootstrap resamples drawn (``2**n`` for the exact test, 0 for McNemar).
     """
 
     __test__ = False  # not a pytest test class despite the name
@@ -91,6 +105,11 @@ class TestResult:
     direction: Direction
     discordant_b: int | None = None
     discordant_c: int | None = None
+    effect_size: float = math.nan
+    effect_lower: float = math.nan
+    ci_method: str = ""
+    bound: bool = False
+    resamples: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON; non-finite floats (NaN, inf) become ``None``."""
@@ -155,19 +174,36 @@ def min_pairs_reason(n: int) -> str:
     return TOO_FEW_PAIRS if n < MIN_PAIRS else ""
 
 
+@dataclass(frozen=True)
+class _Evidence:
+    """What a test adds beside its p: the lower bound, the effect size and how they were computed."""
+
+    lower: float
+    size: float
+    method: str
+    resamples: int = 0
+
+
 def _finish(metric: str, test: TestName, n: int, effect: float, effect_name: str,
             stats: tuple[float, float, float], log_p: float, prior: float,
-            discordant: tuple[int | None, int | None] = (None, None)) -> TestResult:
-    """Assemble a result; a reversed or null effect gets BF 1, so C equals the prior (0.5 by default)."""
+            discordant: tuple[int | None, int | None] = (None, None),
+            evidence: _Evidence | None = None) -> TestResult:
+    """Assemble a result; a reversed or null effect gets BF 1, so C equals the prior (0.5 by default).
+
+    C above :data:`C_CAP` is reported as the cap with ``bound=True``.
+    """
     mean_diff, lo, hi = stats
+    ev = evidence or _Evidence(math.nan, math.nan, "")
     direction = _direction(mean_diff)
     log_bf = _log_bf10(log_p) if direction == "original>reference" else 0.0
     p = max(math.exp(log_p), P_FLOOR)
+    conf = _confidence_from_log_bf(log_bf, prior)
     return TestResult(
         metric=metric, test=test, n=n, effect=effect, effect_name=effect_name, mean_diff=mean_diff,
         ci_low=lo, ci_high=hi, p=p, bf10=math.exp(min(log_bf, 709.0)),
-        confidence=_confidence_from_log_bf(log_bf, prior),
-        direction=direction, discordant_b=discordant[0], discordant_c=discordant[1],
+        confidence=min(conf, C_CAP), direction=direction, discordant_b=discordant[0], discordant_c=discordant[1],
+        effect_size=ev.size, effect_lower=ev.lower, ci_method=ev.method, bound=conf > C_CAP,
+        resamples=ev.resamples,
     )
 
 
@@ -193,7 +229,8 @@ def mcnemar_test(original: Sequence[bool], reference: Sequence[bool], metric: st
     p is ``P(X >= b)`` for ``X ~ Binomial(b + c, 1/2)``, where ``b`` counts pairs
     with the original correct and the reference wrong and ``c`` the reverse.
     It is computed in log space, so ``b = 2000, c = 0`` gives a finite C.
-    The effect is the risk difference ``(b - c)/n`` with a Wald 95% CI.
+    The effect is the risk difference ``(b - c)/n``; its 95% CI and one-sided 95% lower bound are
+    exact and conditional on the ``b + c`` discordant pairs, like the test (:func:`zcp_core.intervals.mcnemar_bounds`).
     ``n = 0`` or no discordant pair gives p = 1, C = 0.5 and direction ``none``.
 
     Args:
@@ -210,12 +247,13 @@ def mcnemar_test(original: Sequence[bool], reference: Sequence[bool], metric: st
     if n == 0:
         return _finish(metric, "mcnemar", 0, math.nan, "risk_difference", (0.0, math.nan, math.nan),
                        0.0, prior, (0, 0))
+    from zcp_core.intervals import dz_from_counts, mcnemar_bounds
+
     diff = (b - c) / n
-    # Wald CI of a paired difference of proportions; var = ((b + c) - (b - c)^2 / n) / n^2
-    se = math.sqrt(max((b + c) - (b - c) ** 2 / n, 0.0)) / n
-    lo, hi = max(-1.0, diff - 1.959964 * se), min(1.0, diff + 1.959964 * se)
+    lo, hi, lower = mcnemar_bounds(b, c, n)
     log_p = log_binom_sf(b, b + c) if b + c > 0 else 0.0
-    return _finish(metric, "mcnemar", n, diff, "risk_difference", (diff, lo, hi), log_p, prior, (b, c))
+    return _finish(metric, "mcnemar", n, diff, "risk_difference", (diff, lo, hi), log_p, prior, (b, c),
+                   _Evidence(lower, dz_from_counts(b, c, n), MCNEMAR_CI))
 
 
 def _paired_diffs(original: Sequence[float], reference: Sequence[float]) -> Any:
@@ -248,8 +286,8 @@ def paired_bootstrap_test(original: Sequence[float], reference: Sequence[float],
     small n (about 7% below p = 0.05 at 10 pairs); :func:`paired_permutation_test`
     is the default for that reason. Pairs with a NaN on either side are dropped;
     ``n`` reports the pairs used (fewer than 2 pairs: p = 1, C = 0.5). The
-    effect is Cohen's ``d_z``; the CI is the percentile 95% interval of the
-    resampled means.
+    effect is Cohen's ``d_z``; the CI and the one-sided lower bound are the basic
+    bootstrap ones (``2 mean - q``), which the null-centred p inverts.
 
     Args:
         original: Per-pair score on the original item.
@@ -278,11 +316,14 @@ def paired_bootstrap_test(original: Sequence[float], reference: Sequence[float],
     # Tolerance so a constant difference (all resampled means equal) is not counted as >= by rounding
     exceed = int(np.count_nonzero(means - mean >= mean - 1e-12 * max(1.0, abs(mean))))
     p = (1 + exceed) / (n_resamples + 1)
-    lo, hi = (float(x) for x in np.percentile(means, [2.5, 97.5]))
-    return _finish(metric, "bootstrap", n, _cohens_dz(d), "cohens_dz", (mean, lo, hi), math.log(p), prior)
+    # Basic (reverse-percentile) bounds 2 mean - q: the ones the null-centred p above inverts.
+    q025, q95, q975 = (float(x) for x in np.percentile(means, [2.5, 95.0, 97.5]))
+    ev = _Evidence(2 * mean - q95, _cohens_dz(d), BOOTSTRAP_CI, n_resamples)
+    return _finish(metric, "bootstrap", n, _cohens_dz(d), "cohens_dz", (mean, 2 * mean - q975, 2 * mean - q025),
+                   math.log(p), prior, evidence=ev)
 
 
-def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0) -> Any:
+def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0, extend_floor: bool = True) -> Any:
     """One-sided sign-flip permutation p-values of ``sum(d) > 0``, one per row of ``diffs``.
 
     Under H0 each paired difference is symmetric about 0, so flipping its sign
@@ -290,6 +331,9 @@ def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0) -> A
     ``sum(s * |d|)`` over sign vectors ``s``: all ``2**n`` of them when
     ``n <= EXACT_MAX_N`` (p is exact: ``#{T >= T_obs} / 2**n``), else
     ``n_resamples`` seeded random ones, with p = ``(1 + #{T >= T_obs}) / (B + 1)``.
+    A row whose p sits at that floor (no vector reached its sum) is redrawn, with
+    the same generator going on, until it has seen :data:`MC_FLOOR_RESAMPLES`
+    vectors, so a clear effect reads C above :data:`C_CAP` on every metric.
     The same seed gives the same sign vectors for every row (as one call per row
     would), so a row's p does not depend on the other rows. Rows are tested at
     once (one matrix product per chunk), which makes calibration studies cheap.
@@ -298,10 +342,18 @@ def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0) -> A
         diffs: Array ``(m, n)`` (or ``(n,)``) of finite paired differences.
         n_resamples: Random sign vectors B when ``n > EXACT_MAX_N``.
         seed: Seed of the sign generator.
+        extend_floor: Redraw rows at the floor up to :data:`MC_FLOOR_RESAMPLES` vectors.
 
     Returns:
         Array ``(m,)`` of p-values (a 0-d array for 1-d input); 1 where every difference is 0.
     """
+    p, _ = sign_flip_counts(diffs, n_resamples, seed, extend_floor)
+    return p
+
+
+def sign_flip_counts(diffs: Any, n_resamples: int = 10_000, seed: int = 0,
+                     extend_floor: bool = True) -> tuple[Any, Any]:
+    """:func:`sign_flip_pvalues` and the sign vectors each row was tested on (``2**n`` when exact)."""
     import numpy as np
 
     d = np.asarray(diffs, dtype=float)
@@ -309,7 +361,7 @@ def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0) -> A
     d = np.atleast_2d(d)
     m, n = d.shape
     if n == 0:
-        return np.ones(()) if one else np.ones(m)
+        return (np.ones(()), np.zeros((), dtype=np.int64)) if one else (np.ones(m), np.zeros(m, dtype=np.int64))
     absd = np.abs(d)
     obs = d.sum(axis=1)
     # Sums of the same numbers in another order differ by rounding: count those ties as ties.
@@ -319,6 +371,16 @@ def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0) -> A
     rng = np.random.default_rng(seed)
     count = np.zeros(m, dtype=np.int64)
     step = max(1, min(total, 2_000_000 // n))  # sign vectors per chunk (~16 MB), fixed by n alone
+
+    def add(rows_idx: Any, signs: Any) -> None:
+        k = signs.shape[0]
+        block = max(1, 4_000_000 // k)  # bound the (rows x sign vectors) block at ~32 MB
+        for r0 in range(0, len(rows_idx), block):
+            r = rows_idx[r0:r0 + block]
+            null = absd[r] @ signs.T
+            count[r] += np.count_nonzero(null >= (obs[r] - tol[r])[:, None], axis=1)
+
+    every = np.arange(m)
     for s0 in range(0, total, step):
         k = min(step, total - s0)
         if exact:
@@ -326,24 +388,31 @@ def sign_flip_pvalues(diffs: Any, n_resamples: int = 10_000, seed: int = 0) -> A
             signs = (((codes >> np.arange(n)) & 1) * 2 - 1).astype(float)
         else:
             signs = rng.integers(0, 2, size=(k, n), dtype=np.int8) * 2.0 - 1.0
-        rows = max(1, 4_000_000 // k)  # bound the (rows x sign vectors) block at ~32 MB
-        for r0 in range(0, m, rows):
-            null = absd[r0:r0 + rows] @ signs.T
-            count[r0:r0 + rows] += np.count_nonzero(null >= (obs - tol)[r0:r0 + rows, None], axis=1)
-    p = count / total if exact else (count + 1) / (total + 1)
-    return p[0] if one else p
+        add(every, signs)
+    totals = np.full(m, total, dtype=np.int64)
+    floor = np.flatnonzero(count == 0)
+    if not exact and extend_floor and floor.size and total < MC_FLOOR_RESAMPLES:
+        more = MC_FLOOR_RESAMPLES - total
+        for s0 in range(0, more, step):
+            add(floor, rng.integers(0, 2, size=(min(step, more - s0), n), dtype=np.int8) * 2.0 - 1.0)
+        totals[floor] = MC_FLOOR_RESAMPLES
+    p = count / totals if exact else (count + 1) / (totals + 1)
+    return (p[0], totals[0]) if one else (p, totals)
 
 
 def paired_permutation_test(original: Sequence[float], reference: Sequence[float], metric: str = "",
-                            n_resamples: int = 10_000, seed: int = 0, prior: float = 0.5) -> TestResult:
+                            n_resamples: int = 10_000, seed: int = 0, prior: float = 0.5,
+                            intervals: bool = True) -> TestResult:
     """One-sided sign-flip permutation test of ``mean(original - reference) > 0``.
 
     Exact for up to :data:`EXACT_MAX_N` pairs (the smallest p at n pairs is
     ``2**-n``: 0.125 at 3, 0.031 at 5, 0.001 at 10), seeded Monte Carlo with
-    ``n_resamples`` sign vectors above (p floored at ``1/(B+1)``); see
-    :func:`sign_flip_pvalues`. It holds its size at every n. Pairs with a NaN
-    on either side are dropped. The effect is Cohen's ``d_z``; the CI is the
-    Student-t 95% interval of the mean difference.
+    ``n_resamples`` sign vectors above (p floored at ``1/(B+1)``, redrawn with
+    :data:`MC_FLOOR_RESAMPLES` vectors at that floor); see :func:`sign_flip_pvalues`.
+    It holds its size at every n. Pairs with a NaN on either side are dropped.
+    The effect is Cohen's ``d_z``; the 95% CI of the mean difference and its
+    one-sided 95% lower bound invert this same test (:mod:`zcp_core.intervals`),
+    so the lower bound is above 0 exactly when p < 0.05.
 
     Args:
         original: Per-pair score on the original item.
@@ -352,21 +421,35 @@ def paired_permutation_test(original: Sequence[float], reference: Sequence[float
         n_resamples: Random sign vectors when there are more than ``EXACT_MAX_N`` pairs.
         seed: Seed of the sign generator.
         prior: Prior probability of contamination for C.
+        intervals: Compute the CI and lower bound (the sample-size curve skips them: NaN).
     """
-    from scipy.special import stdtrit  # Student t quantile; scipy.special imports far faster than scipy.stats
-
     d = _paired_diffs(original, reference)
+    return sign_flip_test(d, metric, n_resamples, seed, prior, intervals)
+
+
+def sign_flip_test(d: Any, metric: str = "", n_resamples: int = 10_000, seed: int = 0, prior: float = 0.5,
+                   intervals: bool = True) -> TestResult:
+    """:func:`paired_permutation_test` on ready paired differences ``d`` (finite floats)."""
+    import numpy as np
+
+    from zcp_core.intervals import sign_flip_lower
+
+    d = np.asarray(d, dtype=float)
     n = int(d.size)
     if n == 0:
         return _finish(metric, "permutation", 0, math.nan, "cohens_dz", (0.0, math.nan, math.nan), 0.0, prior)
     mean = float(d.mean())
-    p = float(sign_flip_pvalues(d, n_resamples, seed))
-    lo = hi = math.nan
-    if n > 1:
-        half = float(stdtrit(n - 1, 0.975)) * float(d.std(ddof=1)) / math.sqrt(n)
-        lo, hi = mean - half, mean + half
+    p, total = sign_flip_counts(d, n_resamples, seed)
+    lo = hi = lower = math.nan
+    if intervals and n > 1:
+        def p_of(rows: Any) -> Any:
+            return sign_flip_pvalues(rows, n_resamples, seed, extend_floor=False)
+
+        lo, lower, hi = sign_flip_lower(d, 0.025, p_of), sign_flip_lower(d, 0.05, p_of), -sign_flip_lower(
+            -d, 0.025, p_of)
     effect = _cohens_dz(d) if n > 1 else math.nan
-    return _finish(metric, "permutation", n, effect, "cohens_dz", (mean, lo, hi), math.log(p), prior)
+    return _finish(metric, "permutation", n, effect, "cohens_dz", (mean, lo, hi), math.log(float(p)), prior,
+                   evidence=_Evidence(lower, effect, PERMUTATION_CI if intervals else "", int(total)))
 
 
 def paired_test(original: Sequence[float], reference: Sequence[float], method: ContinuousTest = "permutation",

@@ -16,7 +16,9 @@ COLUMN_LABELS: dict[str, str] = {
     # statistics
     "n": "Pairs", "p": "p-value", "p_value": "p-value", "bf10": "Bayes factor", "confidence": "Confidence",
     "ci_low": "95% CI low", "ci_high": "95% CI high", "mean_diff": "Mean difference", "effect": "Effect",
-    "effect_name": "Effect measure", "test": "Test", "metric": "Metric", "reason": "Reason", "direction": "Direction",
+    "effect_name": "Effect measure", "effect_lower": "One-sided 95% lower bound", "effect_size": "Effect size (d_z)",
+    "bound": "C at the 0.999 ceiling", "reading": "Reading", "discordant_b": "Original only right",
+    "discordant_c": "Twin only right", "test": "Test", "metric": "Metric", "reason": "Reason", "direction": "Direction",
     # Time-Travel
     "partition": "Partition", "rouge_l_guided": "ROUGE-L guided", "rouge_l_general": "ROUGE-L general",
     "exact": "Exact matches", "near_exact": "Near-exact matches", "contaminated": "Contaminated (judge rule)",

@@ -48,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--calibrate", action="store_true",
                    help="also measure p_first_cal/p_all_cal (answer-prior calibration; one more prefill per item)")
     e.add_argument("--model", default=None, help="model to audit instead of lab:NAME (e.g. smollm2 for the clean base)")
+    e.add_argument("--control", default="base", metavar="SPEC",
+                   help="control model probed on the same pairs: the build's gap is also tested against the "
+                        "control's gap (the 'did' block, relative to the control). Default: the build's base model; "
+                        "'none' for no control. A control that is itself contaminated hides contamination")
     e.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     e.add_argument("--batch-size", type=int, default=16)
     e.add_argument("--no-cache", action="store_true", help="bypass the response cache")
@@ -140,7 +144,7 @@ def evaluate(args: argparse.Namespace) -> int:
     out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}{cal_tag}")
     opts = EvalOptions(con=args.con, calibrate=args.calibrate, answer_format=args.answer_format, model=args.model,
                        device=args.device, batch_size=args.batch_size,
-                       cache=not args.no_cache)
+                       cache=not args.no_cache, control=args.control)
     res = evaluate_lab(args.name, opts, out=out)
     emit(args, res.summary, format_table(res.summary))
     return 0

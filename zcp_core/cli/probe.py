@@ -57,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "pairs; holds its size at every n) or the paired bootstrap (anti-conservative at small n)")
     p.add_argument("--n-resamples", type=int, default=10_000,
                    help="random sign vectors (permutation, above 16 pairs) or bootstrap resamples")
+    p.add_argument("--control", default=None, metavar="SPEC",
+                   help="a control model (a model spec, e.g. the audited model's base) probed on the same pairs: "
+                        "the audited gap (original - twin) is also tested against the control's gap, per item "
+                        "(sign-flip test on log P_all, log P_first and Acc), and reported relative to the control. "
+                        "A control that is itself contaminated on these items hides contamination; the comparison "
+                        "assumes models of similar strength (a warning says when their twin means differ by more "
+                        "than 2x)")
     add_model(p)
     add_common(p)
     p.set_defaults(func=probe_cmd)
@@ -77,6 +84,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--allow-unlicensed", action="store_true",
                    help=("release data whose source has no identifiable licence (the card says so); never overrides "
                          "'All rights reserved'"))
+    r.add_argument("--min-confidence", type=float, default=0.95,
+                   help="replace flagged items only when the run has a verdict (n >= 10 pairs) and its headline "
+                        "Contamination Confidence is at least this (default %(default)s); otherwise the benchmark is "
+                        "written unchanged and the card says why")
     add_common(r)
     r.set_defaults(func=release_cmd)
 
@@ -135,8 +146,14 @@ def probe_cmd(args: argparse.Namespace) -> int:
     log(f"probing {len(original)} originals, {len(reference)} twins"
         + (f", {len(para)} paraphrases" if para else "") + f" on {args.model}; CoT generated: {config.needs_cot}")
     backend = backend_from_args(args)
+    control = None
+    if getattr(args, "control", None):
+        from zcp_core.probe.control import Control
+
+        log(f"control model {args.control}: the same pairs are probed again, relative to the control")
+        control = Control(backend_from_args(args, args.control), args.control)
     res = run_probe(backend, original, reference, config, paraphrased=para, out=out, model_spec=args.model,
-                    dataset_paths=paths)
+                    dataset_paths=paths, control=control)
     if notes and res.run_path:
         res.summary.update(notes)
         run = load_run(res.run_path)
@@ -169,6 +186,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary.get("continuous_test"):
         lines.append(f"tests: exact McNemar (acc, con), {summary['continuous_test']} (the logit metrics); "
                      f"no verdict below {summary.get('min_pairs', 10)} pairs")
+    if summary.get("did"):
+        from zcp_core.probe.control import format_did
+
+        lines.append(format_did(summary["did"], summary.get("control") or {}))
     gt = summary.get("generated_tokens")
     if gt:
         lines.append("generated tokens: " + ", ".join(f"{a} answer {v['answer']} + CoT {v['cot']}"
@@ -177,35 +198,48 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def format_confidence(conf: dict[str, Any]) -> str:
-    """A metric x (n, effect, p, BF10, C, direction) table; a metric without a verdict shows why instead."""
+    """Per metric: n, effect with its 95% CI and one-sided lower bound, d_z, p, C and the direction in words.
+
+    A metric without a verdict shows why instead; C at the one ceiling prints as "≥ 0.999".
+    """
     from zcp_core.probe import enforce_min_pairs
+    from zcp_core.probe.evidence import format_confidence_value
 
     def f(x: Any, spec: str) -> str:
         return "-" if x is None else format(x, spec)
 
     conf = enforce_min_pairs(conf)
-    lines = [f"{'metric':<11} {'n':>5} {'effect':>8} {'p':>10} {'BF10':>10} {'C':>6}  direction"]
+    lines = [f"{'metric':<11} {'n':>5} {'effect':>8} {'95% CI':>19} {'lower':>8} {'d_z':>6} {'p':>9} {'C':>8}  "
+             "reading"]
     order = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
     for m, v in sorted(conf["metrics"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
+        ci = v.get("effect_ci") or [None, None]
+        ci_txt = "-" if None in ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+        n = "-" if v.get("n") is None else str(v["n"])
+        head = (f"{m:<11} {n:>5} {f(v.get('effect'), '+8.3f'):>8} {ci_txt:>19} {f(v.get('effect_lower'), '+8.3f'):>8} "
+                f"{f(v.get('effect_size'), '6.2f'):>6} ")
+        disc = v.get("discordant")
+        extra = f" (original only right {disc[0]}, twin only right {disc[1]})" if disc and None not in disc else ""
         if v.get("confidence") is None:
-            n = "-" if v.get("n") is None else str(v["n"])
-            lines.append(f"{m:<11} {n:>5} {f(v.get('effect'), '8.3f'):>8} {'-':>10} {'-':>10} {'-':>6}  "
-                         f"{v.get('reason') or 'not measured'}")
+            lines.append(head + f"{'-':>9} {'-':>8}  {v.get('reason') or 'not measured'}"
+                         + (f"; {v['reading']}{extra}" if v.get("reading") else ""))
         else:
-            lines.append(f"{m:<11} {v['n']:>5} {f(v['effect'], '8.3f')} {f(v['p'], '10.3g')} {f(v['bf10'], '10.3g')} "
-                         f"{v['confidence']:6.3f}  {v['direction']}")
+            lines.append(head + f"{f(v['p'], '9.3g')} {format_confidence_value(v):>8}  "
+                         f"{v.get('reading') or v.get('direction') or ''}{extra}")
+    lines.append("effect: mean original - twin (Acc: risk difference); 95% CI two-sided; lower: one-sided 95% "
+                 "bound matching the one-sided test (above 0 when p < 0.05)")
     h = conf["headline"]
     if h.get("confidence") is None:
         lines.append(f"headline: no Contamination Confidence: {h.get('reason') or 'no metric could be tested'}")
     else:
-        lines.append(f"headline: C = {h['confidence']:.3f} ({h['metric']})")
+        lines.append(f"headline: C = {format_confidence_value(h)} ({h['metric']})")
     return "\n".join(lines)
 
 
 def confidence_cmd(args: argparse.Namespace) -> int:
-    """Print each metric's n, effect, p, BF10 and C for a probe run."""
+    """Print each metric's n, effect with its interval and lower bound, d_z, p and C for a probe run."""
     from zcp_core.errors import DataError
-    from zcp_core.probe import confidence_summary, enforce_min_pairs
+    from zcp_core.probe import confidence_from_tests, confidence_summary, enforce_min_pairs
     from zcp_core.runs import load_run
 
     run = load_run(args.run)
@@ -214,6 +248,9 @@ def confidence_cmd(args: argparse.Namespace) -> int:
     stored = (run.summary.get("arms") or {}).get(args.arm)
     if stored is None and args.arm == "original":
         stored = {k: run.summary[k] for k in ("metrics", "headline") if k in run.summary}
+    if stored and not _has_evidence(stored) and args.prior is None:
+        # Runs made before the evidence fields: rebuild them from the stored tests table.
+        stored = confidence_from_tests(_table(run, "tests"), args.arm) or stored
     if args.prior is not None or not stored:
         cfg = run.manifest.get("config", {})
         # Runs written before the permutation test existed used the bootstrap: recompute them with it.
@@ -223,17 +260,40 @@ def confidence_cmd(args: argparse.Namespace) -> int:
                                     continuous_test=cfg.get("continuous_test", "bootstrap"))
     # Runs written before the minimum-sample rule may hold a confidence for too few pairs.
     out = enforce_min_pairs({"metrics": stored["metrics"], "headline": stored["headline"]})
-    emit(args, out, format_confidence(out))
+    text = format_confidence(out)
+    if run.summary.get("did"):
+        from zcp_core.probe.control import format_did
+
+        out["control"], out["did"] = run.summary.get("control") or {}, run.summary["did"]
+        text += "\n" + format_did(out["did"], out["control"])
+    emit(args, out, text)
     return 0
+
+
+def _has_evidence(conf: dict[str, Any]) -> bool:
+    return all("effect_ci" in v for v in conf.get("metrics", {}).values())
+
+
+def _table(run: Any, name: str) -> Any:
+    try:
+        return run.table(name)
+    except Exception:  # a run without that table (older, or partial): nothing to rebuild from
+        return None
 
 
 def release_cmd(args: argparse.Namespace) -> int:
     """Write a refreshed benchmark from a probe run."""
     from zcp_core.probe import release
 
-    res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed)
+    res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed,
+                  min_confidence=args.min_confidence)
     summary = res.to_dict()
+    v = res.verdict
     text = (f"release written to {res.path}: {res.n_items} items, {len(res.replaced)} replaced by verified twins, "
-            f"{len(res.kept)} flagged but kept (no verified twin)\ncanary: {res.canary}")
+            f"{len(res.kept)} flagged but kept\ncanary: {res.canary}")
+    if v is not None:
+        text += (f"\n{v.not_replaced or 'replaced: the verdict reaches --min-confidence'}"
+                 f"\nflags chance alone gives (twin only right, c): {v.c}; estimated memorised items (b - c): "
+                 f"{v.memorised_text}")
     emit(args, summary, text)
     return 0

@@ -14,6 +14,8 @@ The evaluate run (kind ``lab``, ``summary["stage"] == "evaluate"``) holds:
         ``stats.MIN_PAIRS`` pairs; its ``p``, ``bf10`` and ``confidence`` are then empty).
     flips: the probe's per-pair flags (``flip``, ``flagged``, ``p_all_gap``...) plus ``split``.
     dropped: ``id, split, reason`` for C/U items without a reference twin now.
+    did_gaps, did_confidence, control_records: with a control model (by default the build's base model,
+        :mod:`zcp_core.lab.did`): the per-item difference of gaps, its confidence per split, the control's records.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class EvalOptions:
         n_resamples: Bootstrap resamples for continuous metrics.
         max_new_tokens: Zero-CoT answer token budget (the probe's default 32).
         answer_format: The probe's zero-CoT answer format (``free``, ``number``, ``auto``).
+        control: Control model probed on the same pairs (:mod:`zcp_core.lab.did`): ``base`` (default, the
+            build's base model), a model spec, or ``None``/``none`` for no control.
     """
 
     con: bool = False
@@ -67,6 +71,7 @@ class EvalOptions:
     n_resamples: int = 10_000
     max_new_tokens: int = 32
     answer_format: AnswerFormat = "free"
+    control: str | None = "base"
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -80,7 +85,8 @@ class LabEvaluation:
     """What :func:`evaluate_lab` returns.
 
     Attributes:
-        summary: The ``--json`` object (``contaminated``, ``clean``, ``auroc``, ``tpr_at_5fpr``, ``mode``...).
+        summary: The ``--json`` object (``contaminated``, ``clean``, ``auroc``, ``tpr_at_5fpr``, ``mode``...; with
+            a control also ``control`` and ``did``, the latter shaped like the top level).
         tables: The run's tables (``records``, ``gaps``, ``roc``, ``confidence``, ``flips``, ``dropped``).
         run_path: The run folder, when ``out`` was given.
     """
@@ -170,7 +176,8 @@ def eval_items(name: str, seed: int = 0) -> EvalItems:
     from zcp_core.runs import load_run
 
     build = load_run(resolve_build(name))
-    bs = build.summary
+    cfg = build.manifest.get("config", {})
+    bs = {**build.summary, "base_model": cfg.get("model") or build.manifest.get("model")}
     return pair_split(str(build.manifest["config"]["dataset"]), bs["contaminated_ids"], bs["clean_ids"], seed,
                       bs, f"lab build {name!r}")
 
@@ -264,13 +271,23 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
                                batch_size=opts.batch_size)
     pcfg = ProbeConfig(metrics=opts.metrics, seed=opts.seed, n_resamples=opts.n_resamples,
                        max_new_tokens=opts.max_new_tokens, answer_format=opts.answer_format)
-    res = run_probe(backend, ev.originals, ev.twins, pcfg, model_spec=spec, dataset_paths=(ev.dataset,))
+    control = _control(opts, ev.build)
+    res = run_probe(backend, ev.originals, ev.twins, pcfg, model_spec=spec, dataset_paths=(ev.dataset,),
+                    control=control)
     records = res.records.assign(split=res.records["pair_id"].map(ev.split_of))
     confidence = split_confidence(records, pcfg)
     gaps = split_gaps(records, opts.metrics, ev.split_of)
     flips = res.items.assign(split=res.items["pair_id"].map(ev.split_of))
     summary = _summary(name, ev, spec, records, confidence, gaps) | {"eval_seconds": time.time() - t0}
     tables = {"gaps": gaps, "roc": roc_table(gaps), "confidence": confidence, "flips": flips, "dropped": ev.dropped}
+    if control is not None:
+        from zcp_core.lab.did import did_tables
+
+        did_gaps, did_conf = did_tables(res.tables["did_gaps"], ev.split_of, pcfg.test_options())
+        summary |= {"control": res.summary["control"], "did": _did_summary(did_gaps, did_conf, control.spec)}
+        tables |= {"did_gaps": did_gaps, "did_confidence": did_conf,
+                   "control_records": res.tables["control_records"].assign(
+                       split=res.tables["control_records"]["pair_id"].map(ev.split_of))}
     run_path = None
     if out is not None:
         rspec = RunSpec(kind=LAB_RUN_KIND, config={"stage": "evaluate", "name": name, "metrics": list(opts.metrics),
@@ -281,11 +298,37 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
                         command=f"zcp lab evaluate --name {name}" + (" --con" if opts.con else "")
                         + (" --calibrate" if opts.calibrate else "")
                         + (f" --answer-format {opts.answer_format}" if opts.answer_format != "free" else "")
-                        + (f" --model {opts.model}" if opts.model else ""),
+                        + (f" --model {opts.model}" if opts.model else "")
+                        + (f" --control {opts.control}" if opts.control != "base" else ""),
                         model=spec,
                         model_revision=getattr(backend, "revision", None), dataset=(ev.dataset,), seed=opts.seed)
         run_path = write_run(out, rspec, records, summary, tables=tables)
     return LabEvaluation(summary, {"records": records, **tables}, run_path)
+
+
+def _control(opts: EvalOptions, build: Mapping[str, Any]) -> Any:
+    """The control backend of an evaluation (the build's base model by default), or ``None``."""
+    from zcp_core.lab.did import control_spec
+
+    spec = control_spec(opts.control, build)
+    if spec is None:
+        return None
+    from zcp_core.backends import load_backend
+    from zcp_core.probe.control import Control
+
+    return Control(load_backend(spec, cache="default" if opts.cache else None, device=opts.device,
+                                batch_size=opts.batch_size), spec)
+
+
+def _did_summary(gaps: pd.DataFrame, confidence: pd.DataFrame, control: str) -> dict[str, Any]:
+    """The ``did`` block, shaped like the top level: C of the difference on C and U, its AUROC, the targets."""
+    conf = {sp: dict(zip(g["metric"], g["confidence"])) for sp, g in confidence.groupby("split")}
+    quality = detection_quality(gaps.rename(columns={"difference": "gap"}))
+    head = "p_all" if not math.isnan(quality.get("p_all", {}).get("auroc", math.nan)) else "acc"
+    return {"contaminated": conf.get("C", {}), "clean": conf.get("U", {}), "all_items": conf.get("all", {}),
+            "auroc": quality[head]["auroc"], "tpr_at_5fpr": quality[head]["tpr_at_5fpr"], "auroc_metric": head,
+            "detection": quality, "targets": targets_report(conf.get("C", {}), conf.get("U", {})),
+            "relative_to": control}
 
 
 def _summary(name: str, ev: EvalItems, spec: str, records: pd.DataFrame, confidence: pd.DataFrame,
@@ -348,5 +391,16 @@ def format_table(summary: Mapping[str, Any]) -> str:
         lines.append(f"{' and '.join(sp.upper() for sp in small)}: {TOO_FEW_PAIRS}; no confidence shown")
     t = summary["targets"]
     lines += ["", f"targets: C>=0.95 on C (p_first, p_all): {t['c_on_c_logit_ge_0.95']}; "
-              f"C<=0.6 on U (all): {t['c_on_u_all_le_0.6']}", f"({summary['eval_seconds']:.0f} s)"]
+              f"C<=0.6 on U (all): {t['c_on_u_all_le_0.6']}"]
+    did = summary.get("did")
+    if did:
+        lines += ["", f"relative to the control {did['relative_to']} (per-item gap minus the control's gap; "
+                  "P metrics as logs):", f"{'metric':<11} {'C on C':>7} {'C on U':>7} {'C all':>7} {'AUROC':>7}"]
+        for m, c in did["contaminated"].items():
+            lines.append(f"{m:<11} {f(c):>7} {f(did['clean'].get(m)):>7} {f(did['all_items'].get(m)):>7} "
+                         f"{f(did['detection'].get(m, {}).get('auroc')):>7}")
+        warn = (summary.get("control") or {}).get("strength", {}).get("warning")
+        lines += [f"targets relative to the control: C>=0.95 on C: {did['targets']['c_on_c_logit_ge_0.95']}; "
+                  f"C<=0.6 on U: {did['targets']['c_on_u_all_le_0.6']}", *([f"warning: {warn}"] if warn else [])]
+    lines.append(f"({summary['eval_seconds']:.0f} s)")
     return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from zcp_core.probe.analysis import (
     CONFIDENCE_KEYS,
+    confidence_from_tests,
     confidence_summary,
     enforce_min_pairs,
     enforce_min_pairs_table,
@@ -29,7 +30,7 @@ from zcp_core.probe.run import load_item_set, run_probe
 
 __all__ = [
     "AnswerFormat", "CONFIDENCE_KEYS", "DEFAULT_INSTRUCTION", "DEFAULT_SUFFIX", "METRICS", "PROMPT_INSTRUCTIONS", "ProbeConfig",
-    "ProbeResult", "RECORD_COLUMNS", "confidence_summary", "cot_prefix", "enforce_min_pairs",
+    "ProbeResult", "RECORD_COLUMNS", "confidence_from_tests", "confidence_summary", "cot_prefix", "enforce_min_pairs",
     "enforce_min_pairs_table", "item_flags", "item_gaps", "load_item_set", "probe_items", "release", "run_probe",
     "sample_size_curve", "tests_table", "truncation_curve", "undo_release",
 ]

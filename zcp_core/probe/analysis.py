@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 BINARY = ("acc", "con")
 CONTINUOUS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
 ALL_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
-CONFIDENCE_KEYS = ("n", "effect", "p", "bf10", "confidence", "direction")
+#: Scalar keys of a metric's confidence entry, the columns of tables that hold them (e.g. the lab's).
+CONFIDENCE_KEYS = ("n", "effect", "effect_lower", "effect_size", "p", "bf10", "confidence", "bound", "direction")
 #: The keys a metric loses below ``stats.MIN_PAIRS`` pairs (they would read as a verdict).
 VERDICT_KEYS = ("p", "bf10", "confidence")
 SAMPLE_SIZES = (50, 100, 200, 500, 1000)
@@ -61,18 +62,21 @@ def item_gaps(records: pd.DataFrame, metric: str, suspect_arm: str = "original")
 
 
 def _unmeasured(reason: str) -> dict[str, Any]:
-    return {**dict.fromkeys(CONFIDENCE_KEYS), "reason": reason}
+    from zcp_core.probe.evidence import EVIDENCE_KEYS
+
+    return {**dict.fromkeys(EVIDENCE_KEYS), "bound": False, "reason": reason}
 
 
 def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original", prior: float = 0.5,
-                 n_resamples: int = 10_000, seed: int = 0,
-                 continuous_test: ContinuousTest = "permutation") -> dict[str, TestResult | str]:
+                 n_resamples: int = 10_000, seed: int = 0, continuous_test: ContinuousTest = "permutation",
+                 intervals: bool = True) -> dict[str, TestResult | str]:
     """The paired test of each metric, or the reason it could not be run.
 
     A test with fewer than ``stats.MIN_PAIRS`` pairs is still returned (its ``n``, effect and direction
     describe the data); :func:`confidence_summary` and :func:`tests_table` withhold its verdict.
+    ``intervals=False`` skips the permutation test's interval (the sample-size curve needs only C).
     """
-    from zcp_core.stats import mcnemar_test, paired_test
+    from zcp_core.stats import mcnemar_test, paired_permutation_test, paired_test
 
     out: dict[str, TestResult | str] = {}
     arms = set(records["arm"]) if len(records) else set()
@@ -98,21 +102,23 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
                 reasons = sorted({str(x) for x in z[col] if x}) if col in z else []
                 out[m] = f"unavailable: {', '.join(reasons) or 'no logprobs'}"
                 continue
-            out[m] = paired_test(g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist(),
-                                 continuous_test, metric=m, n_resamples=n_resamples, seed=seed, prior=prior)
+            o, r = g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist()
+            out[m] = (paired_permutation_test(o, r, m, n_resamples, seed, prior, intervals=False)
+                      if continuous_test == "permutation" and not intervals else
+                      paired_test(o, r, continuous_test, metric=m, n_resamples=n_resamples, seed=seed, prior=prior))
     return out
 
 
 def _metric_entry(t: TestResult | str) -> dict[str, Any]:
     """One metric of the confidence json; below ``MIN_PAIRS`` pairs the verdict keys are withheld."""
+    from zcp_core.probe.evidence import evidence_entry
     from zcp_core.stats import min_pairs_reason
 
     if isinstance(t, str):
         return _unmeasured(t)
-    d = t.to_dict()
-    out = {k: d[k] for k in CONFIDENCE_KEYS}
+    out = evidence_entry(t.to_dict())
     why = min_pairs_reason(t.n)
-    return {**out, **dict.fromkeys(VERDICT_KEYS), "reason": why} if why else out
+    return {**out, **dict.fromkeys(VERDICT_KEYS), "bound": False, "reason": why} if why else out
 
 
 def enforce_min_pairs(conf: dict[str, Any]) -> dict[str, Any]:
@@ -126,8 +132,33 @@ def enforce_min_pairs(conf: dict[str, Any]) -> dict[str, Any]:
     metrics = {}
     for m, v in conf["metrics"].items():
         why = min_pairs_reason(v["n"]) if v.get("n") is not None and v.get("confidence") is not None else ""
-        metrics[m] = {**v, **dict.fromkeys(VERDICT_KEYS), "reason": why} if why else dict(v)
+        metrics[m] = {**v, **dict.fromkeys(VERDICT_KEYS), "bound": False, "reason": why} if why else dict(v)
     return {**conf, "metrics": metrics, "headline": _headline(metrics)}
+
+
+def confidence_from_tests(tests: pd.DataFrame, arm: str = "original") -> dict[str, Any] | None:
+    """The confidence json of one suspect arm rebuilt from a stored ``tests`` table (``None`` without rows).
+
+    Runs made before the evidence fields (``effect_ci``, ``effect_lower``, ``effect_size``,
+    ``discordant``, ``bound``) get them from what the table stored; see :mod:`zcp_core.probe.evidence`.
+    """
+    from zcp_core.probe.evidence import evidence_entry
+
+    if tests is None or not len(tests) or "arm" not in tests:
+        return None
+    rows = tests[tests["arm"] == arm]
+    if not len(rows):
+        return None
+    metrics: dict[str, Any] = {}
+    for row in rows.to_dict("records"):
+        reason = row.get("reason")
+        reason = reason if isinstance(reason, str) else ""
+        if reason and (row.get("n") is None or row.get("n") != row.get("n")):  # not tested at all
+            metrics[str(row["metric"])] = _unmeasured(reason)
+            continue
+        entry = evidence_entry(row)
+        metrics[str(row["metric"])] = {**entry, "reason": reason} if reason else entry
+    return enforce_min_pairs({"metrics": metrics, "headline": _headline(metrics)})
 
 
 def enforce_min_pairs_table(tests: pd.DataFrame) -> pd.DataFrame:
@@ -156,7 +187,8 @@ def _headline(metrics: dict[str, Any]) -> dict[str, Any]:
         return {"metric": None, "confidence": None, "label": "Contamination Confidence", "value": None,
                 "reason": why}
     conf = metrics[head]["confidence"]
-    return {"metric": head, "confidence": conf, "label": f"Contamination Confidence ({head})", "value": conf}
+    return {"metric": head, "confidence": conf, "label": f"Contamination Confidence ({head})", "value": conf,
+            "bound": bool(metrics[head].get("bound"))}
 
 
 def confidence_summary(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str = "original",
@@ -164,8 +196,9 @@ def confidence_summary(records: pd.DataFrame, metrics: Sequence[str], suspect_ar
                        continuous_test: ContinuousTest = "permutation") -> dict[str, Any]:
     """The ``zcp confidence --json`` object for one suspect arm against the reference (at r = 0).
 
-    Shape: ``{"metrics": {m: {"n", "effect", "p", "bf10", "confidence", "direction"}}, "headline":
-    {"metric", "confidence", "label", "value"}}``. Unmeasured metrics carry ``None`` values and a
+    Shape: ``{"metrics": {m: {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
+    "confidence", "bound", "direction", "reading", "ci_method"[, "discordant"]}}, "headline": {"metric",
+    "confidence", "label", "value", "bound"}}`` (the keys are explained in :mod:`zcp_core.probe.evidence`). Unmeasured metrics carry ``None`` values and a
     ``"reason"``; so do the verdict keys (``p``, ``bf10``, ``confidence``) of a metric with fewer than
     ``stats.MIN_PAIRS`` pairs (reason ``too few pairs for a verdict (n < 10)``). The headline metric is
     ``p_all`` when it has a confidence, else ``acc``...; with none, the headline's value is ``None`` and
@@ -297,11 +330,14 @@ def sample_size_curve(records: pd.DataFrame, metrics: Sequence[str], suspect_arm
 
     Sizes above the number of pairs are capped to it (that size is the full set, evaluated once);
     sizes below ``stats.MIN_PAIRS`` give no verdict and are left out. Resampling tests use
-    ``n_resamples`` (2,000 by default, enough for the curve's spread).
+    ``n_resamples`` (2,000 by default, enough for the curve's spread); a Monte Carlo p at its floor is
+    redrawn like every test's, so the curve shares the one ceiling ``stats.C_CAP`` (``bound_share``: the
+    share of repeats at it, shown as "≥ 0.999").
 
     Returns:
         Columns ``metric``, ``n``, ``repeats``, ``confidence_mean``, ``confidence_median``,
-        ``confidence_q10``, ``confidence_q90``, ``significant_share`` (share of repeats with p < 0.05).
+        ``confidence_q10``, ``confidence_q90``, ``significant_share`` (share of repeats with p < 0.05),
+        ``bound_share`` (share of repeats at the ceiling C = 0.999).
     """
     import numpy as np
     import pandas as pd
@@ -317,21 +353,24 @@ def sample_size_curve(records: pd.DataFrame, metrics: Sequence[str], suspect_arm
         reps = 1 if n == total else repeats
         draws = [pairs if n == total else rng.choice(pairs, size=n, replace=False) for _ in range(reps)]
         for m in metrics:
-            confs, ps = [], []
+            confs, ps, bounds = [], [], []
             for k, ids in enumerate(draws):
                 sub = records[records["pair_id"].isin(set(ids))]
-                t = metric_tests(sub, [m], suspect_arm, prior, n_resamples, seed + k, continuous_test)[m]
+                t = metric_tests(sub, [m], suspect_arm, prior, n_resamples, seed + k, continuous_test,
+                                 intervals=False)[m]
                 if isinstance(t, str):
                     break
                 confs.append(t.confidence)
                 ps.append(t.p)
+                bounds.append(t.bound)
             if not confs:
                 continue
             c = np.asarray(confs)
             rows.append({"metric": m, "n": n, "repeats": len(c), "confidence_mean": float(c.mean()),
                          "confidence_median": float(np.median(c)), "confidence_q10": float(np.quantile(c, 0.1)),
                          "confidence_q90": float(np.quantile(c, 0.9)),
-                         "significant_share": float(np.mean(np.asarray(ps) < 0.05))})
+                         "significant_share": float(np.mean(np.asarray(ps) < 0.05)),
+                         "bound_share": float(np.mean(bounds))})
     cols = ["metric", "n", "repeats", "confidence_mean", "confidence_median", "confidence_q10", "confidence_q90",
-            "significant_share"]
+            "significant_share", "bound_share"]
     return pd.DataFrame(rows, columns=cols)

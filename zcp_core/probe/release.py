@@ -17,6 +17,21 @@ replaced by their reference twin, but only when the twin is verified
 
 Other flagged items are kept and listed with the reason.
 
+Releases follow the verdict: items are replaced only when the run has one
+(``n >= stats.MIN_PAIRS`` on its headline metric) and its headline Contamination
+Confidence is at least ``min_confidence`` (``--min-confidence``, default 0.95).
+Otherwise the benchmark is written unchanged and the card says why ("not
+replaced: Contamination Confidence 0.998 is below --min-confidence 0.999", or
+"... too few pairs for a verdict (n < 10)"). One flipped pair is enough to flag
+an item, so chance alone flags some: the card gives the twin-only count ``c``
+(pairs the model gets right only on the twin) as the number of flags chance
+gives at this size, and ``b - c`` with its exact 95% CI as the estimated number
+of memorised items.
+
+When none of the dataset files the run's manifest names exists any more (a run
+copied elsewhere, e.g. the bundled examples), the licence is looked for beside
+the run folder instead.
+
 A release folder holds:
 
 * ``benchmark.jsonl``: the probed originals in order, replaced ones swapped
@@ -38,6 +53,8 @@ import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from zcp_core.probe.verdict import DEFAULT_MIN_CONFIDENCE, Verdict, run_verdict, verdict_lines
 
 if TYPE_CHECKING:
     from zcp_core.publish import Card, LicenseInfo
@@ -101,12 +118,14 @@ class ReleaseResult:
     run: str
     model: str
     untested: tuple[str, ...] = ()
+    verdict: Verdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``release.json`` and ``--json``)."""
         return {"path": str(self.path), "n_items": self.n_items, "canary": self.canary, "run": self.run,
                 "model": self.model, "replaced": [asdict(r) for r in self.replaced],
                 "kept": [asdict(k) for k in self.kept], "untested": list(self.untested),
+                "verdict": asdict(self.verdict) if self.verdict else None,
                 "headline": {"label": "items replaced", "value": len(self.replaced)}}
 
 
@@ -160,15 +179,20 @@ def _num(x: Any) -> Any:
     return None if pd.isna(x) else x.item() if hasattr(x, "item") else x
 
 
-def release(run_path: str | Path, out: str | Path, license: str | None = None,
-            allow_unlicensed: bool = False) -> ReleaseResult:
+def release(run_path: str | Path, out: str | Path, license: str | None = None, allow_unlicensed: bool = False,
+            min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> ReleaseResult:
     """Write a refreshed benchmark for a probe run, ready to publish.
+
+    Items are replaced only when the run has a verdict (``n >= stats.MIN_PAIRS``) and its headline C is at
+    least ``min_confidence``; otherwise the benchmark is written unchanged and the card says why.
 
     Args:
         run_path: A probe run folder (with ``items.parquet`` and ``items_<arm>.jsonl``).
         out: Release folder to write.
-        license: A licence file or id for the source data; default: found beside the dataset.
+        license: A licence file or id for the source data; default: found beside the dataset (or beside the
+            run folder when none of the run's dataset files exists any more).
         allow_unlicensed: Release data whose source has no licence (the card says so).
+        min_confidence: Headline Contamination Confidence needed to replace items (``--min-confidence``).
 
     Returns:
         A :class:`ReleaseResult`.
@@ -187,6 +211,8 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None,
     if run.kind != "probe":
         raise DataError(str(run.path), None, "kind", f"not a probe run (kind {run.kind})")
     sources = [d.get("path", "") for d in run.manifest.get("datasets", []) if d.get("path")]
+    if not any(Path(p).exists() for p in sources):
+        sources = [str(run.path)]  # a run copied elsewhere: its licence is looked for beside its folder
     lic = find_license(sources, license)
     require_license(lic, allow_unlicensed)
     flags = run.table("items")
@@ -194,9 +220,13 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None,
     twins = {t.original_id: t for t in load_item_set(run.path, "reference")}
     canary = canary_for(dict(run.manifest))
     model = str(run.manifest.get("model") or "")
+    verdict = run_verdict(dict(run.summary), flags, min_confidence)
     replaced, kept, swap = [], [], {}
     for row in flags[flags["flagged"]].to_dict("records"):
         oid = row["pair_id"]
+        if verdict.not_replaced:
+            kept.append(KeptFlagged(oid, verdict.not_replaced))
+            continue
         twin = twins.get(oid)
         if twin is None:
             kept.append(KeptFlagged(oid, "no reference twin"))
@@ -227,7 +257,7 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None,
     atomic_write_bytes(folder / "CANARY.txt", (canary + "\n").encode())
     untested = tuple(it.id for it in originals if it.id not in twins)
     res = ReleaseResult(folder, len(out_items), tuple(replaced), tuple(kept), canary, str(run.path), model,
-                        untested)
+                        untested, verdict)
     atomic_write_json(folder / "release.json", res.to_dict())
     publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
@@ -245,7 +275,8 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
     datasets = [d for d in manifest.get("datasets", []) if d.get("path")]
     title = ("Refreshed benchmark: " + f"{len(res.replaced)} flagged items replaced by verified twins"
              if res.replaced else "Audited benchmark: nothing replaced")
-    body = [
+    v = res.verdict
+    body = [*verdict_lines(v),
         "## How items were changed", "",
         "An item is flagged when the model answers it correctly with its chain of thought cut away (zero-CoT) "
         "but fails the reference twin with the same logic and new numbers. Flagged items are replaced only by "
@@ -275,6 +306,8 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
                 f"Contamination Confidence: {verdict}"),
         citation=citation_for([d["path"] for d in datasets]), canary=res.canary,
         counts={"items": str(res.n_items), "replaced": str(len(res.replaced)),
+                **({"flags chance alone gives (twin only right, c)": str(v.c),
+                    "estimated memorised items (b - c)": v.memorised_text} if v else {}),
                 "flagged but kept": f"{len(res.kept)} (reasons below)",
                 "untested": f"{len(res.untested)} (no reference twin)", "dropped": "0 (a release never drops items)"},
         body="\n".join(body), tags=("benchmark-refresh",),

@@ -6,6 +6,8 @@ A probe run folder holds ``manifest.json`` and these tables:
 * ``items.parquet``: per pair flags and evidence (:func:`zcp_core.probe.analysis.item_flags`);
 * ``tests.parquet``: every paired test in full (:func:`zcp_core.probe.analysis.tests_table`);
 * ``truncation.parquet`` and ``sample_size.parquet``: the two curves;
+* with a control model (:mod:`zcp_core.probe.control`): ``control_records.parquet`` and
+  ``did_gaps.parquet``, and the summary's ``control`` and ``did`` blocks;
 
 plus the probed item sets as ``items_<arm>.jsonl`` (items format), so a release
 or a rerun never depends on the input files still being there.
@@ -23,6 +25,7 @@ from zcp_core.probe.config import ProbeConfig, ProbeResult
 if TYPE_CHECKING:
     import pandas as pd
 
+    from zcp_core.probe.control import Control
     from zcp_core.schema import Item
 
 ITEM_SET_FILE = "items_{arm}.jsonl"
@@ -46,7 +49,7 @@ def _counts(records: pd.DataFrame, arms: Sequence[str]) -> dict[str, Any]:
 
 def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item], config: ProbeConfig,
               paraphrased: Sequence[Item] | None = None, out: str | Path | None = None, model_spec: str = "",
-              dataset_paths: tuple[str, ...] = ()) -> ProbeResult:
+              dataset_paths: tuple[str, ...] = (), control: Control | None = None) -> ProbeResult:
     """Probe every arm, test each suspect arm against the reference, and write a run.
 
     Args:
@@ -58,6 +61,8 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         out: Run folder to write (``None`` writes nothing).
         model_spec: Model spec string for the manifest.
         dataset_paths: Input files for the manifest.
+        control: A control model probed on the same originals and twins; the audited gap is then also
+            tested against the control's (``summary["did"]``, relative to the control).
 
     Returns:
         A :class:`ProbeResult`.
@@ -66,6 +71,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
 
     from zcp_core.data import write_items_jsonl
     from zcp_core.probe.analysis import (
+        confidence_from_tests,
         confidence_summary,
         item_flags,
         sample_size_curve,
@@ -98,16 +104,25 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     records = pd.concat(frames, ignore_index=True)
     suspects = [a for a in ("original", "paraphrased") if a in arms]
     kw = config.test_options()
-    summary = confidence_summary(records, config.metrics, "original", **kw)
-    summary["arms"] = {a: confidence_summary(records, config.metrics, a, **kw) for a in suspects}
+    # Each arm's tests run once (the intervals invert the test, so they cost a few more test runs each).
+    tests = tests_table(records, config.metrics, suspects, **kw)
+    summary = confidence_from_tests(tests, "original") or confidence_summary(records, config.metrics, **kw)
+    summary["arms"] = {a: confidence_from_tests(tests, a) for a in suspects}
     items = item_flags(records, "original")
     tables = {
         "items": items,
-        "tests": tests_table(records, config.metrics, suspects, **kw),
+        "tests": tests,
         "truncation": truncation_curve(records, config.metrics),
         "sample_size": sample_size_curve(records, [m for m in config.metrics], "original", seed=config.seed,
                                          prior=config.prior, continuous_test=config.continuous_test),
     }
+    if control is not None:
+        from zcp_core.probe.control import control_summary, probe_control
+
+        control_records = probe_control(control, sets, config)
+        summary["control"], summary["did"], tables["did_gaps"] = control_summary(
+            records, control_records, config.metrics, control.spec, kw)
+        tables["control_records"] = control_records
     summary.update(_counts(records, arms))
     summary.update({
         "n_items": {a: len(sets[a]) for a in arms},

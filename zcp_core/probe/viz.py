@@ -53,11 +53,32 @@ def flips_table(items: pd.DataFrame, flips: Sequence[str] = FLIP_KINDS, flagged_
 
 
 def confidence_table(tests: pd.DataFrame, arm: str = "original") -> pd.DataFrame:
-    """Per metric: test, n, effect, 95% CI, p, BF10, C, direction and discordant counts (or why untested)."""
-    cols = ["metric", "test", "n", "effect_name", "effect", "mean_diff", "ci_low", "ci_high", "p", "bf10",
-            "confidence", "direction", "discordant_b", "discordant_c", "reason"]
+    """Per metric the evidence of ``zcp confidence``: test, n, effect (original - twin) with its 95% CI and
+    one-sided 95% lower bound, d_z, p, BF10, C (``bound``: at the ceiling, "≥ 0.999"), the direction in
+    words and the discordant counts (or why untested); older runs get it from their stored table."""
+    import pandas as pd
+
+    from zcp_core.probe.analysis import confidence_from_tests
+
     df = tests[tests["arm"] == arm]
-    return df[[c for c in cols if c in df.columns]].reset_index(drop=True)
+    conf = confidence_from_tests(tests, arm)
+    if conf is None or "test" not in df:
+        return df.reset_index(drop=True)
+    test_of = dict(zip(df["metric"], df["test"]))
+    name_of = dict(zip(df["metric"], df["effect_name"])) if "effect_name" in df else {}
+    direction_of = dict(zip(df["metric"], df["direction"])) if "direction" in df else {}
+    rows = []
+    for m, v in conf["metrics"].items():
+        ci = v.get("effect_ci") or [None, None]
+        disc = v.get("discordant") or [None, None]
+        rows.append({"metric": m, "test": test_of.get(m), "n": v.get("n"), "effect_name": name_of.get(m),
+                     "effect": v.get("effect"),
+                     "ci_low": ci[0], "ci_high": ci[1], "effect_lower": v.get("effect_lower"),
+                     "effect_size": v.get("effect_size"), "p": v.get("p"), "bf10": v.get("bf10"),
+                     "confidence": v.get("confidence"), "bound": v.get("bound"), "reading": v.get("reading"),
+                     "direction": direction_of.get(m), "discordant_b": disc[0], "discordant_c": disc[1],
+                     "reason": v.get("reason") or ""})
+    return pd.DataFrame(rows)
 
 
 def measured_rows(table: pd.DataFrame) -> pd.DataFrame:

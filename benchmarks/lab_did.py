@@ -1,0 +1,67 @@
+"""The lab against its own base model: the plain test and the difference in differences, on C and U.
+
+Runs ``zcp lab evaluate --name direct`` (the build's base model as the control, the default) and writes
+``benchmarks/results/lab_did.md``: C per metric on C and U for the plain test and relative to the control,
+the AUROC of the per-item gap and of the per-item difference, both models' twin means, and the targets
+(C >= 0.95 on C, <= 0.6 on U; AUROC of the difference >= 0.80).
+
+    ZCP_CACHE=... HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "results" / "lab_did.md"
+
+
+def _f(v: object) -> str:
+    return "-" if not isinstance(v, (int, float)) else f"{v:.3f}"
+
+
+def main() -> int:
+    """Evaluate the direct build with its base model as control and write the results file."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sys.path.insert(0, str(ROOT))
+    from zcp_core.lab import EvalOptions, evaluate_lab
+
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    res = evaluate_lab("direct", EvalOptions(), out=Path(os.environ.get("ZCP_RUNS", "runs")) / "lab-eval-direct-did")
+    s = res.summary
+    did, ctl = s["did"], s["control"]
+    lines = [
+        "# The lab against its base model: plain test and difference in differences", "",
+        "Command: `ZCP_CACHE=/work/zcp_cache HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py` "
+        "(= `zcp lab evaluate --name direct --json`, base model as the control)",
+        f"Made at commit {commit[:12]} on {dt.date.today().isoformat()}. Versions: lab build {s['build']} "
+        f"({s['mode']}, {s['profile']}), audited `{s['model']}`, control `{ctl['model']}`, numeric twins "
+        f"{s.get('twin_method', 'numeric-perturbation-v3')}, {s['n_c']} C + {s['n_u']} U pairs.", "",
+        "C is the Contamination Confidence (0.5: no evidence; 0.999 is the one ceiling, shown as ≥ 0.999). "
+        "'Relative to the control' tests each item's gap (original - twin; log P for the P metrics) minus the "
+        "base model's gap on the same item with the sign-flip test; U is the placebo check.", "",
+        "| metric | C on C | C on U | AUROC of the gap | C on C, relative to the control | C on U, relative to the "
+        "control | AUROC of the difference |", "|---|---|---|---|---|---|---|",
+    ]
+    for m in s["contaminated"]:
+        lines.append(f"| {m} | {_f(s['contaminated'][m])} | {_f(s['clean'].get(m))} | "
+                     f"{_f(s['detection'].get(m, {}).get('auroc'))} | {_f(did['contaminated'].get(m))} | "
+                     f"{_f(did['clean'].get(m))} | {_f(did['detection'].get(m, {}).get('auroc'))} |")
+    lines += ["", f"Twin means (strength check on {ctl['strength']['metric']}): audited "
+              f"{json.dumps(ctl['twin_means']['audited'])}, control {json.dumps(ctl['twin_means']['control'])}; "
+              f"ratio {_f(ctl['strength']['ratio'])}; warning: {ctl['strength']['warning'] or 'none'}.",
+              f"Targets, plain: {json.dumps(s['targets'])}. Relative to the control: {json.dumps(did['targets'])}; "
+              f"AUROC of the difference ({did['auroc_metric']}) {_f(did['auroc'])} (target >= 0.80).",
+              f"Evaluation took {s['eval_seconds']:.0f} s on this machine (both models, response cache as found).", ""]
+    OUT.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
