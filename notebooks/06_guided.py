@@ -18,7 +18,7 @@
 #
 # Golchin & Surdeanu (arXiv 2308.08493): show a model the first piece of a benchmark instance with a **guided** instruction (naming the dataset and split) and with a **general** one (not naming them). If guided completions overlap the true second piece significantly more, the partition is suspect; an LLM judge also counts exact / near-exact reproductions (contaminated with >= 1 exact or >= 2 near-exact).
 #
-# Here: the embedded SmolLM2-135M on 5 GSM8K test items with short completions, so it runs in about a minute. With 5 items the bootstrap p is not reliable; this shows the workflow, not a verdict on SmolLM2.
+# Here: the embedded SmolLM2-135M on 5 GSM8K test items with short completions, so it runs in about a minute. With 5 items (below the minimum of 10 pairs) no p or Confidence is shown; this shows the workflow, not a verdict on SmolLM2.
 
 # %%
 import os
