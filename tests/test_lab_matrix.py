@@ -262,4 +262,6 @@ def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
         at = render_page("lab.py", tmp_path, mp)
     finally:
         mp.undo()
-    assert any("Untouched model" in m.value for m in at.markdown) and len(at.dataframe) == 1
+    # the matrix table and the manipulation check's table, under its own heading
+    assert any("Untouched model" in m.value for m in at.markdown) and len(at.dataframe) == 2
+    assert "Did each build take?" in [h.value for h in at.subheader]
