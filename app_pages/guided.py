@@ -29,7 +29,7 @@ for col, row in zip(cols, parts.to_dict("records")):
                delta_color="inverse" if not no_verdict and row["confidence"] >= 0.75 else "off", delta_arrow="off")
     col.markdown(vg.verdict_line(row))
 st.dataframe(readable(parts), hide_index=True)
-st.caption("One row per partition: mean overlap, the paired bootstrap (mean difference, 95% CI, p) and the judge "
+st.caption("One row per partition: mean overlap, the paired sign-flip permutation test (mean difference, 95% t CI, p) and the judge "
            "counts; read the partitions side by side, as the paper reports them.")
 if len(parts) > 1:
     st.plotly_chart(vg.partitions_figure(parts), key="guided_parts")

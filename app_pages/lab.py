@@ -39,6 +39,11 @@ if s.get("stage") == "matrix":
         st.markdown(f"- {line}")
     with st.expander("The table"):
         st.dataframe(words(viz_lab.matrix_display(table)), hide_index=True)
+    if run.has_table("took"):
+        st.subheader("Did each build take?")
+        st.dataframe(words(run.table("took")), hide_index=True)
+        st.caption("Full-CoT accuracy of the lab model and its base on C and U; took_gain is C's gain minus U's, "
+                   "with a permutation 95% CI. A build that did not take says nothing about its detectors.")
     st.stop()
 
 if s.get("stage") == "build":
@@ -73,6 +78,10 @@ c1.metric(f"AUROC ({s.get('auroc_metric')} gap, C vs U)", f"{s.get('auroc', floa
 c2.metric("TPR at 5% FPR", f"{s.get('tpr_at_5fpr', float('nan')):.1%}")
 c3.metric("C / U items", f"{s.get('n_c')} / {s.get('n_u')}")
 st.write(f"Model `{s.get('model')}`, lab build `{s.get('build')}` ({s.get('mode')}, {s.get('profile')}).")
+if "took" in s:
+    from zcp_core.lab.took import format_took
+
+    st.info(format_took(s).replace("\n", "  \n"))
 small = [sp for sp in ("C", "U") if (s.get(f"n_{sp.lower()}") or 0) < MIN_PAIRS]
 if small:
     st.warning(f"{' and '.join(small)}: {TOO_FEW_PAIRS}; no Contamination Confidence is shown for "

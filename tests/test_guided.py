@@ -16,7 +16,9 @@ from zcp_core.guided import (
     PartitionRule,
     build_prompt,
     clean_completion,
+    completion_prompt,
     cut_bounds,
+    default_prompt_style,
     edit_similarity,
     exact_match,
     final_label,
@@ -38,6 +40,7 @@ from zcp_core.guided import (
     write_guided_run,
 )
 from zcp_core.schema import Item, TextRecord
+from zcp_core.stats import MC_FLOOR_RESAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 TEN = "One. Two is here. Three now. Four? Five! Six. Seven ok. Eight. Nine. Ten."
@@ -158,6 +161,42 @@ def test_clean_completion(raw, clean):
     assert clean_completion(raw, inst) == clean
 
 
+# ---- completion style --------------------------------------------------------------------------
+@pytest.mark.parametrize("unit,kind,prompt", [
+    ("sentence", "guided", "GSM8K, test split:\nAnn has 3 pens."),
+    ("sentence", "general", "Ann has 3 pens."),
+    ("word", "guided", "GSM8K, test split:\nAnn has 3 pens."),
+    ("question-solution", "guided", "GSM8K, test split:\nAnn has 3 pens.\n"),
+    ("question-solution", "general", "Ann has 3 pens.\n"),
+    ("pair", "general", "Ann has 3 pens.\n"),
+])
+def test_completion_prompts_golden(unit, kind, prompt):
+    inst = GuidedInstance("i", "Ann has 3 pens.", "How many?", "", "math", unit, 2, 1, 0.5)
+    assert completion_prompt(inst, kind, "GSM8K", "test") == prompt
+
+
+@pytest.mark.parametrize("template,raw_text,style", [
+    (True, False, "chat"), (False, False, "completion"), (True, True, "completion"), (False, True, "completion"),
+])
+def test_default_prompt_style_rule(template, raw_text, style):
+    assert default_prompt_style(template, raw_text) == style
+
+
+@pytest.mark.parametrize("raw,style,clean", [
+    (" How many?\nAnn had 3 + 2 = 5 pens.\n#### 5", "completion", "How many?"),
+    ("\n\n How many?\nmore", "completion", "How many?"),  # leading blank lines are not the line end
+    ("Second Piece: How many?\nmore", "chat", "How many?\nmore"),
+])
+def test_clean_completion_cuts_a_plain_continuation_at_its_line_end(raw, style, clean):
+    inst = GuidedInstance("i", "Ann has 3 pens.", "How many?", "", "math", "sentence", 2, 1, 0.5)
+    assert clean_completion(raw, inst, style) == clean
+
+
+def test_clean_completion_keeps_a_solution_whole():
+    inst = GuidedInstance("i", "Ann has 3 pens.", "3+2=5\n#### 5", "", "math", "question-solution", 2, 1, 0.5)
+    assert clean_completion("3+2=5\n#### 5\n", inst, "completion") == "3+2=5\n#### 5"
+
+
 # ---- overlap ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("a,b,dist,sim", [
     ("", "", 0, 1.0), ("abc", "abc", 0, 1.0), ("abc", "", 3, 0.0), ("kitten", "sitting", 3, 1 - 3 / 7),
@@ -244,10 +283,11 @@ def test_rule_judge():
 
 
 # ---- partition test (via zcp_core.stats) -----------------------------------------------------
-def test_bootstrap_known_differences():
+def test_partition_test_is_the_sign_flip_permutation_test():
     general = [0.1 * (k % 5) for k in range(30)]
     up = partition_test([g + 0.3 for g in general], general, seed=0)
-    assert up.mean_diff == pytest.approx(0.3) and up.p == pytest.approx(1 / 10_001)
+    assert up.test == "permutation"
+    assert up.mean_diff == pytest.approx(0.3) and up.p == pytest.approx(1 / (MC_FLOOR_RESAMPLES + 1))  # at the floor: redrawn to 30,000
     assert up.confidence > 0.99 and up.direction == "original>reference"
     assert up.ci_low == pytest.approx(0.3) and up.ci_high == pytest.approx(0.3)
     noisy_g = [g + (0.2 if k % 2 else -0.1) for k, g in enumerate(general)]
@@ -257,6 +297,9 @@ def test_bootstrap_known_differences():
     assert flat.p > 0.5 and flat.confidence == 0.5
     down = partition_test(general, [g + 0.2 for g in general])
     assert down.direction == "reference>original" and down.confidence == 0.5
+    # Exact at small n: 5 pairs all up give p = 2**-5 (the bootstrap would give about 1/(B+1)).
+    five = partition_test([1.0, 0.9, 0.8, 0.7, 0.6], [0.5] * 5)
+    assert five.p == pytest.approx(1 / 32)
 
 
 # ---- end to end on the embedded model --------------------------------------------------------
@@ -327,6 +370,31 @@ def test_cli_without_judge_uses_and_records_the_rule_judge(tmp_path, capsys):
     assert (run.manifest["config"]["judge"], run.manifest["config"]["judge_mode"]) == ("rule", "rule")
     assert run.summary["details"]["judge"]["model"] == "rule"
     assert run.records["judge_raw"].str.startswith("rule: ").all()
+    # smollm2 has a chat template: the default style is chat, recorded in the run
+    assert run.manifest["config"]["prompt_style"] == "chat" and run.summary["prompt_style"] == "chat"
+    assert run.records["guided_prompt"].str.contains("test split of the GSM8K dataset").all()
+
+
+@pytest.mark.model
+def test_cli_completion_style(tmp_path, capsys):
+    from zcp_core.cli.main import main
+    from zcp_core.runs import load_run
+
+    out = tmp_path / "run"
+    assert main(["guided", "--model", "smollm2", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"), "--split-name",
+                 "test", "--dataset-name", "GSM8K", "--out", str(out), "--limit", "2", "--max-new-tokens", "4",
+                 "--n-resamples", "200", "--device", "cpu", "--prompt-style", "completion", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["prompt_style"] == "completion" and data["partition"] == "test"
+    run = load_run(out)
+    assert run.manifest["config"]["prompt_style"] == "completion"
+    assert run.manifest["config"]["prompt_style_asked"] == "completion"
+    assert run.summary["details"]["prompt_style"] == "completion"
+    assert run.summary["details"]["test"]["test"] == "permutation"
+    rec = run.records
+    assert (rec["guided_prompt"] == "GSM8K, test split:\n" + rec["first_piece"]).all()
+    assert (rec["general_prompt"] == rec["first_piece"]).all()
+    assert not rec["guided"].str.contains("\n").any()  # a plain continuation ends at the instance's line end
 
 
 def test_cli_refuses_the_audited_model_as_judge_before_loading_it(tmp_path, capsys):
@@ -351,7 +419,7 @@ def test_cli_json_shape(tmp_path, capsys):
                "--compare-dataset", str(ROOT / "data/gsm8k/train_sample.jsonl"), "--compare-split-name", "train"])
     assert rc == 0
     data = json.loads(capsys.readouterr().out)
-    keys = {"partition", "n", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated"}
+    keys = {"partition", "n", "prompt_style", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated"}
     assert [set(p) for p in data["partitions"]] == [keys, keys]
     assert set(data["side_by_side"]) == {"test", "train"}
     from zcp_core.runs import load_run

@@ -97,7 +97,7 @@ def lab_eval(lab_env, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("runs") / "lab-eval"
     return evaluate_lab("smoke", EvalOptions(n_resamples=200, device="cpu", cache=False, max_new_tokens=8,
-                                                     calibrate=True), out=out)
+                                                     calibrate=True, cot_max_new_tokens=8), out=out)
 
 
 def test_evaluate_writes_confidences_gaps_and_roc(lab_env, lab_eval) -> None:
@@ -129,6 +129,24 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_env, lab_eval) -> None:
     did = run.table("did_gaps")
     assert set(did["split"]) == {"C", "U"} and {"audited_gap", "control_gap", "difference"} <= set(did.columns)
     assert set(run.table("did_confidence")["split"]) == {"C", "U", "all"}
+
+
+
+def test_evaluate_runs_the_manipulation_check(lab_eval) -> None:
+    from zcp_core.runs import load_run
+
+    s = lab_eval.summary
+    # 2 items a side: the check runs, but gives no verdict (stats.MIN_PAIRS); the keys sit at the top level.
+    assert s["took"] is None and isinstance(s["took_gain"], float) and len(s["took_ci"]) == 2
+    d = s["took_detail"]
+    assert d["prompt_style"] == "chat" and d["max_new_tokens"] == 8 and "too few items" in d["reason"]
+    assert d["models"]["lab"] == "lab:smoke" and d["models"]["base"].startswith("hf:")  # the build against its base
+    assert set(d["accuracy"]) == {"C_lab", "C_base", "U_lab", "U_base"} and "permutation" in d["ci_method"]
+    assert s["memorised"]["train_format"] == "natural" and isinstance(s["memorised"]["gain"], float)
+    took = load_run(lab_eval.run_path).table("took")
+    assert len(took) == 4 and set(took["split"]) == {"C", "U"}
+    assert (took["contribution"] == took["lab_correct"].astype(float) - took["base_correct"].astype(float)).all()
+    assert (took["lab_logprob"] <= 0).all() and took["memorised"].notna().all()
 
 
 def _run_page(runs: Path) -> object:

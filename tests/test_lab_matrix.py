@@ -162,7 +162,8 @@ def test_defaults_are_the_issue_s_lists() -> None:
     o = MatrixOptions()
     assert o.kinds == ("direct", "evasive", "verbatim", "solution", "none")
     assert o.detectors == ("zcp_acc", "zcp_p_first", "zcp_p_all", "guided_rouge", "guided_minus_general",
-                           "guided_judge", "min_k", "zlib")
+                           "guided_judge", "min_k", "zlib", "cot_acc")
+    assert o.took and o.cot_max_new_tokens == 256  # the issue's full-CoT cap
 
 
 # ---- end to end on the embedded model ------------------------------------------------------------
@@ -202,33 +203,48 @@ def test_missing_build_names_the_command_to_run(smoke_env) -> None:
 @pytest.mark.model
 def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
     from zcp_core.lab import DETECTORS, run_matrix
-    from zcp_core.lab.matrix import BASELINE_NO_C, NO_JUDGE
+    from zcp_core.lab.matrix import BASELINE_NO_C, JUDGE_NO_C
     from zcp_core.runs import load_run
 
     opts = MatrixOptions(kinds=("verbatim", "none"), profile="smoke", build=smoke_env["build"], missing="build",
-                         n_resamples=200, n_boot=200, max_new_tokens=6, guided_max_new_tokens=8, device="cpu")
+                         n_resamples=200, n_boot=200, max_new_tokens=6, guided_max_new_tokens=8, device="cpu",
+                         cot_max_new_tokens=8)
     res = run_matrix(opts, out=tmp_path / "m", progress=False)
     rows = res.summary["rows"]
     assert [(r["kind"], r["detector"]) for r in rows] == [(k, d) for k in ("verbatim", "none") for d in DETECTORS]
     for r in rows:
         assert ROW_KEYS <= set(r)
-        if r["detector"] == "guided_judge":
-            assert r["auroc"] is None and r["reason"] == NO_JUDGE and r["c_reason"] == NO_JUDGE
-            continue
+        if r["detector"] == "guided_judge":  # the rule judge without --judge: measured, with no Confidence
+            assert r["c_contaminated"] is None and r["c_reason"] == JUDGE_NO_C
         assert 0.0 <= r["auroc"] <= 1.0 and r["n_c"] == 2 and r["n_u"] == 2, r
         assert r["auroc_ci_fw"][0] <= r["auroc_ci"][0] <= r["auroc"] <= r["auroc_ci"][1] <= r["auroc_ci_fw"][1]
-        assert r["family_size"] == 7
+        assert r["family_size"] == 9
+        if r["kind"] == "none":
+            assert r["took"] is None and r["took_gain"] is None  # no build, no check
+        else:  # 2 items a side: the check runs, but gives no verdict
+            assert r["took"] is None and isinstance(r["took_gain"], float)
+        if r["detector"] == "cot_acc":
+            assert r["c_contaminated"] is None and "too few pairs" in r["c_reason"]
         if r["detector"] in ("min_k", "zlib"):
             assert r["c_contaminated"] is None and r["c_reason"] == BASELINE_NO_C
         if r["detector"].startswith("zcp_") or r["detector"] == "guided_minus_general":
             assert r["c_contaminated"] is None and "too few pairs" in r["c_reason"]  # 2 pairs: no verdict
     run = load_run(res.run_path)
     assert run.manifest["kind"] == "lab" and run.summary["stage"] == "matrix"
-    assert set(run.records["detector"]) == set(DETECTORS) and len(run.records) == 2 * 8 * 4
+    assert set(run.records["detector"]) == set(DETECTORS) and len(run.records) == 2 * 9 * 4
+    took = run.table("took").set_index("kind")
+    assert took.loc["verbatim", "prompt_style"] == "completion" and "too few items" in took.loc["verbatim", "reason"]
+    assert 0.0 <= took.loc["verbatim", "c_lab"] <= 1.0 and took.loc["none", "reason"].startswith("no build")
+    assert "took" in run.table("matrix").columns
     builds = run.table("builds").set_index("kind")
     assert builds.loc["verbatim", "split_sha"] == builds.loc["none", "split_sha"]  # the same C and U items
     assert builds.loc["none", "model"].startswith("hf:") and builds.loc["verbatim", "model"].startswith("lab:")
-    assert len(run.table("guided")) == 2 * 4
+    guided = run.table("guided")
+    assert len(guided) == 2 * 4
+    # Time-Travel follows the style each kind was trained in: raw text -> completion; the chat model -> chat.
+    style = guided.groupby("kind")["prompt_style"].unique().map(list).to_dict()
+    assert style == {"verbatim": ["completion"], "none": ["chat"]}
+    assert guided.loc[guided["kind"] == "verbatim", "guided_prompt"].str.startswith("GSM8K, ").all()
     # The verbatim build records its recipe, and trained on raw text without a chat template.
     b = load_run(smoke_env["cache"] / "lab" / builds.loc["verbatim", "build"] / "build")
     assert b.manifest["config"]["recipe"]["template"] == "none" and b.summary["recipe"]["kind"] == "verbatim"
@@ -246,4 +262,6 @@ def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
         at = render_page("lab.py", tmp_path, mp)
     finally:
         mp.undo()
-    assert any("Untouched model" in m.value for m in at.markdown) and len(at.dataframe) == 1
+    # the matrix table and the manipulation check's table, under its own heading
+    assert any("Untouched model" in m.value for m in at.markdown) and len(at.dataframe) == 2
+    assert "Did each build take?" in [h.value for h in at.subheader]

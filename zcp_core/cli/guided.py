@@ -16,7 +16,7 @@ from typing import Any
 from zcp_core.cli.common import add_common, add_model, emit, log
 from zcp_core.cli.data import add_fields, fields_from_args
 
-SINGLE_KEYS = ("partition", "n", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated")
+SINGLE_KEYS = ("partition", "n", "prompt_style", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--math-mode", default="question", choices=["question", "question-solution"],
                    help="cut the question, or use the question as first piece and the solution as second")
     p.add_argument("--pair-field", default=None, help="NLI: metadata field holding sentence 2 (e.g. hypothesis)")
+    p.add_argument("--prompt-style", default="auto", choices=["auto", "chat", "completion"],
+                   help="chat: the paper's instructions through the chat template; completion: plain text to "
+                        "continue, no template ('<dataset>, <split> split:\\n<first piece>' vs the first piece "
+                        "alone). auto (default): chat where the model has a chat template, completion otherwise "
+                        "and for lab builds trained on raw text (verbatim)"),
     p.add_argument("--judge", default=None,
                    help="'rule' for the model-free judge (the default), or a judge model spec other than the "
                         "audited model (the paper's judge is a different, stronger model)")
@@ -41,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="allow --judge to name the audited model (or 'self'); small models cannot do the job")
     p.add_argument("--min-exact", type=int, default=1, help="rule: contaminated with at least this many exact")
     p.add_argument("--min-near-exact", type=int, default=2, help="rule: ... or at least this many near-exact")
-    p.add_argument("--metric", default="rouge_l", choices=["rouge_l", "edit_sim"], help="score the bootstrap compares")
+    p.add_argument("--metric", default="rouge_l", choices=["rouge_l", "edit_sim"],
+                   help="score the paired permutation test compares")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--n-resamples", type=int, default=10_000)
@@ -82,11 +88,32 @@ def _judge(args: argparse.Namespace, backend: Any) -> tuple[Any, str, str]:
     return judge, "model", args.judge
 
 
+def prompt_style(spec: str, backend: Any, asked: str = "auto") -> str:
+    """The prompt style to probe in: ``asked`` unless ``auto``, else what the model was tuned for.
+
+    A lab build follows the kind it was trained in (raw text: ``completion``); any other model gets ``chat``
+    when it has a chat template (a remote server without a tokenizer here is taken as a chat server).
+    """
+    if asked != "auto":
+        return asked
+    from zcp_core.backends.spec import parse_model_spec
+    from zcp_core.guided import default_prompt_style
+
+    ms = parse_model_spec(spec)
+    if ms.kind == "lab":
+        from zcp_core.lab.build import build_style
+
+        if build_style(ms.target) == "completion":
+            return "completion"
+    tok = getattr(backend, "tokenizer", None)
+    return default_prompt_style(tok is None or bool(getattr(tok, "chat_template", None)))
+
+
 def _text(summary: dict[str, Any]) -> str:
     d = summary.get("details", {}).get("test", {})
     judge = summary.get("details", {}).get("judge", {}).get("model", "?")
     verdict = "CONTAMINATED" if summary["contaminated"] else "not contaminated"
-    return (f"{summary['partition']}: n={summary['n']}  ROUGE-L guided {summary['rouge_l']['guided']:.3f} vs general "
+    return (f"{summary['partition']}: n={summary['n']} ({summary.get('prompt_style', 'chat')} prompts)  ROUGE-L guided {summary['rouge_l']['guided']:.3f} vs general "
             f"{summary['rouge_l']['general']:.3f}  (diff {d.get('mean_diff') or 0:.3f}, "
             f"95% CI [{d.get('ci_low') or 0:.3f}, {d.get('ci_high') or 0:.3f}])  "
             + (f"p={summary['p']:.4g}  Confidence {summary['confidence']:.3f}  " if summary["confidence"] is not None
@@ -105,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     _self_judge_asked(args)  # refuse a self-judge before loading anything
     backend = backend_from_args(args)
     judge, judge_mode, judge_name = _judge(args, backend)
+    style = prompt_style(args.model, backend, args.prompt_style)
     rule = PartitionRule(args.min_exact if args.min_exact >= 0 else None,
                          args.min_near_exact if args.min_near_exact >= 0 else None)
     parts = [(args.dataset, args.split_name)]
@@ -117,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
         task = split.instances[0].task if split.instances else "math"
         cfg = GuidedConfig(dataset_name=args.dataset_name, split_name=name, task=task, math_mode=args.math_mode,
                            seed=args.seed, max_new_tokens=args.max_new_tokens, metric=args.metric,
-                           n_resamples=args.n_resamples, rule=rule)
+                           n_resamples=args.n_resamples, rule=rule, prompt_style=style)  # type: ignore[arg-type]
         log(f"{name}: {len(split.instances)} instances ({len(split.skipped)} skipped) from {path}")
         results.append(run_partition(backend, split, cfg, judge=judge, judge_mode=judge_mode))  # type: ignore[arg-type]
-    config = {**{k: v for k, v in vars(args).items() if k != "func"}, "judge": judge_name, "judge_mode": judge_mode}
+    config = {**{k: v for k, v in vars(args).items() if k != "func"}, "judge": judge_name, "judge_mode": judge_mode,
+              "prompt_style": style, "prompt_style_asked": args.prompt_style}
     spec = RunSpec(kind="guided", config=config, model=args.model, model_revision=getattr(backend, "revision", None),
                    dataset=tuple(p for p, _ in parts), seed=args.seed)
     folder = write_guided_run(args.out, spec, results)
@@ -132,5 +161,6 @@ def run(args: argparse.Namespace) -> int:
         out = {"partitions": [{k: s[k] for k in SINGLE_KEYS} for s in sums],
                "side_by_side": {s["partition"]: {k: s[k] for k in SINGLE_KEYS if k != "partition"} for s in sums}}
     out["judge"] = {"name": judge_name, "mode": judge_mode}
+    out["prompt_style"] = style
     emit(args, out, "\n".join(_text(s) for s in sums) + f"\njudge: {judge_name} ({judge_mode})\nrun: {folder}")
     return 0

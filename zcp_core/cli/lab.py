@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="control model probed on the same pairs: the build's gap is also tested against the "
                         "control's gap (the 'did' block, relative to the control). Default: the build's base model; "
                         "'none' for no control. A control that is itself contaminated hides contamination")
+    e.add_argument("--no-took", action="store_true",
+                   help="skip the manipulation check (full-CoT accuracy of the build against its base, C minus U)")
+    e.add_argument("--cot-max-new-tokens", type=int, default=256, help="full-CoT cap of the manipulation check")
     e.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     e.add_argument("--batch-size", type=int, default=16)
     e.add_argument("--no-cache", action="store_true", help="bypass the response cache")
@@ -63,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--kinds", default="direct,evasive,verbatim,solution,none",
                    help="comma list of kinds; none = the untouched base model (default %(default)s)")
     m.add_argument("--detectors", default="zcp_acc,zcp_p_first,zcp_p_all,guided_rouge,guided_minus_general,"
-                   "guided_judge,min_k,zlib", help="comma list of detector ids (default: all)")
+                   "guided_judge,min_k,zlib,cot_acc", help="comma list of detector ids (default: all)")
     m.add_argument("--profile", default="default", choices=["default", "smoke"], help="build profile of every kind")
     m.add_argument("--dataset", default=None, help="benchmark file of the builds (default the profile's)")
     m.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| of the builds (profile default)")
@@ -71,11 +74,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--build-missing", action="store_true",
                    help="build kinds that are not cached (about 10 min each); default: say which build to run")
     m.add_argument("--judge", default=None,
-                   help="model spec of the LLM judge for guided_judge (another model than the audited one); "
-                        "without it guided_judge is reported as not measured")
+                   help="model spec of an LLM judge for guided_judge (another model than the audited one); "
+                        "without it guided_judge uses the rule judge (exact, or edit similarity >= 0.85)")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates of the AUROC CIs")
     m.add_argument("--guided-max-new-tokens", type=int, default=64)
+    m.add_argument("--guided-prompt-style", default="auto", choices=["auto", "chat", "completion"],
+                   help="Time-Travel prompt style (default: the style each kind was trained in)")
     m.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     m.add_argument("--batch-size", type=int, default=16)
     m.add_argument("--threads", type=int, default=2, help="CPU threads of on-demand builds")
@@ -144,7 +149,8 @@ def evaluate(args: argparse.Namespace) -> int:
     out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}{cal_tag}")
     opts = EvalOptions(con=args.con, calibrate=args.calibrate, answer_format=args.answer_format, model=args.model,
                        device=args.device, batch_size=args.batch_size,
-                       cache=not args.no_cache, control=args.control)
+                       cache=not args.no_cache, control=args.control,
+                       took=not args.no_took, cot_max_new_tokens=args.cot_max_new_tokens)
     res = evaluate_lab(args.name, opts, out=out)
     emit(args, res.summary, format_table(res.summary))
     return 0
@@ -159,7 +165,8 @@ def matrix(args: argparse.Namespace) -> int:
                                       ("model", args.model)) if v is not None)
     opts = MatrixOptions(kinds=_csv(args.kinds), detectors=_csv(args.detectors), profile=args.profile, build=build,
                          missing="build" if args.build_missing else "fail", judge=args.judge, seed=args.seed,
-                         n_boot=args.n_boot, guided_max_new_tokens=args.guided_max_new_tokens, device=args.device,
+                         n_boot=args.n_boot, guided_max_new_tokens=args.guided_max_new_tokens,
+                         guided_prompt_style=args.guided_prompt_style, device=args.device,
                          batch_size=args.batch_size, cache=not args.no_cache, threads=args.threads)
     out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}")
     res = run_matrix(opts, out=out, progress=not args.no_progress)

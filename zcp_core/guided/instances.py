@@ -10,6 +10,10 @@ same fraction; here each instance gets its own fraction, reproducibly.
 
 Prompts come in two kinds: the *guided* one names the dataset and split and
 asks for the instance exactly as it appeared; the *general* one does not.
+And in two styles: ``chat`` (the paper's instructions, sent through the
+model's chat template) and ``completion`` (plain text the model continues,
+no template: ``"GSM8K, test split:\n<first piece>"`` against the first piece
+alone), for base models and for models that saw the data as plain text.
 Overlap scoring lives in :mod:`zcp_core.guided.overlap`, the judge in
 :mod:`zcp_core.guided.judge`, running and the partition test in
 :mod:`zcp_core.guided.run`.
@@ -31,6 +35,9 @@ if TYPE_CHECKING:
 Task = Literal["classification", "nli", "summarization", "math", "open"]
 MathMode = Literal["question", "question-solution"]
 PromptKind = Literal["guided", "general"]
+#: ``chat``: the instruction through the chat template; ``completion``: plain text to continue, no template.
+PromptStyle = Literal["chat", "completion"]
+PROMPT_STYLES: tuple[str, ...] = ("chat", "completion")
 Unit = Literal["sentence", "word", "question-solution", "pair"]
 TASKS: tuple[str, ...] = ("classification", "nli", "summarization", "math", "open")
 LOW, HIGH = 0.4, 0.7
@@ -263,19 +270,48 @@ def build_prompt(inst: GuidedInstance, kind: PromptKind, dataset_name: str, spli
     return f"Instruction: {head}\n\n{label}First Piece: {inst.first_piece}\nSecond Piece:"
 
 
+def completion_prompt(inst: GuidedInstance, kind: PromptKind, dataset_name: str, split_name: str) -> str:
+    """The ``completion``-style prompt: plain text that the model continues (no instruction, no template).
+
+    Guided: ``"<dataset>, <split> split:\n<first piece>"``; general: the first
+    piece alone. A question-solution or NLI pair's first piece is a field of
+    its own, so a line break follows it; a cut text ends where the cut is and
+    the model continues the sentence stream (its first token carries the space).
+    """
+    text = inst.first_piece + ("\n" if inst.unit in ("question-solution", "pair") else "")
+    return f"{dataset_name}, {split_name} split:\n{text}" if kind == "guided" else text
+
+
+def default_prompt_style(has_chat_template: bool, raw_text_training: bool = False) -> PromptStyle:
+    """The style a model is probed in by default.
+
+    ``chat`` where the model has a chat template (it was tuned for it), ``completion`` otherwise, and always
+    ``completion`` for a model known to have seen the data as raw text (a lab build of a raw-text kind).
+    """
+    return "chat" if has_chat_template and not raw_text_training else "completion"
+
+
 def answer_header(inst: GuidedInstance) -> str:
     """The slot name the completion fills (``Second Piece``, ``Sentence 2`` or ``Solution``)."""
     key = template_key(inst)
     return {"nli": "Sentence 2", "math-solution": "Solution"}.get(key, "Second Piece")
 
 
-def clean_completion(text: str, inst: GuidedInstance) -> str:
+def clean_completion(text: str, inst: GuidedInstance, style: PromptStyle = "chat") -> str:
     """Strip an echoed first piece, an echoed slot name (``Second Piece:``) and wrapping quotes.
 
     Small models often restate the prompt before continuing; what follows the
-    echo is the continuation. The raw text is kept separately in the run.
+    echo is the continuation. In ``completion`` style a one-line instance ends
+    at its line end, so the continuation is cut at its first line break after
+    some text (a plain-text model runs on into whatever followed the instance,
+    e.g. a solution); the general completion is cut the same way. The raw
+    text is kept separately in the run.
     """
     s = text.strip()
+    if style == "completion":
+        if "\n" not in inst.first_piece and inst.unit not in ("question-solution", "pair"):
+            s = s.split("\n", 1)[0].strip()
+        return s
     s = re.sub(r"^(first piece|sentence 1|problem)\s*:\s*", "", s, flags=re.IGNORECASE)
     words = inst.first_piece.split()
     if words:

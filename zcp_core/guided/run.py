@@ -4,9 +4,12 @@ One partition (e.g. GSM8K test) goes through: split (``zcp_core.guided``) ->
 one batched generate call with the guided and general prompts -> overlap
 scores -> judge (the model-free rule by default, or one batched call to a
 judge model that is not the audited one; ``self`` is an explicit opt-in;
-the summary records which judge ran) -> paired
-bootstrap of guided vs general overlap (``zcp_core.stats``) and the
-partition rule. Two partitions (e.g. test and train) are run the same way
+the summary records which judge ran) -> the paired sign-flip permutation
+test of guided vs general overlap (``zcp_core.stats``; it holds its size at
+small n, where the paired bootstrap does not; no verdict below
+``stats.MIN_PAIRS`` instances) and the partition rule. Prompts come in the
+``chat`` or the ``completion`` style (:class:`GuidedConfig`); the summary
+records which. Two partitions (e.g. test and train) are run the same way
 and reported side by side, as the paper reports per partition.
 
 Records table (``records.parquet``), one row per instance and partition:
@@ -29,7 +32,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from zcp_core.guided.instances import MathMode, SplitResult, Task, build_prompt, clean_completion
+from zcp_core.guided.instances import (
+    MathMode,
+    PromptStyle,
+    SplitResult,
+    Task,
+    build_prompt,
+    clean_completion,
+    completion_prompt,
+)
 from zcp_core.guided.judge import PartitionRule, judge_pairs, rule_judge
 
 if TYPE_CHECKING:
@@ -53,14 +64,16 @@ class GuidedConfig:
         split_name: Partition name used in the guided prompt (``test``).
         task: Prompt variant.
         math_mode: For problems: cut the question, or question -> solution.
-        seed: Seeds the per-instance cuts and the bootstrap.
+        seed: Seeds the per-instance cuts and the permutation test.
         max_new_tokens: Completion budget (greedy decoding).
         metric: Overlap score the partition test compares.
-        n_resamples: Bootstrap resamples.
+        n_resamples: Random sign vectors of the permutation test (above ``stats.EXACT_MAX_N`` instances).
         rule: Judge-count rule for the partition verdict.
         judge_max_new_tokens: Completion budget of the judge.
         partition: Label of this partition in results ("" means ``split_name``); differs from
             ``split_name`` when two subsets of one split are compared (e.g. a lab's C and U).
+        prompt_style: ``chat`` (the paper's instructions through the chat template) or ``completion``
+            (plain text to continue, no template; see :func:`zcp_core.guided.completion_prompt`).
     """
 
     dataset_name: str
@@ -74,6 +87,7 @@ class GuidedConfig:
     rule: PartitionRule = field(default_factory=PartitionRule)
     judge_max_new_tokens: int = 8
     partition: str = ""
+    prompt_style: PromptStyle = "chat"
 
     @property
     def label(self) -> str:
@@ -97,10 +111,14 @@ class PartitionResult:
 
 def partition_test(guided: Sequence[float], general: Sequence[float], metric: str = "rouge_l",
                    n_resamples: int = 10_000, seed: int = 0) -> TestResult:
-    """Paired one-sided bootstrap of guided > general overlap (``zcp_core.stats``), with its Confidence."""
-    from zcp_core.stats import paired_bootstrap_test
+    """Paired one-sided sign-flip permutation test of guided > general overlap (``zcp_core.stats``).
 
-    return paired_bootstrap_test(list(guided), list(general), metric=metric, n_resamples=n_resamples, seed=seed)
+    It holds its size at every n (the paired bootstrap is anti-conservative at
+    small n); the CI is the Student-t 95% interval of the mean difference.
+    """
+    from zcp_core.stats import paired_permutation_test
+
+    return paired_permutation_test(list(guided), list(general), metric=metric, n_resamples=n_resamples, seed=seed)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -112,10 +130,14 @@ def _generate(backend: Any, split: SplitResult, cfg: GuidedConfig, progress: boo
     from zcp_core.backends import GenerateRequest, SamplingParams, chat
 
     params = SamplingParams(max_new_tokens=cfg.max_new_tokens, temperature=0.0)
-    guided_p = [build_prompt(i, "guided", cfg.dataset_name, cfg.split_name) for i in split.instances]
-    general_p = [build_prompt(i, "general", cfg.dataset_name, cfg.split_name) for i in split.instances]
+    make = completion_prompt if cfg.prompt_style == "completion" else build_prompt
+    guided_p = [make(i, "guided", cfg.dataset_name, cfg.split_name) for i in split.instances]
+    general_p = [make(i, "general", cfg.dataset_name, cfg.split_name) for i in split.instances]
     # One call for both prompt kinds: the backend batches, sorts and caches the whole lot.
-    reqs = [GenerateRequest(messages=chat(p), params=params, thinking="off") for p in guided_p + general_p]
+    if cfg.prompt_style == "completion":
+        reqs = [GenerateRequest(prompt=p, params=params) for p in guided_p + general_p]
+    else:
+        reqs = [GenerateRequest(messages=chat(p), params=params, thinking="off") for p in guided_p + general_p]
     outs = backend.generate(reqs, progress=progress) if reqs else []
     n = len(split.instances)
     return guided_p, general_p, [o.text for o in outs[:n]], [o.text for o in outs[n:]]
@@ -160,8 +182,8 @@ def run_partition(backend: Any, split: SplitResult, cfg: GuidedConfig, judge: An
     jb = _judge_backend(backend, judge, judge_mode)  # checked before any generation
     inst = split.instances
     guided_p, general_p, guided_raw, general_raw = _generate(backend, split, cfg, progress)
-    guided = [clean_completion(t, i) for t, i in zip(guided_raw, inst, strict=True)]
-    general = [clean_completion(t, i) for t, i in zip(general_raw, inst, strict=True)]
+    guided = [clean_completion(t, i, cfg.prompt_style) for t, i in zip(guided_raw, inst, strict=True)]
+    general = [clean_completion(t, i, cfg.prompt_style) for t, i in zip(general_raw, inst, strict=True)]
     refs = [i.second_piece for i in inst]
     cols: dict[str, list] = {**score_pairs(guided, refs, "_guided"), **score_pairs(general, refs, "_general")}
     bstat = bleurt_status()
@@ -207,7 +229,8 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
     """The partition summary (CLI ``--json`` shape) from a records table.
 
     ``contaminated`` is the judge-count rule (the paper's Algorithm 2);
-    ``details.overlap_significant`` is the bootstrap at alpha 0.05 (Algorithm 1).
+    ``details.overlap_significant`` is the paired test at alpha 0.05 (Algorithm 1, with the sign-flip
+    permutation test in place of the paper's bootstrap).
     """
     g, r = records[f"{cfg.metric}_guided"].tolist(), records[f"{cfg.metric}_general"].tolist()
     test = partition_test(g, r, cfg.metric, cfg.n_resamples, cfg.seed)
@@ -221,6 +244,7 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
     return {
         "partition": cfg.label,
         "n": int(len(records)),
+        "prompt_style": cfg.prompt_style,
         "rouge_l": {"guided": _mean(records["rouge_l_guided"]), "general": _mean(records["rouge_l_general"])},
         # Below stats.MIN_PAIRS instances there is no verdict: p and C are withheld, the reason is given.
         "p": None if too_few else test.p,
@@ -233,7 +257,7 @@ def summarise(records: Any, cfg: GuidedConfig, judge_name: str = "", bleurt_reas
                      "value": None if too_few else conf, **({"reason": too_few} if too_few else {})},
         "details": {
             "dataset_name": cfg.dataset_name, "split_name": cfg.split_name, "task": cfg.task,
-            "math_mode": cfg.math_mode, "metric": cfg.metric,
+            "math_mode": cfg.math_mode, "metric": cfg.metric, "prompt_style": cfg.prompt_style,
             "test": test.to_dict(), "overlap_significant": bool(not too_few and test.p < ALPHA and test.mean_diff > 0),
             "edit_sim": {"guided": _mean(records["edit_sim_guided"]), "general": _mean(records["edit_sim_general"])},
             "exact_match": {"guided": int(records["exact_guided"].sum()),
@@ -259,7 +283,8 @@ def side_by_side(summaries: Sequence[Mapping[str, Any]]) -> Any:
         d = s.get("details", {})
         t = d.get("test", {})
         rows.append({
-            "partition": s["partition"], "n": s["n"], "rouge_l_guided": s["rouge_l"]["guided"],
+            "partition": s["partition"], "n": s["n"], "prompt_style": s.get("prompt_style", "chat"),
+            "rouge_l_guided": s["rouge_l"]["guided"],
             "rouge_l_general": s["rouge_l"]["general"], "metric": d.get("metric", "rouge_l"),
             "mean_diff": t.get("mean_diff"), "ci_low": t.get("ci_low"), "ci_high": t.get("ci_high"),
             "p": s["p"], "confidence": s["confidence"], "reason": s.get("reason", ""), "exact": s["exact"],

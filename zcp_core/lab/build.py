@@ -345,3 +345,15 @@ def resolve_build(name: str) -> Path:
     if not (run / "manifest.json").exists():
         raise LabError(f"no lab build named {name!r} in {lab_root()}: run `zcp lab build` first")
     return run.resolve()
+
+
+def build_style(name: str) -> str:
+    """The prompt style build ``name`` was trained in (:func:`zcp_core.lab.config.trained_style`).
+
+    Raises:
+        LabError: If there is no such build.
+    """
+    from zcp_core.lab.config import trained_style
+    from zcp_core.runs import load_run
+
+    return trained_style(str(load_run(resolve_build(name)).summary.get("train_format", "natural")))

@@ -169,3 +169,11 @@ def recipe(cfg: LabConfig) -> dict[str, Any]:
             "schedule": f"{cfg.epochs} epoch(s), lr {cfg.lr}, batch {cfg.batch_size}"
                         + (f", at most {cfg.max_steps} steps" if cfg.max_steps is not None else ""),
             "lora": f"r={cfg.lora.r}, alpha={cfg.lora.alpha} on {', '.join(cfg.lora.targets)}"}
+
+
+def trained_style(train_format: str) -> str:
+    """The prompt style a training format taught: ``completion`` for raw text (no template), else ``chat``.
+
+    Probes that can run in either style (Time-Travel, the manipulation check) default to it.
+    """
+    return "completion" if _TEXTS.get(train_format, {}).get("template") == "none" else "chat"

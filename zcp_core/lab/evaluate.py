@@ -59,6 +59,8 @@ class EvalOptions:
         answer_format: The probe's zero-CoT answer format (``free``, ``number``, ``auto``).
         control: Control model probed on the same pairs (:mod:`zcp_core.lab.did`): ``base`` (default, the
             build's base model), a model spec, or ``None``/``none`` for no control.
+        took: Run the manipulation check (:mod:`zcp_core.lab.took`: full-CoT accuracy, lab vs base, C minus U).
+        cot_max_new_tokens: Full-CoT cap of the manipulation check.
     """
 
     con: bool = False
@@ -72,6 +74,8 @@ class EvalOptions:
     max_new_tokens: int = 32
     answer_format: AnswerFormat = "free"
     control: str | None = "base"
+    took: bool = True
+    cot_max_new_tokens: int = 256
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -288,6 +292,14 @@ def evaluate_lab(name: str, opts: EvalOptions | None = None, out: str | Path | N
         tables |= {"did_gaps": did_gaps, "did_confidence": did_conf,
                    "control_records": res.tables["control_records"].assign(
                        split=res.tables["control_records"]["pair_id"].map(ev.split_of))}
+    if opts.took:  # the manipulation check: did the build take? (zcp_core.lab.took)
+        from zcp_core.lab.took import CheckOptions, check_build
+
+        chk = check_build(name, ev, CheckOptions(max_new_tokens=opts.cot_max_new_tokens, seed=opts.seed,
+                                                 device=opts.device, batch_size=opts.batch_size, cache=opts.cache),
+                          lab=None if opts.model else backend)
+        summary |= chk.summary
+        tables["took"] = chk.table
     run_path = None
     if out is not None:
         rspec = RunSpec(kind=LAB_RUN_KIND, config={"stage": "evaluate", "name": name, "metrics": list(opts.metrics),
@@ -389,6 +401,10 @@ def format_table(summary: Mapping[str, Any]) -> str:
     small = [sp for sp in ("c", "u") if summary[f"n_{sp}"] < MIN_PAIRS]
     if small:
         lines.append(f"{' and '.join(sp.upper() for sp in small)}: {TOO_FEW_PAIRS}; no confidence shown")
+    if "took" in summary:
+        from zcp_core.lab.took import format_took
+
+        lines += ["", format_took(summary)]
     t = summary["targets"]
     lines += ["", f"targets: C>=0.95 on C (p_first, p_all): {t['c_on_c_logit_ge_0.95']}; "
               f"C<=0.6 on U (all): {t['c_on_u_all_le_0.6']}"]

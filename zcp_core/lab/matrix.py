@@ -11,14 +11,25 @@ C and U item of a kind once, higher meaning "more likely in C":
   original-minus-twin gap (:func:`zcp_core.lab.evaluate.split_gaps`); their
   Confidence on C and on U is the probe's paired test per split.
 - ``guided_rouge``, ``guided_minus_general``: Time-Travel guided ROUGE-L, and
-  guided minus general ROUGE-L; the partition bootstrap (guided > general)
-  is the Confidence of ``guided_minus_general``.
-- ``guided_judge``: 1 when an LLM judge calls the guided completion an exact
-  or near-exact match, else 0. It needs a judge model other than the audited
-  one (``judge``); without one its rows are NaN with the reason, never a
-  stand-in.
+  guided minus general ROUGE-L; the partition's sign-flip permutation test
+  (guided > general) is the Confidence of ``guided_minus_general``. Prompts
+  are in the style the kind was trained in (``completion`` for raw-text
+  kinds such as ``verbatim``, ``chat`` otherwise; ``guided_prompt_style``
+  overrides it); the ``guided`` table records the style of every row.
+- ``guided_judge``: 1 when the judge calls the guided completion an exact
+  or near-exact match, else 0. The judge is the paper's criteria as a rule
+  (exact string, or near-exact at edit similarity >= 0.85) unless an LLM
+  judge other than the audited model is given (``judge``).
 - ``min_k``, ``zlib``: the membership-inference baselines on the question
   text (:mod:`zcp_core.baselines`); they have no Confidence.
+- ``cot_acc``: full-CoT accuracy (greedy, 256 tokens, the kind's prompt
+  style) of the original minus its twin; Confidence from the exact McNemar
+  test per split, as ``zcp_acc``. It reuses the manipulation check's
+  generations and adds the twins'.
+
+Each built kind also gets the manipulation check (:mod:`zcp_core.lab.took`):
+``took`` and ``took_gain`` on each of its rows, and the ``took`` table. A
+build that did not take says nothing about its detectors.
 
 A kind whose build is not cached stops the command with the ``zcp lab
 build`` commands to run (``missing="fail"``, the default), or is built on the
@@ -30,6 +41,7 @@ The run (kind ``lab``, ``summary["stage"] == "matrix"``) holds:
     matrix: the table, :data:`zcp_core.lab.quality.ROW_COLUMNS` (also ``summary["rows"]``).
     guided: the Time-Travel records of every kind, plus ``kind`` (the completions behind the guided rows).
     builds: ``kind, model, build, key, n_c, n_u, split_sha``.
+    took: one row per kind (:func:`zcp_core.lab.took.took_row`): the check's verdict, gain, CI, accuracies.
 """
 
 from __future__ import annotations
@@ -52,9 +64,7 @@ if TYPE_CHECKING:
 
 KINDS: tuple[str, ...] = ("direct", "evasive", "verbatim", "solution", "none")
 DETECTORS: tuple[str, ...] = ("zcp_acc", "zcp_p_first", "zcp_p_all", "guided_rouge", "guided_minus_general",
-                              "guided_judge", "min_k", "zlib")
-NO_JUDGE = ("no LLM judge: the paper's judge is a strong model other than the audited one, and none is available "
-            "offline; pass --judge MODEL to measure guided_judge")
+                              "guided_judge", "min_k", "zlib", "cot_acc")
 JUDGE_NO_C = "the judge gives a count verdict (exact / near-exact matches), not a Contamination Confidence"
 ROUGE_NO_C = ("Time-Travel tests guided against general overlap: its Confidence is on the guided_minus_general row; "
               "guided ROUGE-L alone has no test")
@@ -73,16 +83,20 @@ class MatrixOptions:
         profile: Build profile of every kind (``default``, ``smoke``).
         build: ``LabConfig`` overrides shared by every kind's build (e.g. ``(("n_contaminated", 20),)``).
         missing: ``fail`` (say which ``zcp lab build`` to run) or ``build`` (build missing kinds now).
-        judge: Model spec of the LLM judge for ``guided_judge`` (``None``: not measured).
+        judge: Model spec of the LLM judge for ``guided_judge`` (``None``: the rule judge, the paper's
+            exact / near-exact criteria without a model).
         seed: Reference, guided-cut and bootstrap seed.
         n_resamples: Resamples of the probe's and the guided partition's tests.
         n_boot: Bootstrap replicates of the AUROC CIs.
         max_new_tokens: Zero-CoT answer budget.
         guided_max_new_tokens: Time-Travel completion budget.
+        guided_prompt_style: ``auto`` (the style each kind was trained in), ``chat`` or ``completion``.
         device: Device of local backends.
         batch_size: Requests per batch.
         cache: Use the persistent response cache.
         threads: CPU threads for on-demand builds.
+        took: Run the manipulation check on every built kind.
+        cot_max_new_tokens: Full-CoT cap of the check and of ``cot_acc``.
     """
 
     kinds: tuple[str, ...] = KINDS
@@ -96,10 +110,13 @@ class MatrixOptions:
     n_boot: int = 2000
     max_new_tokens: int = 32
     guided_max_new_tokens: int = 64
+    guided_prompt_style: str = "auto"
     device: str = "auto"
     batch_size: int = 16
     cache: bool = True
     threads: int = 2
+    took: bool = True
+    cot_max_new_tokens: int = 256
 
     def __post_init__(self) -> None:
         bad = [k for k in self.kinds if k not in KINDS] + [d for d in self.detectors if d not in DETECTORS]
@@ -191,8 +208,30 @@ def zcp_scores(kind: str, backend: Any, ev: EvalItems, dets: tuple[str, ...], op
     return rows, confs
 
 
+def guided_style(kind: str, backend: Any, opts: MatrixOptions, train_format: str = "natural") -> str:
+    """The Time-Travel prompt style of a kind: the option, or the style the kind was trained in.
+
+    ``none`` (the untouched model) gets ``chat`` when its tokenizer has a chat template, else ``completion``.
+    """
+    if opts.guided_prompt_style != "auto":
+        return opts.guided_prompt_style
+    return kind_style(kind, backend, train_format)
+
+
+def kind_style(kind: str, backend: Any, train_format: str = "natural") -> str:
+    """The prompt style a kind was trained in; for ``none``, ``chat`` when the model has a chat template."""
+    from zcp_core.guided import default_prompt_style
+    from zcp_core.lab.config import trained_style
+
+    if kind != "none":
+        return trained_style(train_format)
+    tok = getattr(backend, "tokenizer", None)
+    return default_prompt_style(tok is None or bool(getattr(tok, "chat_template", None)))
+
+
 def guided_scores(kind: str, backend: Any, ev: EvalItems, dets: tuple[str, ...], opts: MatrixOptions,
-                  judge: Any, progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], pd.DataFrame]:
+                  judge: Any, progress: bool, style: str = "chat"
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], pd.DataFrame]:
     """Per-item guided ROUGE-L, guided minus general, judge matches; the partition test's Confidence."""
     import pandas as pd
 
@@ -203,25 +242,24 @@ def guided_scores(kind: str, backend: Any, ev: EvalItems, dets: tuple[str, ...],
     for sp in ("C", "U"):
         its = [it for it in ev.originals if ev.split_of[it.id] == sp]
         cfg = GuidedConfig(name, Path(ev.dataset).stem.split("_")[0], seed=opts.seed,
-                           max_new_tokens=opts.guided_max_new_tokens, n_resamples=opts.n_resamples, partition=sp)
+                           max_new_tokens=opts.guided_max_new_tokens, n_resamples=opts.n_resamples, partition=sp,
+                           prompt_style=style)  # type: ignore[arg-type]
         parts[sp] = run_partition(backend, split_items(its, seed=opts.seed), cfg, judge=judge,
                                   judge_mode="rule" if judge is None else "model", progress=progress)
     rows = []
     for sp, part in parts.items():
         for r in part.records.itertuples(index=False):
             scores = {"guided_rouge": r.rouge_l_guided, "guided_minus_general": r.rouge_l_guided - r.rouge_l_general,
-                      "guided_judge": (math.nan if judge is None
-                                       else float(r.match_label in ("exact", "near_exact")))}
-            rows += [_row(kind, d, r.id, sp, scores[d], NO_JUDGE if d == "guided_judge" else "")
-                     for d in dets if d in scores]
+                      "guided_judge": float(r.match_label in ("exact", "near_exact"))}
+            rows += [_row(kind, d, r.id, sp, scores[d]) for d in dets if d in scores]
         rows += [_row(kind, d, s.id, sp, math.nan, f"no guided instance: {s.reason}")
                  for s in part.skipped.itertuples(index=False) for d in dets if d.startswith("guided_")]
     c, u = parts["C"].summary, parts["U"].summary
     why = "; ".join(f"{sp}: {s['reason']}" for sp, s in (("C", c), ("U", u)) if s.get("reason"))
     confs = {"guided_rouge": _conf(kind, "guided_rouge", None, None, ROUGE_NO_C),
              "guided_minus_general": _conf(kind, "guided_minus_general", c["confidence"], u["confidence"], why),
-             "guided_judge": _conf(kind, "guided_judge", None, None, JUDGE_NO_C if judge is not None else NO_JUDGE)}
-    records = pd.concat([p.records for p in parts.values()], ignore_index=True).assign(kind=kind)
+             "guided_judge": _conf(kind, "guided_judge", None, None, JUDGE_NO_C)}
+    records = pd.concat([p.records for p in parts.values()], ignore_index=True).assign(kind=kind, prompt_style=style)
     return rows, [confs[d] for d in dets if d in confs], records
 
 
@@ -237,8 +275,12 @@ def baseline_scores(kind: str, backend: Any, ev: EvalItems, dets: tuple[str, ...
 
 
 def score_kind(kind: str, spec: str, ev: EvalItems, opts: MatrixOptions, judge: Any = None,
-               progress: bool = True, backend: Any = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Every chosen detector on one kind: ``(scores, confidences, guided records)`` (see :func:`run_matrix`)."""
+               progress: bool = True, backend: Any = None, train_format: str = "natural"
+               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Every chosen detector on one kind: ``(scores, confidences, guided records)`` (see :func:`run_matrix`).
+
+    ``train_format`` is the kind's training format (it sets the Time-Travel prompt style).
+    """
     import pandas as pd
 
     if backend is None:
@@ -254,11 +296,20 @@ def score_kind(kind: str, spec: str, ev: EvalItems, opts: MatrixOptions, judge: 
         r, c = zcp_scores(kind, backend, ev, dets, opts, spec)
         rows, confs = rows + r, confs + c
     if any(d.startswith("guided_") for d in dets):
-        r, c, guided = guided_scores(kind, backend, ev, dets, opts, judge, progress)
+        style = guided_style(kind, backend, opts, train_format)
+        r, c, guided = guided_scores(kind, backend, ev, dets, opts, judge, progress, style)
         rows, confs = rows + r, confs + c
     if any(d in ("min_k", "zlib") for d in dets):
         r, c = baseline_scores(kind, backend, ev, dets)
         rows, confs = rows + r, confs + c
+    if "cot_acc" in dets:
+        from zcp_core.lab.took import cot_acc_confidence, cot_acc_pairs
+
+        pairs = cot_acc_pairs(backend, ev, kind_style(kind, backend, train_format), opts.cot_max_new_tokens, progress)
+        rows += [_row(kind, "cot_acc", p.id, p.split, p.gap) for p in pairs.itertuples(index=False)]
+        cc = cot_acc_confidence(pairs)
+        confs.append(_conf(kind, "cot_acc", cc["C"][0], cc["U"][0],
+                           "; ".join(f"{sp}: {cc[sp][1]}" for sp in ("C", "U") if cc[sp][1])))
     order = {d: i for i, d in enumerate(dets)}
     conf = pd.DataFrame(confs).sort_values("detector", key=lambda s: s.map(order), kind="stable")
     return pd.DataFrame(rows), conf, guided
@@ -296,11 +347,13 @@ def run_matrix(opts: MatrixOptions | None = None, out: str | Path | None = None,
 
         judge = load_backend(opts.judge, cache="default" if opts.cache else None, device=opts.device,
                              batch_size=opts.batch_size)
-    scores, confs, guided, builds = [], [], [], []
+    scores, confs, guided, builds, took = [], [], [], [], []
     for kind, plan in plans.items():
         spec = plan.cfg.model if kind == "none" else f"lab:{plan.name}"
         ev = pair_split(plan.cfg.dataset, plan.split.contaminated, plan.split.clean, opts.seed, label=f"kind {kind}")
-        s, c, g = score_kind(kind, spec, ev, opts, judge, progress)
+        backend = _load(spec, opts)
+        took.append(_took(kind, plan, ev, backend, opts, progress))
+        s, c, g = score_kind(kind, spec, ev, opts, judge, progress, backend, train_format=plan.cfg.train_format)
         scores.append(s)
         confs.append(c)
         guided.append(g)
@@ -309,10 +362,16 @@ def run_matrix(opts: MatrixOptions | None = None, out: str | Path | None = None,
                        "n_u": len(plan.split.clean), "split_sha": split_sha(plan.split.contaminated, plan.split.clean)})
     records = pd.concat(scores, ignore_index=True)
     table = matrix_rows(records, pd.concat(confs, ignore_index=True), opts.n_boot, opts.seed)
+    took_table = pd.DataFrame(took)
+    for col in ("took", "took_gain"):  # every row carries its build's verdict (None: untouched model or no check)
+        table[col] = table["kind"].map(dict(zip(took_table["kind"], took_table[col]))).astype(object)
+        table[col] = table[col].where(table[col].notna(), None)
     rows = json_rows(table)
-    tables = {"matrix": table, "guided": pd.concat(guided, ignore_index=True), "builds": pd.DataFrame(builds)}
+    tables = {"matrix": table, "guided": pd.concat(guided, ignore_index=True), "builds": pd.DataFrame(builds),
+              "took": took_table}
     summary = {"stage": "matrix", "rows": rows, "kinds": list(opts.kinds), "detectors": list(opts.detectors),
                "profile": opts.profile, "builds": builds, "judge": opts.judge, "seconds": time.time() - t0,
+               "took": json_rows(took_table),
                "headline": _headline(rows)}
     run_path = None
     if out is not None:
@@ -321,6 +380,26 @@ def run_matrix(opts: MatrixOptions | None = None, out: str | Path | None = None,
                        seed=opts.seed)
         run_path = write_run(out, rspec, records, summary, tables=tables)
     return MatrixResult(summary, {"records": records, **tables}, run_path)
+
+
+def _load(spec: str, opts: MatrixOptions) -> Any:
+    from zcp_core.backends import load_backend
+
+    return load_backend(spec, cache="default" if opts.cache else None, device=opts.device, batch_size=opts.batch_size)
+
+
+def _took(kind: str, plan: BuildPlan, ev: EvalItems, backend: Any, opts: MatrixOptions,
+          progress: bool) -> dict[str, Any]:
+    """The manipulation check of a built kind as a ``took`` table row (``none`` and ``took=False``: empty)."""
+    from zcp_core.lab.took import CheckOptions, manipulation_check, took_row
+
+    if kind == "none" or not opts.took:
+        return took_row(kind, None)
+    copts = CheckOptions(max_new_tokens=opts.cot_max_new_tokens, seed=opts.seed, device=opts.device,
+                         batch_size=opts.batch_size, cache=opts.cache)
+    chk = manipulation_check(ev, backend, _load(plan.cfg.model, opts), plan.cfg.train_format, plan.base, copts,
+                             progress)
+    return took_row(kind, chk)
 
 
 def _config(opts: MatrixOptions) -> dict[str, Any]:
@@ -335,6 +414,8 @@ def command(opts: MatrixOptions) -> str:
     """The ``zcp lab matrix`` command line that reruns these options."""
     cmd = f"zcp lab matrix --kinds {','.join(opts.kinds)} --detectors {','.join(opts.detectors)}"
     cmd += f" --profile {opts.profile}" + (f" --judge {opts.judge}" if opts.judge else "")
+    if opts.guided_prompt_style != "auto":
+        cmd += f" --guided-prompt-style {opts.guided_prompt_style}"
     return cmd + (" --build-missing" if opts.missing == "build" else "")
 
 
@@ -362,5 +443,12 @@ def format_matrix(summary: Mapping[str, Any]) -> str:
         lines.append(f"{r['kind']:<9} {r['detector']:<21} {f(r['auroc'])} {ci(r['auroc_ci']):>13} "
                      f"{ci(r['auroc_ci_fw']):>13} {f(r['tpr_at_5fpr']):>6} {f(r['c_contaminated']):>6} "
                      f"{f(r['c_clean']):>6}  {note[:80]}")
+    for t in summary.get("took", []):
+        if t["kind"] != "none" and t["took_gain"] is not None:
+            verdict = {True: "TOOK", False: "did NOT take (its row says nothing about the detectors)",
+                       None: "no verdict"}[t["took"]]
+            lines.append(f"{t['kind']}: {verdict}; full-CoT gain C-U {t['took_gain']:+.3f} "
+                         f"(95% CI [{t['took_ci_lo']:+.3f}, {t['took_ci_hi']:+.3f}])" if t["took_ci_lo"] is not None
+                         else f"{t['kind']}: {verdict}; full-CoT gain C-U {t['took_gain']:+.3f}")
     lines.append(f"({summary['seconds']:.0f} s)")
     return "\n".join(lines)

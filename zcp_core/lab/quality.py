@@ -18,6 +18,8 @@ The matrix table (:data:`ROW_COLUMNS`), one row per kind and detector:
         where the method has none, or a split is too small for a verdict).
     n_c, n_u: items with a finite score on each side.
     reason, c_reason: why ``auroc`` / the confidences are NaN ("" when measured).
+    took, took_gain: the kind's manipulation check (:mod:`zcp_core.lab.took`): whether its build took, and
+        the full-CoT gain on C over U (None for the untouched model, or where the check did not run).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ ALPHA = 0.05
 FPR_TARGET = 0.05
 N_BOOT = 2000
 ROW_COLUMNS = ("kind", "detector", "auroc", "auroc_ci", "auroc_ci_fw", "family_size", "tpr_at_5fpr",
-               "c_contaminated", "c_clean", "n_c", "n_u", "reason", "c_reason")
+               "c_contaminated", "c_clean", "n_c", "n_u", "reason", "c_reason", "took", "took_gain")
 NO_SCORES = "no finite score on C or on U"
 NAN_PAIR = (math.nan, math.nan)
 

@@ -186,6 +186,10 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
     kinds = list(dict.fromkeys(table["kind"]))
     dets = list(dict.fromkeys(table["detector"]))
     cell = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
+    # A build that did not take is drawn apart: its row label says so, and it sits below the others.
+    failed = [k for k in kinds if _took(table, k) is False]
+    kinds = [k for k in kinds if k not in failed] + failed
+    labels = [f"{k} (did not take)" if k in failed else k for k in kinds]
     z, text, hover = [], [], []
     for k in kinds:
         zr, tr, hr = [], [], []
@@ -202,12 +206,20 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
         z.append(zr)
         text.append(tr)
         hover.append(hr)
-    fig = go.Figure(go.Heatmap(z=z, x=dets, y=kinds, text=text, texttemplate="%{text}", customdata=hover,
+    fig = go.Figure(go.Heatmap(z=z, x=dets, y=labels, text=text, texttemplate="%{text}", customdata=hover,
                                hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0, zmid=0.5,
                                colorscale="RdBu_r", colorbar={"title": "AUROC"}))
     fig.update_layout(title="Which detector catches which leak (AUROC, C vs U; 0.5 = chance)",
                       xaxis_title="detector", yaxis_title="contamination kind", yaxis_autorange="reversed")
     return fig
+
+
+def _took(table: pd.DataFrame, kind: str) -> bool | None:
+    """The kind's manipulation-check verdict (``None``: not measured, or no build, as for ``none``)."""
+    if "took" not in table.columns:
+        return None
+    v = table.loc[table["kind"] == kind, "took"].iloc[0]
+    return None if v is None or v != v else bool(v)
 
 
 def _num(v: Any) -> str:
@@ -216,9 +228,15 @@ def _num(v: Any) -> str:
 
 def matrix_reading(table: pd.DataFrame) -> list[str]:
     """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
-    a false alarm on the untouched model (family-wise CI not containing 0.5)."""
+    a false alarm on the untouched model (family-wise CI not containing 0.5). A build that did not take
+    (its manipulation check's CI does not lie above 0) says nothing about the detectors, and is read so."""
     lines = []
     for kind, g in table.groupby("kind", sort=False):
+        if _took(table, str(kind)) is False:
+            gain = g["took_gain"].iloc[0] if "took_gain" in g.columns else None
+            lines.append(f"{kind}: the build did not take (full-CoT gain on C over U {_num(gain)}, CI not above 0): "
+                         "its row does not show whether a detector is blind.")
+            continue
         measured = g[g["auroc"].notna()]
         lo = measured["auroc_ci_fw"].map(lambda c: c[0])
         hi = measured["auroc_ci_fw"].map(lambda c: c[1])
