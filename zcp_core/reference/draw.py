@@ -150,6 +150,13 @@ def roundness(v: Fraction) -> tuple[bool, bool]:
     return v.numerator % 10 == 0, v.numerator % 5 == 0
 
 
+def trailing_zeros(v: Fraction) -> int:
+    """How many zeros a whole number ends in (0 for others and for 0)."""
+    if v.denominator != 1 or v == 0:
+        return 0
+    return _shape(abs(v.numerator))[1]
+
+
 def answer_digits(v: Fraction) -> int:
     """Digits of a value as written (sign and point not counted): 12.5 has 3, 0.5 has 2."""
     k = decimals_of(v) or 0

@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from zcp_core.reference.annotate import annotate_visible
 from zcp_core.reference.cues import cued_constants
-from zcp_core.reference.draw import answer_digits, log_uniform, pick, roundness, sides, unit_cap
+from zcp_core.reference.draw import answer_digits, log_uniform, pick, roundness, sides, trailing_zeros, unit_cap
 from zcp_core.reference.numbers import ExprError, decimals_of, eval_steps, render, render_literal
 from zcp_core.reference.rewrite import (
     NewSolution,
@@ -66,7 +66,8 @@ from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
 METHOD_NUMERIC = "numeric-perturbation-v4"
-MAX_MOVE = math.log(2)  # the target move of an answer is drawn uniformly in [0, log 2] (a factor of up to 2)
+MAX_MOVE = math.log(1.5)  # the target move of an answer is drawn uniformly in [0, log 1.5]
+MOVE_STEP = 0.15  # moves within this of each other count as one size when ranking draws
 
 
 @dataclass(frozen=True)
@@ -248,14 +249,17 @@ class _Draw:
     answer: Fraction
 
 
-def _preference(trace: Trace, gold: Fraction, d: _Draw, size: float) -> tuple[int, int, int, float]:
-    """Lower is better: the answer keeps its roundness (trailing zero, multiple of 5), then its number of
-    digits, then the question keeps the order of its same-sized numbers, then the answer moves by a factor
-    nearest ``exp(size)``. The size is drawn alike for both sides, so moves up and down are of one size even
-    where the chain amplifies one of them (a difference grows faster than it shrinks)."""
-    round_miss = sum(a != b for a, b in zip(roundness(d.answer), roundness(gold), strict=True))
+def _preference(trace: Trace, gold: Fraction, d: _Draw, size: float) -> tuple[int, int, int, int, int, float]:
+    """Lower is better: the answer moves by at most a factor of 2, then keeps its roundness (as many trailing
+    zeros, a multiple of 5 or not), then moves by a factor near ``exp(size)`` (in steps of 0.15), then keeps its
+    number of digits, then the question keeps the order of its same-sized numbers, then the nearest move. The
+    size is drawn alike for both sides, so moves up and down are of one size even where the chain amplifies
+    one of them; the factor-2 bound comes first because a round answer that can only stay round by tripling
+    (5 -> 15) would otherwise make moves up the larger."""
+    round_miss = int(trailing_zeros(d.answer) != trailing_zeros(gold)) + int(roundness(d.answer)[1] != roundness(gold)[1])
     move = abs(math.log(abs(d.answer) / abs(gold))) if d.answer and gold else 0.0
-    return (round_miss, int(answer_digits(d.answer) != answer_digits(gold)), int(not _keeps_order(trace, d.changed)),
+    return (int(move > math.log(2) + 1e-9), round_miss, int(abs(move - size) / MOVE_STEP),
+            int(answer_digits(d.answer) != answer_digits(gold)), int(not _keeps_order(trace, d.changed)),
             abs(move - size))
 
 
@@ -273,7 +277,8 @@ def _draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max_tri
     out: dict[tuple[tuple[int, Fraction], ...], _Draw] = {}
 
     def on_side(round_too: bool) -> bool:
-        return any((d.answer > gold) == (coin == "larger") and (not round_too or roundness(d.answer) == roundness(gold))
+        return any((d.answer > gold) == (coin == "larger") and (not round_too or (
+            roundness(d.answer)[1] == roundness(gold)[1] and trailing_zeros(d.answer) == trailing_zeros(gold)))
                    for d in out.values())
 
     tries: list[dict[int, Fraction]] = [
