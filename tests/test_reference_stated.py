@@ -96,7 +96,7 @@ def test_written_quantities_in_the_inner_unit_stay_inputs(q: str, sol: str, ans:
 
 
 def test_gsm8k_1301_is_refused_with_the_reason(gsm8k_items: list[Item]) -> None:
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-1301")
+    item = gsm8k_items[1300]  # line 1301
     rs = perturb_gsm8k([item])
     assert not rs.items
     reason = rs.failures[0].reason
@@ -106,7 +106,7 @@ def test_gsm8k_1301_is_refused_with_the_reason(gsm8k_items: list[Item]) -> None:
 
 
 def test_gsm8k_339_keeps_its_three_groups(gsm8k_items: list[Item]) -> None:
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-339")
+    item = gsm8k_items[338]  # line 339
     made = 0
     for seed in range(12):
         try:
@@ -151,7 +151,7 @@ def test_scale_fits_golden(question: str, old: list[int], new: list[int], gold: 
 def test_gsm8k_206_scores_stay_on_their_scale(gsm8k_items: list[Item]) -> None:
     """The v2 twin raised a score of 100 to 200 and needed a sixth score of 43, below the 71 its own
     solution drops as the lowest; no twin may leave the scale or pass a score its answer was above."""
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-206")
+    item = gsm8k_items[205]  # line 206
     rs = perturb_gsm8k([item])
     for twin in rs.items:
         scores = [t.value for t in find_numbers(twin.question) if t.kind != "word"]
@@ -178,6 +178,6 @@ def test_range_holds_golden(q: str, held: list[str]) -> None:
 
 def test_gsm8k_1219_keeps_its_range_of_grades(gsm8k_items: list[Item]) -> None:
     """v2 turned "grades 4 – 7" into "grades 2 – 7" while its solution still counted "2 grades"."""
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-1219")
+    item = gsm8k_items[1218]  # line 1219
     (twin,) = perturb_gsm8k([item]).items
     assert "grades 4 – 7" in twin.question and "There are 4 grades" in (twin.solution or "")

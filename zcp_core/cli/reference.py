@@ -182,8 +182,8 @@ def _row(it: Any, twin: Any, fail: Any, config: dict[str, Any], method: str, k: 
     # Which models generated and judged each twin (LLM); numeric twins are computed, not judged.
     models = config.get("models") or {}
     return {
-        "id": twin.id if twin else "", "original_id": it.id, "twin": k, "status": "ok" if twin else "failed",
-        "reason": fail.reason if fail else "", "failure_kind": failure_kind(fail.reason) if fail else "",
+        "id": twin.id if twin else "", "original_id": it.id, "status": "ok" if twin else "failed",
+        "reason": fail.reason if fail else "", "failure_kind": failure_kind(fail.reason) if fail else "", "twin": k,
         "answer": twin.answer if twin else "", "original_answer": it.answer,
         "attempts": len(fail.attempts) if fail else len(twin.metadata.get("attempts", [])) if twin else 0,
         "generated_by": (models.get("generator") or {}).get("model") or method,
