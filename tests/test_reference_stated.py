@@ -157,8 +157,11 @@ def test_gsm8k_206_scores_stay_on_their_scale(gsm8k_items: list[Item]) -> None:
         scores = [t.value for t in find_numbers(twin.question) if t.kind != "word"]
         assert max(scores) <= 100 and min(scores) < Fraction(twin.answer) <= 100
     assert rs.items or rs.failures[0].reason.startswith("scale")
-    # seed 0 keeps a twin: an average of 92 needs 93, as an independent solver found from the question alone
-    assert [(t.question.split("average of ")[1], t.answer) for t in rs.items] == [("92?", "93")]
+    # seed 0 keeps a twin. v4 (issue 23): scores 91, 71, 92, 100, 86 and an average of 93 after dropping the
+    # lowest (71) need 5 * 93 - (91 + 92 + 100 + 86) = 96, solved by hand (v3's twin, 92 needing 93, was
+    # verified by an independent solver)
+    assert [(t.question.split("average of ")[1], t.answer) for t in rs.items] == [("93?", "96")]
+    assert "scores of 91, 71, 92, 100 and 86" in rs.items[0].question
 
 
 @pytest.mark.parametrize(("q", "held"), [
