@@ -367,3 +367,21 @@ def test_cli_build_numeric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
                              "--reference", str(ref)])
         _, reference, _, _ = probe_cli._load_sets(args)
         assert [t.id for t in reference] == [t.id for t in twins]
+
+
+def test_cli_build_k_twins_each_its_own_draw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from zcp_core.data import load_items
+    from zcp_core.reference import perturb_gsm8k
+
+    out = tmp_path / "ref2"
+    assert _run_cli(["reference", "build", "--dataset", str(DATA / "gsm8k" / "test.jsonl"), "--out", str(out),
+                     "--limit", "10", "--twins", "2", "--seed", "1", "--prior-model", "none", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    twins = load_items(out / "reference.jsonl")
+    by_k = {k: [t for t in twins if t.metadata["twin"] == k] for k in (1, 2)}
+    assert [s["traced"] for s in summary["twins"]] == [len(by_k[1]), len(by_k[2])] and by_k[1] and by_k[2]
+    assert all(t.id == f"{t.original_id}-ref" for t in by_k[1]) and all(t.id == f"{t.original_id}-ref2" for t in by_k[2])
+    originals = load_items(DATA / "gsm8k" / "test.jsonl")[:10]
+    # twin k is the seed + k - 1 twin, renumbered: each twin has its own coin and draw
+    assert [t.question for t in by_k[2]] == [t.question for t in perturb_gsm8k(originals, seed=2).items]
+    assert [t.question for t in by_k[1]] != [t.question for t in by_k[2]]

@@ -19,14 +19,18 @@ percentages of one whole stop fitting in 100, when ranked test scores leave
 their 0-100 scale or the answer passes one of them (:func:`scale_fits`), when
 a calculation written without annotations stops adding up, or when
 re-executing the twin from its own question does not give its gold
-(:mod:`zcp_core.reference.verify`). Among
-the draws that pass, one whose answer keeps its number of digits is preferred,
-then one keeping the order of same-sized question numbers, then one whose
-answer moves to a side drawn by coin. Every twin records its substitutions,
+(:mod:`zcp_core.reference.verify`). v4 (issue 23): a seeded coin per item says
+whether the twin's answer is larger or smaller, a hard rule left only when no
+draw on that side survives (the fallback and its reason are recorded in
+``metadata["side"]``); new values are drawn on a log scale; among the draws on
+the side, one within a factor 2 is preferred, then one keeping the answer's
+roundness, then one moving the answer by a seeded size (alike for both sides),
+then one keeping its number of digits and the order of same-sized question
+numbers. Every twin records its substitutions,
 what was held and why, and the re-execution record, which ``zcp release``
 reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v3", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v4", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1"}
