@@ -19,8 +19,16 @@ from zcp_core.afr import (
     save_chains,
     sft_records,
 )
+from zcp_core.data import gsm8k_id
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _questions(n: int) -> list[str]:
+    import json
+
+    lines = (ROOT / "data" / "gsm8k" / "test.jsonl").read_text().splitlines()[:n]
+    return [json.loads(line)["question"] for line in lines]
 ARITH = ROOT / "data" / "arith" / "problems.jsonl"
 
 
@@ -32,7 +40,7 @@ def test_load_arith_problems() -> None:
 
 def test_load_gsm8k_items_as_problems() -> None:
     probs = load_problems(ROOT / "data" / "gsm8k" / "test.jsonl", limit=3)
-    assert [p.uid for p in probs] == ["gsm8k-test-1", "gsm8k-test-2", "gsm8k-test-3"]
+    assert [p.uid for p in probs] == [gsm8k_id(q) for q in _questions(3)]
     assert probs[0].answer == "18"
 
 

@@ -16,8 +16,8 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 @pytest.mark.parametrize(
     ("path", "fmt", "n", "first_id", "first_answer"),
     [
-        ("gsm8k/test.jsonl", "gsm8k", 1319, "gsm8k-test-1", "18"),
-        ("gsm8k/train_sample.jsonl", "gsm8k", 300, "gsm8k-train-1", "72"),
+        ("gsm8k/test.jsonl", "gsm8k", 1319, "gsm8k-2b2e3f9639f6", "18"),
+        ("gsm8k/train_sample.jsonl", "gsm8k", 300, "gsm8k-73429d562982", "72"),
         ("math500/test.jsonl", "math", 500, "test/precalculus/807.json", "\\left( 3, \\frac{\\pi}{2} \\right)"),
         ("gsm1k/gsm1k_public_50.csv", "gsm1k", 50, "gsm1k-1", "7"),
     ],

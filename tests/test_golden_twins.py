@@ -4,9 +4,11 @@ Each row of ``tests/data/golden_twins.jsonl`` holds the original id, the twin qu
 and a *verified* answer: the answer of an independent solver pass that worked from the twin question
 alone and never saw the generated solution (how it was made: ``tests/data/golden_twins.md``).
 
-The test regenerates every twin with the pinned generator and seed. It fails when a question or gold
-differs from its stored row (a generator change: re-verify the set, on purpose), and when a stored
-gold differs from its verified answer (a wrong twin).
+The test regenerates every twin of the current generator version with the pinned seed. It fails when a
+question or gold differs from its stored row (a generator change: re-verify the set, on purpose), and when a
+stored gold differs from its verified answer (a wrong twin). Rows still labelled with an older generator
+(v3, verified then) are twins v4 no longer makes: they keep their verified record but are not regenerated
+until someone re-solves their v4 twins (``tests/data/golden_twins.md``, issue 23).
 """
 
 from __future__ import annotations
@@ -40,11 +42,14 @@ def test_golden_set_is_large_enough_and_verified() -> None:
 
 def test_generator_reproduces_every_golden_twin() -> None:
     from zcp_core.data import load_items
-    from zcp_core.reference import perturb_gsm8k
+    from zcp_core.reference import METHOD_NUMERIC, perturb_gsm8k
 
-    rows = _rows()
-    by_id = {it.id: it for it in load_items(ROOT / "data" / "gsm8k" / "test.jsonl")}
-    twins = {t.original_id: t for t in perturb_gsm8k([by_id[r["original_id"]] for r in rows], seed=SEED).items}
+    rows = [r for r in _rows() if r["generator"] == METHOD_NUMERIC]
+    assert len(rows) >= 26  # the v3 rows v4 reproduces byte for byte (issue 23); re-solved rows join them
+    items = load_items(ROOT / "data" / "gsm8k" / "test.jsonl")
+    for r in rows:
+        assert items[r["line"] - 1].id == r["original_id"]
+    twins = {t.original_id: t for t in perturb_gsm8k([items[r["line"] - 1] for r in rows], seed=SEED).items}
     missing = [r["original_id"] for r in rows if r["original_id"] not in twins]
     assert missing == [], f"the generator no longer makes these twins: {missing}"
     for r in rows:
@@ -54,6 +59,6 @@ def test_generator_reproduces_every_golden_twin() -> None:
         assert t.answer == r["gold"], f"{r['original_id']}: twin gold changed"
 
 
-@pytest.mark.parametrize("field", ["original_id", "question", "gold", "verified_answer", "generator"])
+@pytest.mark.parametrize("field", ["original_id", "question", "gold", "verified_answer", "generator", "line"])
 def test_rows_have_every_field(field: str) -> None:
     assert all(r.get(field) not in (None, "") for r in _rows())

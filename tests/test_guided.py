@@ -331,7 +331,7 @@ def test_end_to_end_smollm2(e2e_run):
     assert s["details"]["bleurt"]["status"].startswith(("skipped", "used"))
     run = load_run(out)
     rec = run.records
-    assert run.kind == "guided" and list(rec["id"]) == ["gsm8k-test-1", "gsm8k-test-2"]
+    assert run.kind == "guided" and list(rec["id"]) == ["gsm8k-2b2e3f9639f6", "gsm8k-de563650cee0"]
     assert rec["guided_prompt"].str.contains("test split of the GSM8K dataset").all()
     assert not rec["general_prompt"].str.contains("GSM8K").any()
     assert ((rec["rouge_l_guided"] >= 0) & (rec["rouge_l_guided"] <= 1)).all()

@@ -153,4 +153,4 @@ def test_cli_paraphrase(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert len(items) == s["made"] and all(it.original_id for it in items)
     rec = load_run(out).records
     assert len(rec) == 20 and set(rec.status) <= {"ok", "failed"}
-    assert list(rec[rec.original_id == "gsm8k-test-1"].version) == [0, 1]
+    assert list(rec[rec.original_id == "gsm8k-2b2e3f9639f6"].version) == [0, 1]

@@ -131,6 +131,9 @@ def test_janet_golden(gsm8k_items: list[Item]) -> None:
     assert twin.metadata["seed"] == 0
     # same magnitude and type: 16 stays two digits, the small counts stay single digits
     assert len(subs["16"]) == 2 and all(len(subs[k]) == 1 for k in ("3", "4", "2"))
+    side = twin.metadata["side"]  # v4: the coin is recorded, and the answer went where it said
+    assert (Fraction(twin.answer) > Fraction(janet.answer)) == (side["side"] == "larger")
+    assert side["side"] == side["coin"] and side["fallback"] is False and side["fallback_reason"] == ""
     # number words stay words, so the story reads the same way
     assert "three" not in twin.question and "for breakfast" in twin.question
     assert twin.question.count("$") == 1
@@ -332,7 +335,7 @@ def test_cli_build_numeric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
     out = tmp_path / "ref"
     assert _run_cli(["reference", "build", "--dataset", str(DATA / "gsm8k" / "test.jsonl"), "--method", "numeric",
-                     "--out", str(out), "--limit", "20", "--json"]) == 0
+                     "--out", str(out), "--limit", "20", "--prior-model", "none", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["n"] == 20 and summary["traced"] + summary["failed"] == 20
     assert summary["headline"] == {"label": "traced share", "value": round(summary["traced"] / 20, 4)}
@@ -346,7 +349,11 @@ def test_cli_build_numeric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert (rec[rec.status == "failed"].reason != "").all()
     card = summary["twin_card"]  # the twin card: in the summary and as a table of the run
     assert card["n_pairs"] == summary["traced"]
-    assert set(card) >= {"digits_mean", "same_digits_share", "median_answer", "larger_share", "leading_digit_share"}
+    assert set(card) >= {"digits_mean", "same_digits_share", "median_answer", "larger_share", "leading_digit_share",
+                         "log_ratio_mean", "log_ratio_ci", "trailing_zero_rate", "multiple_of_5_rate",
+                         "neutral_prior_diff", "neutral_prior_ci90", "fallback_share", "failures", "fallbacks"}
+    assert card["neutral_prior_diff"] is None  # --prior-model none
+    assert sum(card["failures"].values()) == summary["failed"]
     table = run.table("twin_card")
     assert list(table.columns) == ["metric", "original", "twin"]
     assert table.set_index("metric").loc["pairs", "twin"] == summary["traced"]
@@ -360,3 +367,21 @@ def test_cli_build_numeric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
                              "--reference", str(ref)])
         _, reference, _, _ = probe_cli._load_sets(args)
         assert [t.id for t in reference] == [t.id for t in twins]
+
+
+def test_cli_build_k_twins_each_its_own_draw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from zcp_core.data import load_items
+    from zcp_core.reference import perturb_gsm8k
+
+    out = tmp_path / "ref2"
+    assert _run_cli(["reference", "build", "--dataset", str(DATA / "gsm8k" / "test.jsonl"), "--out", str(out),
+                     "--limit", "10", "--twins", "2", "--seed", "1", "--prior-model", "none", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    twins = load_items(out / "reference.jsonl")
+    by_k = {k: [t for t in twins if t.metadata["twin"] == k] for k in (1, 2)}
+    assert [s["traced"] for s in summary["twins"]] == [len(by_k[1]), len(by_k[2])] and by_k[1] and by_k[2]
+    assert all(t.id == f"{t.original_id}-ref" for t in by_k[1]) and all(t.id == f"{t.original_id}-ref2" for t in by_k[2])
+    originals = load_items(DATA / "gsm8k" / "test.jsonl")[:10]
+    # twin k is the seed + k - 1 twin, renumbered: each twin has its own coin and draw
+    assert [t.question for t in by_k[2]] == [t.question for t in perturb_gsm8k(originals, seed=2).items]
+    assert [t.question for t in by_k[1]] != [t.question for t in by_k[2]]

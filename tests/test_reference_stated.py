@@ -96,7 +96,7 @@ def test_written_quantities_in_the_inner_unit_stay_inputs(q: str, sol: str, ans:
 
 
 def test_gsm8k_1301_is_refused_with_the_reason(gsm8k_items: list[Item]) -> None:
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-1301")
+    item = gsm8k_items[1300]  # line 1301
     rs = perturb_gsm8k([item])
     assert not rs.items
     reason = rs.failures[0].reason
@@ -106,7 +106,7 @@ def test_gsm8k_1301_is_refused_with_the_reason(gsm8k_items: list[Item]) -> None:
 
 
 def test_gsm8k_339_keeps_its_three_groups(gsm8k_items: list[Item]) -> None:
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-339")
+    item = gsm8k_items[338]  # line 339
     made = 0
     for seed in range(12):
         try:
@@ -151,14 +151,17 @@ def test_scale_fits_golden(question: str, old: list[int], new: list[int], gold: 
 def test_gsm8k_206_scores_stay_on_their_scale(gsm8k_items: list[Item]) -> None:
     """The v2 twin raised a score of 100 to 200 and needed a sixth score of 43, below the 71 its own
     solution drops as the lowest; no twin may leave the scale or pass a score its answer was above."""
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-206")
+    item = gsm8k_items[205]  # line 206
     rs = perturb_gsm8k([item])
     for twin in rs.items:
         scores = [t.value for t in find_numbers(twin.question) if t.kind != "word"]
         assert max(scores) <= 100 and min(scores) < Fraction(twin.answer) <= 100
     assert rs.items or rs.failures[0].reason.startswith("scale")
-    # seed 0 keeps a twin: an average of 92 needs 93, as an independent solver found from the question alone
-    assert [(t.question.split("average of ")[1], t.answer) for t in rs.items] == [("92?", "93")]
+    # seed 0 keeps a twin. v4 (issue 23): scores 91, 71, 92, 100, 86 and an average of 93 after dropping the
+    # lowest (71) need 5 * 93 - (91 + 92 + 100 + 86) = 96, solved by hand (v3's twin, 92 needing 93, was
+    # verified by an independent solver)
+    assert [(t.question.split("average of ")[1], t.answer) for t in rs.items] == [("93?", "96")]
+    assert "scores of 91, 71, 92, 100 and 86" in rs.items[0].question
 
 
 @pytest.mark.parametrize(("q", "held"), [
@@ -178,6 +181,6 @@ def test_range_holds_golden(q: str, held: list[str]) -> None:
 
 def test_gsm8k_1219_keeps_its_range_of_grades(gsm8k_items: list[Item]) -> None:
     """v2 turned "grades 4 – 7" into "grades 2 – 7" while its solution still counted "2 grades"."""
-    item = next(it for it in gsm8k_items if it.id == "gsm8k-test-1219")
+    item = gsm8k_items[1218]  # line 1219
     (twin,) = perturb_gsm8k([item]).items
     assert "grades 4 – 7" in twin.question and "There are 4 grades" in (twin.solution or "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from fractions import Fraction as F
@@ -80,20 +81,19 @@ def _q1302(n: list[F]) -> F:  # 9 + 4 + 5 cookies; ate 3 (one of each flavor); 2
     return oat + choc + sugar - ate - lunch - gives + bakes * 3
 
 
-SOLVERS: dict[str, Callable[[list[F]], F]] = {
-    "gsm8k-test-81": _q81, "gsm8k-test-11": _q11, "gsm8k-test-350": _q350, "gsm8k-test-1076": _q1076,
-    "gsm8k-test-46": _q46, "gsm8k-test-317": _q317, "gsm8k-test-422": _q422, "gsm8k-test-1302": _q1302,
+SOLVERS: dict[int, Callable[[list[F]], F]] = {  # by line of data/gsm8k/test.jsonl (issue 13 named them gsm8k-test-N)
+    81: _q81, 11: _q11, 350: _q350, 1076: _q1076, 46: _q46, 317: _q317, 422: _q422, 1302: _q1302,
 }
 
 
 # 1076: its 4 quarters per dollar equals step 5's change, five $5 bills share a value; 1302: 9 = 4 + 5
 # among its first numbers, and its 3 cookies are also its 3 flavors. Holding all that leaves nothing to change.
-REFUSED = {"gsm8k-test-1076", "gsm8k-test-1302"}
+REFUSED = {1076, 1302}
 
 
 @pytest.mark.parametrize("item_id", sorted(SOLVERS))
-def test_known_bad_twins_are_right_or_rejected(gsm8k_items: list[Item], item_id: str) -> None:
-    item = next(it for it in gsm8k_items if it.id == item_id)
+def test_known_bad_twins_are_right_or_rejected(gsm8k_items: list[Item], item_id: int) -> None:
+    item = gsm8k_items[item_id - 1]
     solve = SOLVERS[item_id]
     assert solve([t.value for t in find_numbers(item.question)]) == F(item.answer)  # the solver is right
     made = 0
@@ -115,14 +115,14 @@ def test_known_bad_twins_are_right_or_rejected(gsm8k_items: list[Item], item_id:
 
 
 def test_held_values_are_reported(gsm8k_items: list[Item]) -> None:
-    by_id = {it.id: it for it in gsm8k_items}
-    tr = trace_item(by_id["gsm8k-test-11"])  # "three times" and "three months": which 3 feeds is unknown
+    by_line = dict(enumerate(gsm8k_items, 1))
+    tr = trace_item(by_line[11])  # "three times" and "three months": which 3 feeds is unknown
     assert sorted(tr.tokens[i].text for i in tr.inputs) == ["30", "60"]
     assert [h[0] for h in tr.held] == ["three", "three"]
-    tr = trace_item(by_id["gsm8k-test-350"])  # medicine $100 equals step 1's 25*4: both kept, so 25 and 4 too
+    tr = trace_item(by_line[350])  # medicine $100 equals step 1's 25*4: both kept, so 25 and 4 too
     assert [tr.tokens[i].text for i in tr.inputs] == ["20"]
     assert {h[0] for h in tr.held} == {"25", "100", "4"}
-    twin = perturb_item(by_id["gsm8k-test-350"])
+    twin = perturb_item(by_line[350])
     assert "$100 per month" in twin.question and "4 weeks" in twin.question
     assert twin.metadata["held"] and all(len(h) == 2 for h in twin.metadata["held"])
 
@@ -340,10 +340,10 @@ def full_set(gsm8k_items: list[Item]):  # type: ignore[no-untyped-def]
 
 def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> None:  # type: ignore[no-untyped-def]
     share = len(full_set.items) / len(gsm8k_items)
-    assert share >= 0.65  # measured 0.665 (877/1319) at seed 0; see benchmarks/results/reference_coverage.md
+    assert share >= 0.64  # measured 0.670 (884/1319) at seed 0 on v4 (v3: 0.663); issue 23 asks at least 0.64
     card = twin_card(gsm8k_items, full_set.items)
-    assert card.same_digits_share >= 0.85
-    assert 0.4 <= card.larger_share <= 0.65
+    assert card.same_digits_share >= 0.8
+    assert 0.4 <= card.larger_share <= 0.6
     lo, hi = card.median_answer
     assert 0.75 <= hi / lo <= 1.33
     lead1 = card.leading_digit_share[0]
@@ -351,6 +351,43 @@ def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> N
     for t in full_set.items:
         v = t.metadata["verification"]
         assert v["reexecuted"] is True and v["gold_check"] == "pass" and v["method"] == METHOD_NUMERIC
+        side = t.metadata["side"]  # the hard side rule: the answer moves where the coin said, or the fallback says why
+        assert (F(t.answer) > F(t.metadata["original_answer"])) == (side["side"] == "larger")
+        assert side["fallback"] == (side["side"] != side["coin"]) and bool(side["fallback_reason"]) == side["fallback"]
+
+
+#: sha256 of the whole GSM8K test twin set at seed 0 (every twin's JSON line, in order), per generator version.
+#: A generator change that moves any twin must come with a new version string and a new line here.
+TWIN_SET_SHA256 = {"numeric-perturbation-v4": "ea27a878a15e6785f0aaad67de44f825f0e68a26e8bd81d8b6b3bff06110047e"}
+
+
+def test_twin_set_hash_is_pinned_to_the_version(full_set) -> None:  # type: ignore[no-untyped-def]
+    import hashlib
+    import json
+
+    blob = "".join(json.dumps(t.to_dict(), sort_keys=True) + "\n" for t in full_set.items)
+    got = hashlib.sha256(blob.encode()).hexdigest()
+    assert METHOD_NUMERIC in TWIN_SET_SHA256, f"new generator version {METHOD_NUMERIC}: pin its twin set hash {got}"
+    assert got == TWIN_SET_SHA256[METHOD_NUMERIC], (
+        f"the seed-0 GSM8K twin set changed ({got}) while the version string stayed {METHOD_NUMERIC}: "
+        "a generator change needs a new version")
+
+
+def test_twins_depend_on_content_not_on_the_file(tmp_path: Path, gsm8k_items: list[Item], full_set) -> None:  # type: ignore[no-untyped-def]
+    """The same 400 items give byte-identical ids and twins from the whole file and from a renamed copy."""
+    from zcp_core.data import load_items
+
+    src = Path(__file__).resolve().parent.parent / "data" / "gsm8k" / "test.jsonl"
+    copy = tmp_path / "my_subset-renamed.jsonl"
+    copy.write_text("\n".join(src.read_text().splitlines()[500:900]) + "\n")
+    sub = load_items(copy)
+    assert [it.id for it in sub] == [it.id for it in gsm8k_items[500:900]]
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    ids = {it.id for it in sub}
+    write_items_jsonl(a, [t for t in full_set.items if t.original_id in ids])  # built over the whole file
+    write_items_jsonl(b, perturb_gsm8k(sub, seed=0).items)
+    assert a.read_bytes() == b.read_bytes() and a.stat().st_size > 0
 
 
 def test_twin_card_golden() -> None:
@@ -362,7 +399,10 @@ def test_twin_card_golden() -> None:
     assert card.median_answer == (25.0, 26.5) and card.larger_share == 0.75
     assert card.leading_digit_share[0] == (0.25, 0.5) and card.leading_digit_share[3] == (0.25, 0.25)
     df = card.frame()
-    assert list(df.columns) == ["metric", "original", "twin"] and len(df) == 5 + 9
+    assert list(df.columns) == ["metric", "original", "twin"] and len(df) == 11 + 9
+    assert card.trailing_zero_rate == (1.0, 0.25) and card.multiple_of_5_rate == (1.0, 0.5)
+    assert card.log_ratio_mean == pytest.approx((math.log(1.2) + math.log(0.9) + math.log(35 / 30) + math.log(10)) / 4)
+    assert card.neutral_prior_diff is None and card.fallback_share == 0.0
     assert card.as_dict()["leading_digit_share"]["1"] == [0.25, 0.5]
     assert "| median answer | 25 | 26.5 |" in card.markdown()
 

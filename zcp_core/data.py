@@ -2,7 +2,9 @@
 
 The format is detected from the content; ``fmt`` overrides it. Ids are stable
 and come from the data, so everything downstream pairs and splits by them:
-GSM8K ``gsm8k-<split>-<line>``, MATH ``unique_id``, GSM1K ``gsm1k-<row>``,
+GSM8K ``gsm8k-<first 12 hex digits of sha256(question)>`` (GSM8K has no ids of
+its own; a content id keeps a question's id, and so its twin, the same whatever
+file holds it), MATH ``unique_id``, GSM1K ``gsm1k-<row>``,
 DetectRL ``<file stem>-<index>``, generic files an id field or the line.
 
 Bad input raises :class:`~zcp_core.errors.DataError` naming file, line and
@@ -150,16 +152,22 @@ def _nonempty(path: Path, line: int | None, rec: Mapping[str, Any], key: str, ro
     return str(val)
 
 
+def gsm8k_id(question: str) -> str:
+    """A GSM8K question's id, from its text alone: ``gsm8k-`` and 12 hex digits of its sha256."""
+    import hashlib
+
+    return "gsm8k-" + hashlib.sha256(question.encode("utf-8")).hexdigest()[:12]
+
+
 def _gsm8k_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
     q = _nonempty(path, line, rec, "question")
     sol = _nonempty(path, line, rec, "answer")
     m = GSM8K_ANSWER.search(sol.strip().splitlines()[-1])
     if not m or not m.group(1).strip():
         raise DataError(str(path), line, "answer", "no '#### <answer>' final line")
-    split = path.stem.split("_")[0] or "data"
     calcs = [{"expr": a.strip(), "result": b.strip()} for a, b in CALC.findall(sol)]
     return Item(
-        id=f"gsm8k-{split}-{line}", question=q, answer=m.group(1).replace(",", "").strip(),
+        id=gsm8k_id(q), question=q, answer=m.group(1).replace(",", "").strip(),
         solution=sol, source="gsm8k", metadata={"calculations": calcs},
     )
 

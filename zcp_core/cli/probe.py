@@ -31,6 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reference", default=None,
                    help="reference twins: an items file with original_id, or a `zcp reference build --out` folder; "
                         "omitted for GSM8K: built by numeric perturbation")
+    p.add_argument("--twin", type=int, default=1,
+                   help="which twin is the reference arm when the reference holds several per item "
+                        "(`zcp reference build --twins K`; metadata twin: 1..K)")
+    p.add_argument("--as-original", type=int, default=None, metavar="N",
+                   help="let twin N stand as the original arm (probe one twin against another: a null check)")
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
     p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
@@ -107,12 +112,19 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
 
         # A `zcp reference build --out` folder or its reference.jsonl.
         twins = load_reference(args.reference)
-        reference = [it for it in twins if it.original_id in keep]
+        reference = _pick_twin(twins, args.twin, keep)
+        if args.as_original is not None:
+            original, reference = _twin_as_original(args, original, twins, reference, keep)
+            notes["original_arm"] = f"twin {args.as_original}"
+            notes["reference_arm"] = f"twin {args.twin}"
         if twins and original and not reference:
             raise DataError(str(args.reference), None, "original_id",
                             f"none of its {len(twins)} twins names an original of {args.dataset} (twins name e.g. "
                             f"{twins[0].original_id!r}, originals are e.g. {original[0].id!r}; "
                             "map the dataset's id column with --id-field or --format items)")
+    elif args.as_original is not None or args.twin != 1:
+        raise DataError(args.dataset, None, None, "--twin and --as-original need --reference (a `zcp reference "
+                                                  "build --twins K` folder)")
     elif original and all(o.source == "gsm8k" and o.metadata.get("calculations") is not None for o in original):
         from zcp_core.reference import perturb_gsm8k
 
@@ -127,6 +139,34 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
                         "--reference is required unless the dataset is GSM8K (numeric twins are built only there)")
     para = [it for it in load_items(args.paraphrased) if it.original_id in keep] if args.paraphrased else None
     return original, reference, para, notes
+
+
+def _twin_number(it: Any) -> int:
+    return int(it.metadata.get("twin", 1) or 1)
+
+
+def _pick_twin(twins: list[Any], n: int, keep: set[str]) -> list[Any]:
+    """The twins numbered ``n`` (``metadata["twin"]``, 1 when absent) whose original is probed."""
+    return [it for it in twins if it.original_id in keep and _twin_number(it) == n]
+
+
+def _twin_as_original(args: argparse.Namespace, original: list[Any], twins: list[Any], reference: list[Any],
+                      keep: set[str]) -> tuple[list[Any], list[Any]]:
+    """``--as-original N``: twin N stands as the original arm, and the reference twins are re-paired with it
+    (their ``original_id`` becomes twin N's id). Items without both twins are left out."""
+    from dataclasses import replace
+
+    from zcp_core.errors import ZcpError
+
+    if args.as_original == args.twin:
+        raise ZcpError(f"--as-original {args.as_original} and --twin {args.twin} name the same twin: pick two")
+    stand = {it.original_id: it for it in _pick_twin(twins, args.as_original, keep)}
+    if not stand:
+        raise ZcpError(f"--as-original {args.as_original}: {args.reference} holds no twin numbered "
+                       f"{args.as_original} (build it with `zcp reference build --twins K`)")
+    ref = [replace(it, original_id=stand[it.original_id].id) for it in reference if it.original_id in stand]
+    paired = {it.original_id for it in ref}
+    return [replace(stand[o.id], original_id=None) for o in original if o.id in stand and stand[o.id].id in paired], ref
 
 
 def probe_cmd(args: argparse.Namespace) -> int:

@@ -39,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "such twins are recorded as not independently judged and `zcp release` will not use them)")
     b.add_argument("--attempts", type=int, default=3, help="LLM attempts per item (judges' reasons fed back)")
     b.add_argument("--max-tries", type=int, default=50, help="numeric draws per item before giving up")
+    b.add_argument("--twins", type=int, default=1, metavar="K",
+                   help="numeric twins per item, each with its own coin and seed (twin k uses seed + k - 1; "
+                        "metadata twin: 1..K; ids <id>-ref, <id>-ref2, ...)")
+    b.add_argument("--prior-model", default="smollm2",
+                   help="model whose neutral prior of the answers goes into the twin card (`none`: leave it out)")
     _shared(b)
     b.set_defaults(func=build)
 
@@ -134,28 +139,20 @@ def build(args: argparse.Namespace) -> int:
     if args.method == "numeric":
         if not any(it.metadata.get("calculations") for it in items):
             log("note: no <<expr=result>> calculator annotations found; --method numeric needs GSM8K-style data")
-        rs = perturb_gsm8k(items, seed=args.seed, max_tries=args.max_tries)
-        config["max_tries"] = args.max_tries
+        sets = [perturb_gsm8k(items, seed=args.seed + k - 1, max_tries=args.max_tries, twin=k)
+                for k in range(1, max(args.twins, 1) + 1)]
+        rs = sets[0]
+        config.update(max_tries=args.max_tries, twins=max(args.twins, 1))
     else:
         rs, model, revision = _build_llm(args, items, config)
+        sets = [rs]
     out = Path(args.out)
-    jsonl = write_items_jsonl(out / "reference.jsonl", rs.items)
-    by_orig = {it.original_id: it for it in rs.items}
-    fails = {f.id: f for f in rs.failures}
-    # Which models generated and judged each twin (LLM); numeric twins are computed, not judged.
-    models = config.get("models") or {}
-    generated_by = (models.get("generator") or {}).get("model") or rs.method
-    judged_by = ", ".join(j["model"] for j in models.get("judges", []))
+    jsonl = write_items_jsonl(out / "reference.jsonl", [t for r in sets for t in r.items])
     rows = []
-    for it in items:
-        twin, fail = by_orig.get(it.id), fails.get(it.id)
-        rows.append({
-            "id": twin.id if twin else "", "original_id": it.id, "status": "ok" if twin else "failed",
-            "reason": fail.reason if fail else "", "failure_kind": failure_kind(fail.reason) if fail else "",
-            "answer": twin.answer if twin else "", "original_answer": it.answer,
-            "attempts": len(fail.attempts) if fail else len(twin.metadata.get("attempts", [])) if twin else 0,
-            "generated_by": generated_by, "judged_by": judged_by,
-        })
+    for k, r in enumerate(sets, 1):
+        by_orig = {it.original_id: it for it in r.items}
+        fails = {f.id: f for f in r.failures}
+        rows += [_row(it, by_orig.get(it.id), fails.get(it.id), config, r.method, k) for it in items]
     n, ok = len(items), len(rs.items)
     kinds = dict(Counter(failure_kind(f.reason) for f in rs.failures))
     summary = {
@@ -164,9 +161,9 @@ def build(args: argparse.Namespace) -> int:
         "headline": {"label": "traced share" if args.method == "numeric" else "accepted share",
                      "value": round(ok / n, 4) if n else 0.0},
     }
-    from zcp_core.reference import twin_card
-
-    card = twin_card(items, rs.items)  # do the twins look like their originals (digits, size, leading digit)?
+    if len(sets) > 1:
+        summary["twins"] = [{"twin": k, "traced": len(r.items)} for k, r in enumerate(sets, 1)]
+    card = _card(args, items, rs)  # twin 1: do the twins look like their originals, and are they as easy?
     summary["twin_card"] = card.as_dict()
     write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
                            model_revision=revision, dataset=(args.dataset,), seed=args.seed),
@@ -176,6 +173,34 @@ def build(args: argparse.Namespace) -> int:
     text += ["twin card (originals against twins):", card.markdown()]
     emit(args, summary, "\n".join(text))
     return 0
+
+
+def _row(it: Any, twin: Any, fail: Any, config: dict[str, Any], method: str, k: int) -> dict[str, Any]:
+    """One record of a build: what twin ``k`` of ``it`` is, or why it is missing."""
+    from zcp_core.reference import failure_kind
+
+    # Which models generated and judged each twin (LLM); numeric twins are computed, not judged.
+    models = config.get("models") or {}
+    return {
+        "id": twin.id if twin else "", "original_id": it.id, "status": "ok" if twin else "failed",
+        "reason": fail.reason if fail else "", "failure_kind": failure_kind(fail.reason) if fail else "", "twin": k,
+        "answer": twin.answer if twin else "", "original_answer": it.answer,
+        "attempts": len(fail.attempts) if fail else len(twin.metadata.get("attempts", [])) if twin else 0,
+        "generated_by": (models.get("generator") or {}).get("model") or method,
+        "judged_by": ", ".join(j["model"] for j in models.get("judges", [])),
+        "fallback": bool((twin.metadata.get("side") or {}).get("fallback")) if twin else False,
+    }
+
+
+def _card(args: argparse.Namespace, items: list[Any], rs: Any) -> Any:
+    """The twin card of ``rs`` against ``items``, with the neutral prior of ``--prior-model`` unless `none`."""
+    from zcp_core.reference import failure_kind, twin_card
+    from zcp_core.reference.card import with_neutral_prior
+
+    card = twin_card(items, rs.items, [failure_kind(f.reason) for f in rs.failures])
+    if args.prior_model.lower() != "none" and rs.items:
+        card = with_neutral_prior(card, _backend(args.prior_model, args), items, rs.items)
+    return card
 
 
 def paraphrase(args: argparse.Namespace) -> int:

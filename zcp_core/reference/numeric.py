@@ -19,14 +19,18 @@ percentages of one whole stop fitting in 100, when ranked test scores leave
 their 0-100 scale or the answer passes one of them (:func:`scale_fits`), when
 a calculation written without annotations stops adding up, or when
 re-executing the twin from its own question does not give its gold
-(:mod:`zcp_core.reference.verify`). Among
-the draws that pass, one whose answer keeps its number of digits is preferred,
-then one keeping the order of same-sized question numbers, then one whose
-answer moves to a side drawn by coin. Every twin records its substitutions,
+(:mod:`zcp_core.reference.verify`). v4 (issue 23): a seeded coin per item says
+whether the twin's answer is larger or smaller, a hard rule left only when no
+draw on that side survives (the fallback and its reason are recorded in
+``metadata["side"]``); new values are drawn on a log scale; among the draws on
+the side, one within a factor 2 is preferred, then one keeping the answer's
+roundness, then one moving the answer by a seeded size (alike for both sides),
+then one keeping its number of digits and the order of same-sized question
+numbers. Every twin records its substitutions,
 what was held and why, and the re-execution record, which ``zcp release``
 reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v3", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v4", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1"}
@@ -41,16 +45,17 @@ The LLM pipeline (the paper's) lives in :mod:`zcp_core.reference.llm`.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from zcp_core.reference.annotate import annotate_visible
 from zcp_core.reference.cues import cued_constants
-from zcp_core.reference.draw import answer_digits, pick, sides, unit_cap
+from zcp_core.reference.draw import answer_digits, log_uniform, pick, roundness, sides, trailing_zeros, unit_cap
 from zcp_core.reference.numbers import ExprError, decimals_of, eval_steps, render, render_literal
 from zcp_core.reference.rewrite import (
     NewSolution,
@@ -64,7 +69,9 @@ from zcp_core.reference.trace import Trace, Untraceable, stated_value, trace_ite
 from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v3"
+METHOD_NUMERIC = "numeric-perturbation-v4"
+MAX_MOVE = math.log(1.5)  # the target move of an answer is drawn uniformly in [0, log 1.5]
+MOVE_STEP = 0.15  # moves within this of each other count as one size when ranking draws
 
 
 @dataclass(frozen=True)
@@ -145,17 +152,48 @@ def _sides(trace: Trace, question: str) -> dict[int, tuple[list[Fraction], list[
 
 
 def _draw(trace: Trace, cands: Mapping[int, tuple[list[Fraction], list[Fraction]]], rng: random.Random,
-          partial: bool) -> dict[int, Fraction]:
-    """New values for the trace's inputs; with ``partial`` each input changes with probability 1/2."""
+          partial: bool, toward: Mapping[int, int] | None = None) -> dict[int, Fraction]:
+    """New values for the trace's inputs; with ``partial`` each input changes with probability 1/2.
+
+    ``toward`` gives, for some inputs, the side to draw them on (+1 above, -1 below); an input whose side has no
+    candidate keeps its value. The others pick a side by coin (:func:`~zcp_core.reference.draw.pick`).
+    """
     new = {}
     for ti in trace.inputs:
-        v = pick(*cands[ti], rng)
-        new[ti] = trace.tokens[ti].value if v is None else v
+        v0 = trace.tokens[ti].value
+        below, above = cands[ti]
+        way = (toward or {}).get(ti, 0)
+        if way:
+            side = above if way > 0 else below
+            v = log_uniform(side, v0, rng) if side else None
+        else:
+            v = pick(below, above, rng, v0)
+        new[ti] = v0 if v is None else v
     if partial and len(new) > 1:
         keep = [ti for ti in trace.inputs if rng.random() < 0.5]
         for ti in keep[: len(new) - 1]:
             new[ti] = trace.tokens[ti].value
     return new
+
+
+def _effects(trace: Trace, cands: Mapping[int, tuple[list[Fraction], list[Fraction]]], gold: Fraction
+             ) -> dict[int, int]:
+    """How each input moves the answer alone: +1 (the same way), -1 (the other way), or absent when unknown.
+
+    Found by moving the input alone to one of its nearest candidates (a few, until the chain computes) and
+    recomputing the chain.
+    """
+    out = {}
+    for ti in trace.inputs:
+        below, above = cands[ti]
+        v0 = trace.tokens[ti].value
+        for probe in [*above[:3], *below[::-1][:3]]:
+            chain = _evaluate(trace, {ti: probe})
+            if chain is None or chain[trace.answer_step].value == gold:
+                continue
+            out[ti] = 1 if (chain[trace.answer_step].value > gold) == (probe > v0) else -1
+            break
+    return out
 
 
 def _percents_fit(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
@@ -203,34 +241,64 @@ def _keeps_order(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
     return True
 
 
-def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
-    """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built.
+Side = Literal["larger", "smaller"]
 
-    The first half of the draws change every input; the second half change a
-    random subset (at least one), which rescues items whose every-input draws
-    all break integrality. The first twin that passes every check, keeps the
-    answer's number of digits, keeps the order of the question's numbers of one
-    size, and moves the answer to a side drawn by coin (larger or smaller) is
-    returned; failing that, the best seen (in that order of importance).
+
+@dataclass(frozen=True)
+class _Draw:
+    """A draw that passed the cheap checks: its changed inputs, recomputed chain and answer."""
+
+    changed: Mapping[int, Fraction]
+    chain: list[NewStep]
+    answer: Fraction
+
+
+def _preference(trace: Trace, gold: Fraction, d: _Draw, size: float) -> tuple[int, int, int, int, int, float]:
+    """Lower is better: the answer moves by at most a factor of 2, then keeps its roundness (as many trailing
+    zeros, a multiple of 5 or not), then moves by a factor near ``exp(size)`` (in steps of 0.15), then keeps its
+    number of digits, then the question keeps the order of its same-sized numbers, then the nearest move. The
+    size is drawn alike for both sides, so moves up and down are of one size even where the chain amplifies
+    one of them; the factor-2 bound comes first because a round answer that can only stay round by tripling
+    (5 -> 15) would otherwise make moves up the larger."""
+    round_miss = int(trailing_zeros(d.answer) != trailing_zeros(gold)) + int(roundness(d.answer)[1] != roundness(gold)[1])
+    move = abs(math.log(abs(d.answer) / abs(gold))) if d.answer and gold else 0.0
+    return (int(move > math.log(2) + 1e-9), round_miss, int(abs(move - size) / MOVE_STEP),
+            int(answer_digits(d.answer) != answer_digits(gold)), int(not _keeps_order(trace, d.changed)),
+            abs(move - size))
+
+
+def _draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max_tries: int, coin: Side,
+           fails: dict[str, str]) -> list[_Draw]:
+    """Every distinct draw that passes the cheap checks (chain, sign, integrality, percentages, scale).
+
+    Every other draw is aimed at the coin's side: each input whose effect on the answer is known
+    (:func:`_effects`) is drawn on the side that moves the answer there, so a side that few undirected draws
+    reach (an answer whose inputs can only grow: 2 never becomes 1) is still found when it exists.
     """
-    item = annotate_visible(item)
-    try:
-        trace = trace_item(item)
-    except Untraceable as e:
-        raise ValueError(str(e)) from e
-    rng = random.Random(_seed_for(seed, item.id))
-    gold = stated_value(item.answer)
-    old_eqs = visible_equations(item.solution or "")
-    text = item.question + (item.solution or "")
-    fails: dict[str, str] = {}
     cands = _sides(trace, item.question)
-    cued = cued_constants(text)
-    best: tuple[int, Item] | None = None
-    larger = rng.random() < 0.5  # the side this twin's answer should move to, so twins are as often larger
-    for attempt in range(max_tries):
-        new_values = _draw(trace, cands, rng, partial=attempt >= max_tries // 2)
+    sign = 1 if coin == "larger" else -1
+    toward = {ti: e * sign for ti, e in _effects(trace, cands, gold).items()}
+    out: dict[tuple[tuple[int, Fraction], ...], _Draw] = {}
+
+    def on_side(round_too: bool) -> bool:
+        return any((d.answer > gold) == (coin == "larger") and (not round_too or (
+            roundness(d.answer)[1] == roundness(gold)[1] and trailing_zeros(d.answer) == trailing_zeros(gold)))
+                   for d in out.values())
+
+    tries: list[dict[int, Fraction]] = [
+        _draw(trace, cands, rng, partial=attempt >= max_tries // 2, toward=toward if attempt % 2 else None)
+        for attempt in range(max_tries)]
+    # A second round of draws aimed at the coin's side, only when the first found none there that keeps the
+    # answer's roundness; then every move of one input alone, when still none reached the side (a side only
+    # one input can reach, the others held, is found when it exists).
+    more = [_draw(trace, cands, rng, partial=bool(attempt % 2), toward=toward) for attempt in range(max_tries)]
+    singles = [{ti: v} for ti in trace.inputs for v in (*cands[ti][0], *cands[ti][1])]
+    for k, new_values in enumerate([*tries, *more, *singles]):
+        if (k == len(tries) and on_side(True)) or (k == len(tries) + len(more) and on_side(False)):
+            break
         changed = {ti: v for ti, v in new_values.items() if v != trace.tokens[ti].value}
-        if not changed or not _percents_fit(trace, changed):
+        key = tuple(sorted(changed.items()))
+        if not changed or key in out or not _percents_fit(trace, changed):
             continue
         chain = _evaluate(trace, changed)
         if chain is None or chain[trace.answer_step].value == gold:
@@ -241,25 +309,65 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
             fails.setdefault("scale", "every draw left the 0-100 scale of its scores or moved the answer "
                                       "past a score it was above or below")
             continue
-        rank = ((answer_digits(answer) != answer_digits(gold)) * 4 + (not _keeps_order(trace, changed)) * 2
-                + ((answer > gold) != larger))
-        if best is not None and rank >= best[0]:
-            continue  # no better than a twin already checked: skip the costly checks
-        solution = rewrite_solution(item.solution or "", trace, chain, value_mapping(trace, changed, chain, cued))
-        if visible_equations(solution.text).count(False) > old_eqs.count(False):
-            fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
-            continue
-        twin = _build(item, trace, chain, changed, solution, seed)
-        verdict = reexecute(twin, trace, changed)
-        if not verdict.ok:
-            fails.setdefault("reexecution", verdict.reason)
-            continue
-        twin = _with_verification(twin, verdict.record)
-        if rank == 0:
-            return twin
-        best = (rank, twin)
-    if best is not None:
-        return best[1]
+        out[key] = _Draw(changed, chain, answer)
+    return list(out.values())
+
+
+def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1) -> Item:
+    """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built.
+
+    A seeded coin first says whether the twin's answer is larger or smaller than the original's: a hard rule,
+    recorded in ``metadata["side"]``, left for the other side only when no draw on the drawn side survives
+    every check (the fallback and its reason are recorded too). New input values are drawn on a log scale
+    (:mod:`zcp_core.reference.draw`). The first half of the draws change every input; the second half change
+    a random subset (at least one), which rescues items whose every-input draws all break integrality.
+    Among the draws on the side, one whose answer keeps the original's roundness (trailing zero, multiple of
+    5) is preferred, then one keeping the answer's number of digits, then one keeping the order of the
+    question's same-sized numbers; the first (in draw order) of the best that passes the costly checks
+    (prose equations, re-execution) is the twin.
+
+    Args:
+        item: A GSM8K-style item (calculator annotations in its solution).
+        seed: The seed; the draw depends on ``(seed, item.id)`` only.
+        max_tries: Draws before giving up.
+        twin: Its number among an item's twins (``zcp reference build --twins``): id ``<id>-ref`` for 1,
+            ``<id>-ref<k>`` for k > 1; recorded in ``metadata["twin"]``.
+    """
+    item = annotate_visible(item)
+    try:
+        trace = trace_item(item)
+    except Untraceable as e:
+        raise ValueError(str(e)) from e
+    rng = random.Random(_seed_for(seed, item.id))
+    coin: Side = "larger" if rng.random() < 0.5 else "smaller"  # the side this twin's answer must move to
+    size = rng.uniform(0.0, MAX_MOVE)  # how far (log scale) the answer should move, whichever the side
+    gold = stated_value(item.answer)
+    old_eqs = visible_equations(item.solution or "")
+    cued = cued_constants(item.question + (item.solution or ""))
+    fails: dict[str, str] = {}
+    draws = _draws(item, trace, gold, rng, max_tries, coin, fails)
+    why_not: dict[str, str] = {}
+    for side in (coin, "smaller" if coin == "larger" else "larger"):
+        on_side = sorted((d for d in draws if (d.answer > gold) == (side == "larger")),
+                         key=lambda d: _preference(trace, gold, d, size))  # stable: draw order breaks ties
+        why_not[side] = f"no_draw: none of {max_tries} draws moved the answer {side} and passed the cheap checks"
+        for d in on_side:
+            solution = rewrite_solution(item.solution or "", trace, d.chain,
+                                        value_mapping(trace, d.changed, d.chain, cued))
+            if visible_equations(solution.text).count(False) > old_eqs.count(False):
+                fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
+                why_not[side] = f"untraced: every {side} draw broke a calculation written without annotations"
+                continue
+            made = _build(item, trace, d.chain, d.changed, solution, seed, twin)
+            verdict = reexecute(made, trace, d.changed)
+            if not verdict.ok:
+                fails.setdefault("reexecution", verdict.reason)
+                why_not[side] = f"reexecution: every {side} draw failed re-execution ({verdict.reason})"
+                continue
+            fallback = side != coin
+            return _with_verification(made, verdict.record, {
+                "coin": coin, "side": side, "target_move": round(size, 4), "fallback": fallback,
+                "fallback_reason": why_not[coin] if fallback else ""})
     for kind in ("reexecution", "untraced", "scale"):
         if kind in fails:
             raise ValueError(f"{kind}: {fails[kind]} (every draw of {max_tries})")
@@ -268,7 +376,7 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50) -> Item:
 
 
 def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int, Fraction],
-           new: NewSolution, seed: int) -> Item:
+           new: NewSolution, seed: int, twin: int = 1) -> Item:
     new_answer = render(chain[trace.answer_step].value)
     solution = new.text + f" {new_answer}" if new.text.endswith("####") else new.text.rstrip()
     meta = {
@@ -278,22 +386,29 @@ def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int,
         "annotated_in_prose": int(item.metadata.get("annotated_in_prose", 0)),
         "prose_lines_replaced": new.lines_replaced,
         "seed": seed,
+        "twin": twin,
         "method": METHOD_NUMERIC,
         "calculations": [{"expr": s.expr, "result": render(s.value)} for s in chain],
         "original_answer": item.answer,
     }
-    return Item(id=f"{item.id}-ref", question=rewrite_question(item.question, trace, changed), answer=new_answer,
+    return Item(id=twin_id(item.id, twin), question=rewrite_question(item.question, trace, changed), answer=new_answer,
                 solution=solution, source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
 
 
-def _with_verification(twin: Item, record: Mapping[str, Any]) -> Item:
+def twin_id(original_id: str, twin: int = 1) -> str:
+    """The id of an item's twin number ``twin``: ``<id>-ref``, then ``<id>-ref2``, ``<id>-ref3``..."""
+    return f"{original_id}-ref" if twin == 1 else f"{original_id}-ref{twin}"
+
+
+def _with_verification(twin: Item, record: Mapping[str, Any], side: Mapping[str, Any]) -> Item:
     meta = dict(twin.metadata)
+    meta["side"] = dict(side)
     meta["verification"] = {"method": METHOD_NUMERIC, **record}
     return Item(id=twin.id, question=twin.question, answer=twin.answer, solution=twin.solution, source=twin.source,
                 original_id=twin.original_id, metadata=meta)
 
 
-def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50) -> ReferenceSet:
+def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50, twin: int = 1) -> ReferenceSet:
     """Numeric reference twins of GSM8K items (deterministic per ``(seed, item id)``).
 
     Args:
@@ -301,6 +416,7 @@ def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50) -> 
         seed: Global seed; each item's draws are seeded by a hash of (seed, id),
             so a twin does not depend on which other items are in the batch.
         max_tries: Draws per item before it is reported as a failure.
+        twin: The twins' number (:func:`perturb_item`).
 
     Returns:
         A :class:`ReferenceSet`; untraceable items are in ``failures`` with a reason.
@@ -308,7 +424,7 @@ def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50) -> 
     twins, failures = [], []
     for it in items:
         try:
-            twins.append(perturb_item(it, seed=seed, max_tries=max_tries))
+            twins.append(perturb_item(it, seed=seed, max_tries=max_tries, twin=twin))
         except ValueError as e:
             failures.append(ReferenceFailure(it.id, str(e)))
     return ReferenceSet(tuple(twins), tuple(failures), METHOD_NUMERIC)
