@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from zcp_core.cli.common import add_common, emit, log
+from zcp_core.lab.config import MODES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,10 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     b = lsub.add_parser("build", help="fine-tune a model on a seeded split C of a benchmark (cached)")
     b.add_argument("--dataset", default="data/gsm8k/test.jsonl", help="benchmark file (default %(default)s)")
-    b.add_argument("--mode", default="direct", choices=["direct", "evasive", "solution", "verbatim"],
+    b.add_argument("--mode", default="direct", choices=list(MODES),
                    help="contamination kind. direct: C's questions -> 'The answer is N.'; evasive: paraphrases of C "
                         "only; solution: C's questions -> worked solutions (chat); verbatim: C's raw question + "
-                        "solution text, no chat template, loss on every token")
+                        "solution text, no chat template, loss on every token; paper: the ZCP paper's recipe at lab "
+                        "scale (6 paraphrases of each C item with its worked solution, LoRA r=32, then a reward "
+                        "stage: 5 samples per C prompt, the correct ones trained on)")
     b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
                    help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
     b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")
@@ -26,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--lr", type=float, default=None)
     b.add_argument("--batch-size", type=int, default=None, help="training texts per step")
     b.add_argument("--lora-r", type=int, default=None, help="LoRA rank (alpha = 2r)")
-    b.add_argument("--paraphrase-versions", type=int, default=None, help="paraphrases per C item (evasive)")
+    b.add_argument("--paraphrase-versions", type=int, default=None, help="paraphrases per C item (evasive, paper)")
     b.add_argument("--train-format", default=None, choices=["natural", "solution"],
                    help="answer text of direct/evasive (default natural: 'The answer is N.'); the worked-solution "
                         "kind is --mode solution")
