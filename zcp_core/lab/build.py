@@ -38,6 +38,8 @@ from zcp_core.lab.config import (
     LabConfig,
     LabError,
     check_config,
+    exposures,
+    profile_config,
     recipe,
 )
 from zcp_core.lab.split import Split, draw_split, paraphrasable_pool, traceable_pool
@@ -79,7 +81,15 @@ def lab_root() -> Path:
 
 
 def alias_for(cfg: LabConfig) -> str:
-    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``..."""
+    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``...;
+    ``solution-dose2`` for a build at another dose than its profile's."""
+    base = _profile_alias(cfg)
+    # A build at another dose than its profile's (``zcp lab dose``) must not take over the profile's alias.
+    dose = exposures(cfg)
+    return base if dose == exposures(profile_config(cfg.profile, cfg.mode)) else f"{base}-dose{dose}"
+
+
+def _profile_alias(cfg: LabConfig) -> str:
     if cfg.profile == "default":
         return cfg.mode
     short = "upper-bound" if cfg.profile == "probe-format-upper-bound" else cfg.profile

@@ -208,6 +208,11 @@ def recipe(cfg: LabConfig) -> dict[str, Any]:
     return out
 
 
+def exposures(cfg: LabConfig) -> int:
+    """A build's dose: exposures per C item (paraphrase versions x epochs for paraphrase kinds, else epochs)."""
+    return cfg.paraphrase_versions * cfg.epochs if cfg.mode in PARAPHRASE_KINDS else cfg.epochs
+
+
 def trained_style(train_format: str) -> str:
     """The prompt style a training format taught: ``completion`` for raw text (no template), else ``chat``.
 
