@@ -47,28 +47,34 @@ def took_section(names: list[str], tokens: int) -> tuple[list[str], list[dict[st
     """The manipulation check of each cached build; a missing one is said to be missing."""
     from zcp_core.lab import LabError
     from zcp_core.lab.evaluate import eval_items
+    from zcp_core.lab.matrix import split_sha
     from zcp_core.lab.took import CheckOptions, check_build
 
-    lines = ["| build | kind | style | lab C / base C | lab U / base U | took_gain | 95% CI | p | took | "
-             "memorised (C-U) | memorised 95% CI | seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| build | kind | split | build s (final loss) | style | lab C / base C | lab U / base U | took_gain | "
+             "95% CI | p | took | memorised (C-U) | memorised 95% CI | check s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     out = []
     for name in names:
         try:
             ev = eval_items(name)
         except LabError as e:
-            lines.append(f"| {name} | - | - | - | - | - | - | - | not built: {e} | - | - | - |")
+            lines.append(f"| {name} | - | - | - | - | - | - | - | - | - | not built: {e} | - | - | - |")
             continue
         t0 = time.time()
         chk = check_build(name, ev, CheckOptions(max_new_tokens=tokens, device="cpu"), progress=True)
         s, d = chk.summary, chk.summary["took_detail"]
         a, m = d["accuracy"], s["memorised"] or {}
         secs = time.time() - t0
-        lines.append(f"| {ev.build.get('name', name)} | {ev.build.get('mode')} | {d['prompt_style']} | "
+        b = ev.build
+        sha = split_sha(tuple(b.get("contaminated_ids", ())), tuple(b.get("clean_ids", ())))
+        lines.append(f"| {b.get('name', name)} | {b.get('mode')} | {sha} | {_f(b.get('build_seconds'), '.0f')} "
+                     f"({_f(b.get('final_loss'), '.3f')}) | {d['prompt_style']} | "
                      f"{a['C_lab']:.3f} / {a['C_base']:.3f} | {a['U_lab']:.3f} / {a['U_base']:.3f} | "
                      f"{_f(s['took_gain'])} | [{_f(s['took_ci'][0])}, {_f(s['took_ci'][1])}] | {d['p']:.2g} | "
                      f"{s['took']} | {_f(m.get('gain'))} | [{_f((m.get('ci') or [None])[0])}, "
                      f"{_f((m.get('ci') or [None, None])[1])}] | {secs:.0f} |")
-        out.append({"name": name, "build": ev.build.get("name"), "seconds": secs, **s})
+        out.append({"name": name, "build": b.get("name"), "split_sha": sha, "build_seconds": b.get("build_seconds"),
+                    "final_loss": b.get("final_loss"), "seconds": secs, **s})
     return lines, out
 
 
@@ -76,34 +82,35 @@ def guided_section(kinds: list[str], tokens: int) -> tuple[list[str], list[dict[
     """Time-Travel in completion style on the matrix split, AUROC with the full matrix's family-wise CI."""
     from zcp_core.lab import DETECTORS, MatrixOptions
     from zcp_core.lab.evaluate import pair_split
-    from zcp_core.lab.matrix import plan_kinds, score_kind
+    from zcp_core.lab.matrix import plan_kinds, score_kind, split_sha
     from zcp_core.lab.quality import quality
 
     dets = ("guided_rouge", "guided_minus_general", "guided_judge")
     opts = MatrixOptions(kinds=tuple(kinds), detectors=dets, guided_prompt_style="completion", took=False,
                          guided_max_new_tokens=tokens, device="cpu")
     plans = plan_kinds(opts)
-    lines = [f"| kind | model | detector | AUROC | 95% CI | family-wise CI ({len(DETECTORS)} detectors) | "
-             "C on C | C on U | mean C / U |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"| kind | model | split | detector | AUROC | 95% CI | family-wise CI ({len(DETECTORS)} detectors) | "
+             "C on C | C on U | mean C / U |", "|---|---|---|---|---|---|---|---|---|---|"]
     out = []
     for kind, plan in plans.items():
         if kind != "none" and not plan.built:
-            lines.append(f"| {kind} | - | - | not built | - | - | - | - | - |")
+            lines.append(f"| {kind} | - | - | - | not built | - | - | - | - | - |")
             continue
         spec = plan.cfg.model if kind == "none" else f"lab:{plan.name}"
         ev = pair_split(plan.cfg.dataset, plan.split.contaminated, plan.split.clean, opts.seed, label=kind)
         scores, confs, _ = score_kind(kind, spec, ev, opts, None, True, train_format=plan.cfg.train_format)
         cf = confs.set_index("detector")
+        sha = split_sha(plan.split.contaminated, plan.split.clean)
         for d in dets:
             g = scores[scores["detector"] == d]
             pos, neg = g.loc[g["split"] == "C", "score"].tolist(), g.loc[g["split"] == "U", "score"].tolist()
             q = quality(pos, neg, family_size=len(DETECTORS))
             cc, cu = cf.loc[d, "c_contaminated"], cf.loc[d, "c_clean"]
             mc, mu = sum(pos) / len(pos), sum(neg) / len(neg)
-            lines.append(f"| {kind} | {spec} | {d} | {q.auroc:.3f} | [{q.auroc_ci[0]:.2f}, {q.auroc_ci[1]:.2f}] | "
+            lines.append(f"| {kind} | {spec} | {sha} | {d} | {q.auroc:.3f} | [{q.auroc_ci[0]:.2f}, {q.auroc_ci[1]:.2f}] | "
                          f"[{q.auroc_ci_fw[0]:.2f}, {q.auroc_ci_fw[1]:.2f}] | {_f(None if cc != cc else cc, '.3f')} | "
                          f"{_f(None if cu != cu else cu, '.3f')} | {mc:.3f} / {mu:.3f} |")
-            out.append({"kind": kind, "model": spec, "detector": d, "auroc": q.auroc, "ci": q.auroc_ci,
+            out.append({"kind": kind, "model": spec, "split_sha": sha, "detector": d, "auroc": q.auroc, "ci": q.auroc_ci,
                         "ci_fw": q.auroc_ci_fw, "c_contaminated": cc, "c_clean": cu})
     return lines, out
 
