@@ -5,7 +5,10 @@ the generated solution or the gold):
 
     .venv/bin/python benchmarks/twin_precision_v5.py sample --reference RUN/reference.jsonl --out DIR
     (the solver writes DIR/solved.jsonl: {"id", "answer", "note"} per line, before looking at DIR/key.jsonl)
-    .venv/bin/python benchmarks/twin_precision_v5.py report --dir DIR
+    .venv/bin/python benchmarks/twin_precision_v5.py report --dir DIR [--dir DIR2]
+
+After a generator change, ``resample --prev DIR --reference NEW/reference.jsonl --out DIR2`` takes the same
+items' new twins, keeps the answers of unchanged twin questions and lists the changed ones for the solver.
 
 ``report`` compares by numeric equality (strict agreement), applies the hand check of every disagreement
 (``DIR/checked.jsonl``: {"id", "twin_right": bool, "why"}), and writes the right-as-generated share with its
@@ -67,8 +70,37 @@ def sample(reference: Path, out: Path) -> None:
     print(f"{len(picked)} of {len(twins)} changed twins ({len(fb)} fallbacks) -> {out / 'sample.jsonl'}")
 
 
-def report(d: Path, result: Path) -> None:
-    """Compare ``solved.jsonl`` with ``key.jsonl``; write the result file."""
+def resample(prev: Path, reference: Path, out: Path) -> None:
+    """The same items' twins from another build (a later generator): ``sample.jsonl`` and ``key.jsonl`` for
+    the items that still get a twin, and ``solved.jsonl`` prefilled from ``prev`` where the twin question is
+    unchanged (the solver's answer depends on the question alone); the changed questions go to
+    ``to_solve.jsonl`` for the solver."""
+    old_q = {r["id"]: r["question"] for r in _jsonl(prev / "sample.jsonl")}
+    old_a = {r["id"]: r for r in _jsonl(prev / "solved.jsonl")}
+    new = {t["id"]: t for t in _jsonl(reference)}
+    kept = [i for i in old_q if i in new]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sample.jsonl").write_text("".join(json.dumps({"id": i, "question": new[i]["question"]}) + "\n"
+                                              for i in kept))
+    (out / "key.jsonl").write_text("".join(json.dumps({
+        "id": i, "gold": new[i]["answer"], "original_id": new[i]["original_id"],
+        "method": new[i]["metadata"]["method"],
+        "fallback": bool((new[i]["metadata"].get("side") or {}).get("fallback"))}) + "\n" for i in kept))
+    same = [i for i in kept if new[i]["question"] == old_q[i]]
+    (out / "solved.jsonl").write_text("".join(json.dumps(old_a[i]) + "\n" for i in same))
+    (out / "to_solve.jsonl").write_text("".join(json.dumps({"id": i, "question": new[i]["question"]}) + "\n"
+                                                for i in kept if i not in same))
+    info = json.loads((prev / "sample_info.json").read_text())
+    (out / "sample_info.json").write_text(json.dumps({
+        **info, "reference": str(reference), "methods": sorted({new[i]["metadata"]["method"] for i in kept}),
+        "resampled_from": str(prev), "sample": len(kept), "unchanged": len(same),
+        "no_twin_now": sorted(set(old_q) - set(new))}, indent=1) + "\n")
+    print(f"{len(kept)} of {len(old_q)} items still get a twin; {len(same)} unchanged, "
+          f"{len(kept) - len(same)} to solve -> {out / 'to_solve.jsonl'}")
+
+
+def _section(d: Path, cmd: str) -> str:
+    """One sample's comparison, with its own header."""
     from scipy.stats import binomtest
 
     key = {k["id"]: k for k in _jsonl(d / "key.jsonl")}
@@ -91,25 +123,41 @@ def report(d: Path, result: Path) -> None:
         return f"{k}/{n} = {k / n:.1%} (Clopper-Pearson 95% CI [{lo:.3f}, {hi:.3f}], lower bound **{lo:.3f}**)"
 
     fb = [i for i in key if key[i]["fallback"]]
+    if "resampled_from" in info:
+        drawn = (f"- **Sample:** the same items as `{info['resampled_from']}` (drawn with "
+                 f"`random.Random({info['seed']})`), with their twins from `{info['reference']}` (generator "
+                 f"{', '.join(info['methods'])}): {n} of them still get a twin ({len(info['no_twin_now'])} no longer "
+                 f"do: {', '.join(info['no_twin_now']) or 'none'}); {info['unchanged']} twin questions are unchanged "
+                 "and keep the solver's answer, the others were solved afresh the same way.")
+    else:
+        drawn = (f"- **Sample:** {n} twins whose question changed, drawn with `random.Random({info['seed']})` from "
+                 f"the {info['twins_changed']} changed twins of `{info['reference']}` (generator "
+                 f"{', '.join(info['methods'])}, GSM8K test, seed 0); {len(fb)} fallbacks among them "
+                 f"({info['fallbacks']} in the set).")
     body = [
-        f"- **Sample:** {n} twins whose question changed, drawn with `random.Random({info['seed']})` from the "
-        f"{info['twins_changed']} changed twins of `{info['reference']}` (generator {', '.join(info['methods'])}, "
-        f"GSM8K test, seed 0); {len(fb)} fallbacks among them ({info['fallbacks']} in the set: v5 makes none).",
+        drawn,
         "- **Solver:** each twin was solved from its question alone (no original, no generated solution, no "
         "gold), answers written to `solved.jsonl` before `key.jsonl` was opened; compared by numeric equality.",
         f"- **Strict agreement:** {ci(len(agree))}.",
         f"- **Right as generated:** {ci(right)}.", "",
-        "## Every disagreement, checked by hand", "",
+        "### Every disagreement, checked by hand", "",
         *([f"- `{i}`: twin gold {key[i]['gold']}, solver {solved[i]['answer']}. "
            f"{'Twin right' if checked[i]['twin_right'] else '**Twin wrong**'}: {checked[i]['why']}" for i in dis]
           or ["- none"]), "",
-        "## Solver notes on agreeing answers", "",
+        "### Solver notes on agreeing answers", "",
         *([f"- `{i}`: {solved[i]['note']}" for i in agree if solved[i].get("note")] or ["- none"]), "",
     ]
-    cmd = f".venv/bin/python benchmarks/twin_precision_v5.py report --dir {d}"
+    title = f"Sample `{d}`"
+    return header(title, f"generator {', '.join(info['methods'])}, seed 0, sample seed {info['seed']}",
+                  command=cmd, level=2) + "\n" + "\n".join(body)
+
+
+def report(dirs: list[Path], result: Path) -> None:
+    """Compare ``solved.jsonl`` with ``key.jsonl`` in each of ``dirs``; write the result file, a section each."""
+    cmd = ".venv/bin/python benchmarks/twin_precision_v5.py report " + " ".join(f"--dir {d}" for d in dirs)
     text = header("Twin precision of the numeric generator (independent solver, fresh sample)",
-                  f"generator {', '.join(info['methods'])}, seed 0, sample seed {info['seed']}", command=cmd)
-    result.write_text(text + "\n" + "\n".join(body))
+                  "generator numeric-perturbation-v5, seed 0", command=cmd)
+    result.write_text(text + "\n" + "\n".join(_section(d, cmd) for d in dirs))
     print(result.read_text())
 
 
@@ -119,12 +167,18 @@ def main() -> int:
     s = sub.add_parser("sample")
     s.add_argument("--reference", type=Path, required=True, help="reference.jsonl of `zcp reference build`")
     s.add_argument("--out", type=Path, required=True)
+    rs = sub.add_parser("resample")
+    rs.add_argument("--prev", type=Path, required=True, help="an earlier sample folder")
+    rs.add_argument("--reference", type=Path, required=True)
+    rs.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("report")
-    r.add_argument("--dir", type=Path, required=True)
+    r.add_argument("--dir", type=Path, action="append", required=True, help="a sample folder (repeatable)")
     r.add_argument("--result", type=Path, default=ROOT / "benchmarks" / "results" / "twin_precision_v5.md")
     args = ap.parse_args()
     if args.step == "sample":
         sample(args.reference, args.out)
+    elif args.step == "resample":
+        resample(args.prev, args.reference, args.out)
     else:
         report(args.dir, args.result)
     return 0

@@ -190,3 +190,44 @@ def test_gsm8k_1219_keeps_its_range_of_grades(gsm8k_items: list[Item]) -> None:
     for seed in range(4):
         for twin in perturb_gsm8k([item], seed=seed).items:
             assert "grades 4 – 7" in twin.question and "There are 4 grades" in (twin.solution or "")
+
+
+@pytest.mark.parametrize(("q", "held"), [
+    ("For 11 months he pays $25 and the rest on the twelfth month.", ["11"]),   # 11 months, then the twelfth
+    ("She works 5 days and rests on the fifth day.", ["5"]),
+    ("He ran 2 laps on the 3rd day and 7 laps later.", ["2"]),
+    ("On the first day 3 apples and 7 pears were sold.", []),                  # first names neither 3 nor 7
+    ("Mix 1/2 cup on the second day.", []),                                    # a fraction is no count
+])
+def test_ordinal_holds_golden(q: str, held: list[str]) -> None:
+    from zcp_core.reference.stated import ordinal_holds
+
+    toks = find_numbers(q)
+    assert [toks[i].text for i, _ in ordinal_holds(q, toks)] == held
+
+
+def test_fraction_with_an_ordinal_suffix_is_one_number() -> None:
+    """"2/3rd of that number" is the fraction 2/3, never a 2 and a 3 that other numbers could stand for."""
+    toks = find_numbers("six birds, 2/3rd of that number flying, and 3 groups of eight")
+    assert [(t.text, t.value, t.kind) for t in toks if t.text != "six" and t.text != "eight"] == [
+        ("2/3rd", Fraction(2, 3), "fraction"), ("3", Fraction(3), "digits")]
+
+
+def test_gsm8k_888_keeps_its_two_thirds(gsm8k_items: list[Item]) -> None:
+    """v5 before this fix tied the 3 of "6*2/3" to "3 groups" and turned the 2/3rd into 2/2 (issue 23)."""
+    item = gsm8k_items[887]  # line 888: "2/3rd of that number of birds flying overhead, and 3 groups of eight"
+    for seed in range(4):
+        for twin in perturb_gsm8k([item], seed=seed).items:
+            assert "2/3rd" in twin.question and twin.metadata["calculations"][0]["expr"].endswith("*2/3")
+            n = [t.value for t in find_numbers(twin.question)]  # six, 2/3, groups, eight
+            assert Fraction(twin.answer) == n[0] + n[0] * n[1] + n[2] * n[3]
+
+
+def test_gsm8k_1214_keeps_its_eleven_months(gsm8k_items: list[Item]) -> None:
+    """"For 11 months ... paid on the twelfth month": a twin of 12 months paid the twelfth month twice."""
+    item = gsm8k_items[1213]  # line 1214
+    twins = [t for seed in range(4) for t in perturb_gsm8k([item], seed=seed).items]
+    assert twins
+    for twin in twins:
+        n = [t.value for t in find_numbers(twin.question)]  # borrowed, 2%, 11 months, monthly
+        assert "For 11 months" in twin.question and Fraction(twin.answer) == n[0] * (1 + n[1] / 100) - n[2] * n[3]

@@ -15,7 +15,10 @@ a token wins):
   one of them ... the other"): the words say 3 = 2 + 1, so changing the 3
   alone makes an incoherent story;
 * the two ends of a range ("grades 4 – 7", "ages 3-5"): a solution counts its
-  members (4 grades) without writing how, so a changed end breaks the count.
+  members (4 grades) without writing how, so a changed end breaks the count;
+* a count that an ordinal of the story names, or names the member after
+  ("For 11 months ... paid on the twelfth month"): 11 months and the twelfth
+  make one year, and a twin of "12 months" would pay the twelfth month twice.
 """
 
 from __future__ import annotations
@@ -123,4 +126,23 @@ def range_holds(question: str, tokens: Sequence[NumberToken]) -> list[Hold]:
                 and a.value < b.value and _RANGE.fullmatch(between)):
             why = f"the question's {a.text!r} to {b.text!r} is a range whose members a step may count"
             out += [(i, why), (i + 1, why)]
+    return out
+
+
+_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+             "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_ORDINAL = re.compile(rf"\b(?:(?P<word>{'|'.join(_ORDINALS)})|(?P<num>\d+)(?:st|nd|rd|th))\b", re.IGNORECASE)
+
+
+def ordinal_holds(question: str, tokens: Sequence[NumberToken]) -> list[Hold]:
+    """A whole count n when the question names the n-th or the (n+1)-th member by an ordinal ("For 11 months
+    ... on the twelfth month", "5 days ... on the fifth day"): the story ties the count to that member, which a
+    changed count would leave behind."""
+    named = set()
+    for m in _ORDINAL.finditer(question):
+        named.add(_ORDINALS.index(m.group("word").lower()) + 1 if m.group("word") else int(m.group("num")))
+    out: list[Hold] = []
+    for i, t in enumerate(tokens):
+        if t.kind != "fraction" and t.value.denominator == 1 and t.value >= 2 and named & {t.value, t.value + 1}:
+            out.append((i, f"the question's {t.text!r} counts up to a member an ordinal names"))
     return out
