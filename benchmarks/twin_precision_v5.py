@@ -11,7 +11,7 @@ After a generator change, ``resample --prev DIR --reference NEW/reference.jsonl 
 items' new twins, keeps the answers of unchanged twin questions and lists the changed ones for the solver.
 
 ``report`` compares by numeric equality (strict agreement), applies the hand check of every disagreement
-(``DIR/checked.jsonl``: {"id", "twin_right": bool, "why"}), and writes the right-as-generated share with its
+(``DIR/checked.jsonl``: {"id", "twin_right": bool, "why"}), appends ``DIR/remarks.md`` (hand-written) if any, and writes the right-as-generated share with its
 Clopper-Pearson 95% interval. The sample seed is fixed here.
 """
 
@@ -135,7 +135,7 @@ def _section(d: Path, cmd: str) -> str:
                  f"{', '.join(info['methods'])}, GSM8K test, seed 0); {len(fb)} fallbacks among them "
                  f"({info['fallbacks']} in the set).")
     body = [
-        drawn,
+        drawn + (f" The build: {info['note']}." if info.get("note") else ""),
         "- **Solver:** each twin was solved from its question alone (no original, no generated solution, no "
         "gold), answers written to `solved.jsonl` before `key.jsonl` was opened; compared by numeric equality.",
         f"- **Strict agreement:** {ci(len(agree))}.",
@@ -146,6 +146,7 @@ def _section(d: Path, cmd: str) -> str:
           or ["- none"]), "",
         "### Solver notes on agreeing answers", "",
         *([f"- `{i}`: {solved[i]['note']}" for i in agree if solved[i].get("note")] or ["- none"]), "",
+        *([(d / "remarks.md").read_text()] if (d / "remarks.md").exists() else []),
     ]
     title = f"Sample `{d}`"
     return header(title, f"generator {', '.join(info['methods'])}, seed 0, sample seed {info['seed']}",
