@@ -144,7 +144,7 @@ MEAN_Q = "Her quiz scores are 50, 80 and 100. Find her mean score."
 ])
 def test_scale_fits_golden(question: str, old: list[int], new: list[int], gold: int, answer: int,
                            fits: bool) -> None:
-    from zcp_core.reference.numeric import scale_fits
+    from zcp_core.reference.stated import scale_fits
 
     assert scale_fits(question, [F(v) for v in old], [F(v) for v in new], F(gold), F(answer)) is fits
 

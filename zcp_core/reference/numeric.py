@@ -53,7 +53,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -71,6 +70,7 @@ from zcp_core.reference.rewrite import (
     value_mapping,
     visible_equations,
 )
+from zcp_core.reference.stated import scale_fits
 from zcp_core.reference.trace import Trace, Untraceable, stated_value, trace_item
 from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
@@ -207,31 +207,6 @@ def _percents_fit(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
     50% and 60%)."""
     pct = [(t.value, changed.get(i, t.value)) for i, t in enumerate(trace.tokens) if t.percent]
     return len(pct) < 2 or sum(a for a, _ in pct) > 100 or sum(b for _, b in pct) <= 100
-
-
-_SCORES = re.compile(r"\b(?:tests?|exams?|quiz(?:zes)?)\b", re.IGNORECASE)
-_RANKS = re.compile(r"\b(?:lowest|highest|best|worst|drop(?:s|ped)?|remove[sd]?)\b", re.IGNORECASE)
-
-
-def ranked_scores(question: str, old: Sequence[Fraction], gold: Fraction) -> bool:
-    """Whether a question ranks test, exam or quiz scores ("remove the lowest score") with every number
-    (``old``) and its answer in [0, 100]."""
-    return (bool(_SCORES.search(question)) and bool(_RANKS.search(question))
-            and all(0 <= v <= 100 for v in (*old, gold)))
-
-
-def scale_fits(question: str, old: Sequence[Fraction], new: Sequence[Fraction], gold: Fraction,
-               answer: Fraction) -> bool:
-    """Ranked scores stay on their scale (:func:`ranked_scores`): the twin's numbers (``new``, token for
-    token) and answer lie in [0, 100], and its answer stays above (below) each question number the
-    original's was above (below). "Remove the lowest score" must remove the same one, and a needed score
-    of 143 is no score. (Unranked scores off the scale, a mean of quiz scores with one of 200, stay
-    answerable and are left alone.)"""
-    if not ranked_scores(question, old, gold):
-        return True
-    if not all(0 <= v <= 100 for v in (*new, answer)):
-        return False
-    return all((gold <= a or answer > b) and (gold >= a or answer < b) for a, b in zip(old, new))
 
 
 def _keeps_order(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
