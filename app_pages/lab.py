@@ -46,6 +46,17 @@ if s.get("stage") == "matrix":
                    "with a permutation 95% CI. A build that did not take says nothing about its detectors.")
     st.stop()
 
+if s.get("stage") == "dose":
+    st.write(f"Dose-response of {', '.join(s.get('kinds') or [])} at {', '.join(map(str, s.get('doses') or []))} "
+             "exposures per C item (epochs; paraphrase versions for evasive and paper).")
+    took = run.table("took") if run.has_table("took") else None
+    st.plotly_chart(viz_lab.dose_figure(run.table("dose"), took))
+    st.caption("AUROC of each detector's per-item score, C vs U, at each dose; hover for the bootstrap 95% CI. "
+               "A dose at which the build did not take says nothing about its detectors.")
+    if took is not None:
+        st.dataframe(words(took), hide_index=True)
+    st.stop()
+
 if s.get("stage") == "build":
     if s.get("upper_bound"):
         st.warning("UPPER BOUND: this model was trained in the probe's own format, so its logit metrics are high "

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,15 @@ def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
     return items, twins
 
 
+def portable(command: str, name: str) -> str:
+    """The maker's command with its work-folder paths replaced by the bundled copies (and ``--out runs/NAME``)."""
+    words = shlex.split(command)
+    for i, w in enumerate(words):
+        if w.startswith("/"):
+            words[i] = BUNDLED.get(Path(w).name, f"runs/{name}" if Path(w).name == name else Path(w).name)
+    return shlex.join(words)
+
+
 def label(run: Path, command: str) -> None:
     """Mark a run folder as a bundled example (the app shows the label and the command)."""
     m = run / "manifest.json"
@@ -80,6 +90,7 @@ def label(run: Path, command: str) -> None:
     manifest["example"] = {"note": NOTE, "script": "scripts/make_examples.py", "command": command}
     for d in manifest.get("datasets", []):  # point at the bundled copies, never at the maker's work folder
         d["path"] = BUNDLED.get(Path(d["path"]).name, d["path"])
+    manifest["command"] = portable(manifest.get("command", ""), run.name)
     m.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -89,7 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "data" / "examples")
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "make-examples")
     ap.add_argument("--only", action="append", default=None, help="remake only this run (repeatable)")
+    ap.add_argument("--relabel", action="store_true",
+                    help="remake nothing: relabel the runs already in --out (their example entry and portable paths)")
     args = ap.parse_args(argv)
+    if args.relabel:
+        for m in sorted(args.out.glob("*/manifest.json")):
+            label(m.parent, json.loads(m.read_text(encoding="utf-8"))["example"]["command"])
+        return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ZCP_CACHE", str(ROOT / ".zcp_cache"))
     args.work.mkdir(parents=True, exist_ok=True)

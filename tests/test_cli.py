@@ -139,10 +139,10 @@ def test_probe_reads_the_twins_of_a_reference_run_folder(tmp_path: Path, capsys:
 def test_probe_refuses_twins_that_pair_with_no_original(tmp_path, capsys):
     """A reference whose original_id values match no dataset id is an error naming the file, not a crash."""
     data, twins = tmp_path / "items.jsonl", tmp_path / "twins.jsonl"
-    data.write_text('{"id": "q1", "question": "What is 2 + 2?", "answer": "4"}\n')
+    data.write_text('{"uid": "q1", "question": "What is 2 + 2?", "answer": "4"}\n')
     twins.write_text('{"id": "t1", "original_id": "q1", "question": "What is 3 + 3?", "answer": "6"}\n')
     assert main(["probe", "--model", "smollm2", "--dataset", str(data), "--reference", str(twins),
-                 "--out", str(tmp_path / "run")]) == 1  # auto format reads ids by line ("items-1")
+                 "--out", str(tmp_path / "run")]) == 1  # no `id` field: ids by line ("items-1")
     err = capsys.readouterr().err
     assert str(twins) in err and "original_id" in err and "--format items" in err
     assert not (tmp_path / "run" / "manifest.json").exists()

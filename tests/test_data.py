@@ -97,6 +97,17 @@ def test_generic_jsonl_ids_default_to_line(tmp_path: Path) -> None:
     assert [i.id for i in load_items(p)] == ["probs-1", "probs-3"]
 
 
+def test_generic_jsonl_keeps_its_own_ids(tmp_path: Path) -> None:
+    """A file's own `id` field is its ids, whatever the file is called (a twin file: original id + "-ref")."""
+    for name in ("twins.jsonl", "renamed.jsonl"):
+        p = tmp_path / name
+        p.write_text('{"id": "gsm8k-test-5-ref", "original_id": "gsm8k-test-5", "question": "a", "answer": "1", '
+                     '"method": "numeric-perturbation-v3"}\n')
+        (it,) = load_items(p)
+        assert (it.id, it.original_id, dict(it.metadata)) == (
+            "gsm8k-test-5-ref", "gsm8k-test-5", {"method": "numeric-perturbation-v3"})
+
+
 def test_hf_saved_dataset(tmp_path: Path) -> None:
     import datasets
 

@@ -265,3 +265,63 @@ def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
     # the matrix table and the manipulation check's table, under its own heading
     assert any("Untouched model" in m.value for m in at.markdown) and len(at.dataframe) == 2
     assert "Did each build take?" in [h.value for h in at.subheader]
+
+
+DOSES = [  # kind, dose -> LabConfig overrides (exposures per C item)
+    ("direct", 2, (("epochs", 2),)),
+    ("solution", 12, (("epochs", 12),)),
+    ("evasive", 2, (("paraphrase_versions", 2), ("epochs", 1))),
+    ("paper", 12, (("paraphrase_versions", 12), ("epochs", 1))),
+]
+
+
+@pytest.mark.parametrize(("kind", "dose", "overrides"), DOSES)
+def test_dose_overrides(kind, dose, overrides) -> None:
+    from zcp_core.lab.config import exposures, profile_config
+    from zcp_core.lab.dose import dose_overrides
+
+    assert dose_overrides(kind, dose) == overrides
+    assert exposures(profile_config("default", kind, **dict(overrides))) == dose
+
+
+def test_dose_refuses_the_untouched_model_and_nonsense() -> None:
+    from zcp_core.lab.dose import dose_overrides
+
+    with pytest.raises(LabError, match="no dose"):
+        dose_overrides("none", 2)
+    with pytest.raises(LabError, match=">= 1"):
+        dose_overrides("direct", 0)
+
+
+def test_a_build_at_another_dose_keeps_the_profile_alias_free() -> None:
+    from zcp_core.lab.build import alias_for
+    from zcp_core.lab.config import profile_config
+
+    assert [alias_for(profile_config("default", k)) for k in ("direct", "evasive", "paper")] == [
+        "direct", "evasive", "paper"]
+    assert alias_for(profile_config("default", "solution", epochs=2)) == "solution-dose2"
+    assert alias_for(profile_config("default", "paper", paraphrase_versions=12)) == "paper-dose12"
+    assert alias_for(profile_config("smoke", "direct", epochs=3)) == "smoke-dose3"
+
+
+@pytest.mark.model
+def test_smoke_dose_run_and_its_page(smoke_env, tmp_path, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from zcp_core.lab.dose import run_dose
+    from zcp_core.runs import load_run
+
+    opts = MatrixOptions(detectors=("zcp_acc", "min_k"), profile="smoke", build=smoke_env["build"], missing="build",
+                         n_resamples=200, n_boot=200, max_new_tokens=6, device="cpu", cot_max_new_tokens=8)
+    res = run_dose(("direct",), (2, 1), opts, out=tmp_path / "runs" / "dose", progress=False)
+    t = res.table
+    assert sorted(set(t["dose"])) == [1, 2] and set(t["detector"]) == {"zcp_acc", "min_k"} and len(t) == 4
+    builds = load_run(res.run_path).table("builds")
+    assert builds["key"].nunique() == 2 and list(builds["dose"]) == [1, 2]  # one build per dose
+    assert res.summary["stage"] == "dose" and [r["dose"] for r in res.summary["took"]] == [1, 2]
+    assert "--doses 1,2" in load_run(res.run_path).manifest["command"]
+    monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "runs"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app_pages" / "lab.py"),
+                           default_timeout=60).run()
+    assert not at.exception
+    assert any("Dose-response of direct at 1, 2 exposures" in m.value for m in at.markdown)

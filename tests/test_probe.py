@@ -382,7 +382,9 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     assert "cannot verify" in kept["toy-1"] and "re-execution" in kept["toy-2"]
     bench = [json.loads(x) for x in (tmp_path / "release" / "benchmark.jsonl").read_text().splitlines()]
     assert [b["id"] for b in bench][:3] == ["toy-0-ref", "toy-1", "toy-2"]
-    assert all(b["metadata"]["canary"] == rel.canary for b in bench) and rel.canary.startswith("ZCP-CANARY ")
+    assert all(b["canary"] == rel.canary for b in bench) and rel.canary.startswith("ZCP-CANARY ")
+    assert [b["status"] for b in bench][:3] == ["replaced", "kept", "kept"] and bench[0]["original_id"] == "toy-0"
+    assert bench[0]["source"] == "toy"  # a twin's source is its original's dataset, not its own file
     card = (tmp_path / "release" / "README.md").read_text()
     assert rel.canary in card and "toy-0-ref" in card and "toy-1" in card
     assert "| toy-0 | toy-0-ref | reexecuted | numeric twin (numeric-perturbation-v1); solution re-executed" in card

@@ -214,6 +214,7 @@ def test_probe_release_is_publishable(smollm2, gsm8k_items, tmp_path: Path) -> N
     import datasets
 
     from zcp_core.probe import ProbeConfig, release, run_probe
+    from zcp_core.probe.release import RELEASE_COLUMNS
     from zcp_core.reference import perturb_gsm8k
 
     items = gsm8k_items[:4]
@@ -233,6 +234,8 @@ def test_probe_release_is_publishable(smollm2, gsm8k_items, tmp_path: Path) -> N
     assert ("nothing replaced" in title) == (not rel.replaced)
     for f in folder.iterdir():
         assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
-    ds = datasets.load_dataset(str(folder))
+    ds = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))  # its cache key ignores content
     assert list(ds) == ["test"] and ds["test"].num_rows == len(items)
+    # one schema for every release (GSM8K here, the lab example in test_release_verdict): all strings
+    assert dict(ds["test"].features) == {c: datasets.Value("string") for c in RELEASE_COLUMNS}
     assert set(ds["test"]["id"]) >= {it.id for it in items if it.id not in {r.original_id for r in rel.replaced}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,42 @@ def test_default_min_confidence_and_too_few_pairs() -> None:
         "not replaced: Contamination Confidence 0.960 is below --min-confidence 0.97")
     with pytest.raises(ValueError, match="min-confidence"):
         run_verdict(enough, flags, 1.5)
+
+
+def test_the_contaminated_example_releases_as_shipped(tmp_path: Path) -> None:
+    """The README's command on the copy `make demo` makes: >= 20 items replaced, a card with no local path,
+    upstream ids, the source cited, one string schema that `datasets` loads."""
+    import shutil
+
+    import datasets
+
+    from zcp_core.cli.main import main
+    from zcp_core.probe.release import RELEASE_COLUMNS
+
+    run = tmp_path / "runs" / "examples" / "probe-lab-direct"
+    shutil.copytree(EXAMPLE, run)  # what scripts/demo does
+    out = tmp_path / "releases" / "gsm8k-lab-refreshed"
+    assert main(["release", str(run), "--out", str(out)]) == 0
+    summary = json.loads((out / "release.json").read_text())
+    assert len(summary["replaced"]) >= 20 and summary["kept"] == []
+    card = (out / "README.md").read_text()
+    for text in (card, (out / "release.json").read_text()):
+        assert str(tmp_path) not in text and str(EXAMPLE.parent.parent.parent) not in text
+        assert not re.search(r"(^|[\s`('\"])/(work|tmp|home|root|usr|var|Users)/", text)
+    citation = card.split("## Citation")[1]
+    assert "Grade School Math" in citation and "github.com/openai/grade-school-math" in citation
+    assert ".jsonl" not in citation  # the dataset, not a file
+    rows = [json.loads(x) for x in (out / "benchmark.jsonl").read_text().splitlines()]
+    originals = [json.loads(x)["id"] for x in (EXAMPLE / "items_original.jsonl").read_text().splitlines()]
+    replaced = {r["original_id"]: r for r in summary["replaced"]}
+    assert [r["original_id"] or r["id"] for r in rows] == originals  # order and upstream ids kept
+    for row in rows:
+        assert tuple(row) == RELEASE_COLUMNS and all(isinstance(v, str) for v in row.values())
+        assert row["canary"] == summary["canary"]
+        if row["status"] == "replaced":
+            # the twin's own id (its original's id + "-ref"), never one made from a file name and line
+            assert row["id"] == row["original_id"] + "-ref" == replaced[row["original_id"]]["replacement_id"]
+            assert row["twin_verification"] == "reexecuted" and row["twin_method"].startswith("numeric-perturbation")
+    ds = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "hf-cache"))  # its cache key ignores content
+    assert ds["test"].num_rows == len(originals)
+    assert dict(ds["test"].features) == {c: datasets.Value("string") for c in RELEASE_COLUMNS}

@@ -206,3 +206,12 @@ def grade(pred: str | None, gold: str) -> Grade:
     timeout = _timeout()
     ok = bool(verify(g, p, timeout_seconds=timeout))
     return Grade(ok, "ok", str(p[0]), str(g[0]))
+
+
+def chain_final_answer(text: str) -> str | None:
+    """The final answer of a full chain of thought: after GSM8K's ``####`` (raw-text style), else boxed /
+    "the answer is" (:func:`extract_answer` in ``final`` mode)."""
+    if "####" in text:
+        tail = text.split("####", 1)[1].strip().split("\n", 1)[0].strip()
+        return tail or None
+    return extract_answer(text, "final").answer

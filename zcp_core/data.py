@@ -5,7 +5,8 @@ and come from the data, so everything downstream pairs and splits by them:
 GSM8K ``gsm8k-<first 12 hex digits of sha256(question)>`` (GSM8K has no ids of
 its own; a content id keeps a question's id, and so its twin, the same whatever
 file holds it), MATH ``unique_id``, GSM1K ``gsm1k-<row>``,
-DetectRL ``<file stem>-<index>``, generic files an id field or the line.
+DetectRL ``<file stem>-<index>``, generic files their ``id`` field (or ``--id-field``),
+else ``<file stem>-<line>``.
 
 Bad input raises :class:`~zcp_core.errors.DataError` naming file, line and
 field. With ``on_error="skip"`` bad rows are collected in the result's
@@ -190,8 +191,11 @@ def _items_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
 
 
 def _generic_item(path: Path, line: int, rec: Mapping[str, Any], fm: FieldMap) -> Item:
-    rid = _nonempty(path, line, rec, fm.id, "id") if fm.id else f"{path.stem}-{line}"
-    known = {fm.id, fm.question, fm.answer, fm.solution, "original_id"}
+    # The file's own ids where it has them: an id made from the file name and line would change with
+    # the file's name or order (a twin file's ids are its originals' ids plus "-ref").
+    id_field = fm.id or ("id" if "id" in rec else None)
+    rid = _nonempty(path, line, rec, id_field, "id") if id_field else f"{path.stem}-{line}"
+    known = {id_field, fm.question, fm.answer, fm.solution, "original_id"}
     return Item(
         id=rid, question=_nonempty(path, line, rec, fm.question, "question"),
         answer=_nonempty(path, line, rec, fm.answer, "answer"),

@@ -5,20 +5,23 @@ from __future__ import annotations
 import argparse
 
 from zcp_core.cli.common import add_common, emit, log
+from zcp_core.lab.config import MODES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``lab build``, ``lab evaluate``, ``lab matrix`` and ``lab list``."""
+    """Add ``lab build``, ``lab evaluate``, ``lab matrix``, ``lab dose`` and ``lab list``."""
     p = sub.add_parser("lab", help="build a model with known contamination and measure detectors on it")
     lsub = p.add_subparsers(dest="lab_command", metavar="SUBCOMMAND")
     lsub.required = True
 
     b = lsub.add_parser("build", help="fine-tune a model on a seeded split C of a benchmark (cached)")
     b.add_argument("--dataset", default="data/gsm8k/test.jsonl", help="benchmark file (default %(default)s)")
-    b.add_argument("--mode", default="direct", choices=["direct", "evasive", "solution", "verbatim"],
+    b.add_argument("--mode", default="direct", choices=list(MODES),
                    help="contamination kind. direct: C's questions -> 'The answer is N.'; evasive: paraphrases of C "
                         "only; solution: C's questions -> worked solutions (chat); verbatim: C's raw question + "
-                        "solution text, no chat template, loss on every token")
+                        "solution text, no chat template, loss on every token; paper: the ZCP paper's recipe at lab "
+                        "scale (6 paraphrases of each C item with its worked solution, LoRA r=32, then a reward "
+                        "stage: 5 samples per C prompt, the correct ones trained on)")
     b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
                    help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
     b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")
@@ -26,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--lr", type=float, default=None)
     b.add_argument("--batch-size", type=int, default=None, help="training texts per step")
     b.add_argument("--lora-r", type=int, default=None, help="LoRA rank (alpha = 2r)")
-    b.add_argument("--paraphrase-versions", type=int, default=None, help="paraphrases per C item (evasive)")
+    b.add_argument("--paraphrase-versions", type=int, default=None, help="paraphrases per C item (evasive, paper)")
     b.add_argument("--train-format", default=None, choices=["natural", "solution"],
                    help="answer text of direct/evasive (default natural: 'The answer is N.'); the worked-solution "
                         "kind is --mode solution")
@@ -89,6 +92,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--out", default=None, help="run folder (default <runs>/lab-matrix-<profile>)")
     add_common(m)
     m.set_defaults(func=matrix)
+
+    d = lsub.add_parser("dose", help="dose-response: each detector's AUROC against exposures per C item")
+    d.add_argument("--kinds", default="solution,paper", help="comma list of built kinds (default %(default)s)")
+    d.add_argument("--doses", default="2,6,12",
+                   help="exposures per C item: epochs, or paraphrase versions for evasive/paper (default %(default)s)")
+    d.add_argument("--detectors", default="zcp_acc,zcp_p_first,zcp_p_all,min_k,zlib,cot_acc",
+                   help="comma list of detector ids (default %(default)s)")
+    d.add_argument("--profile", default="default", choices=["default", "smoke"])
+    d.add_argument("--dataset", default=None)
+    d.add_argument("--n-contaminated", type=int, default=None)
+    d.add_argument("--model", default=None)
+    d.add_argument("--build-missing", action="store_true", help="build the missing (kind, dose) points now")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--n-boot", type=int, default=2000)
+    d.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    d.add_argument("--threads", type=int, default=2)
+    d.add_argument("--no-progress", action="store_true")
+    d.add_argument("--out", default=None, help="run folder (default <runs>/lab-dose-<profile>)")
+    add_common(d)
+    d.set_defaults(func=dose)
 
     ls = lsub.add_parser("list", help="lab builds and aliases on this machine")
     add_common(ls)
@@ -172,6 +195,30 @@ def matrix(args: argparse.Namespace) -> int:
     res = run_matrix(opts, out=out, progress=not args.no_progress)
     log(f"run: {res.run_path}")
     emit(args, {"rows": res.summary["rows"], "run": str(res.run_path)}, format_matrix(res.summary))
+    return 0
+
+
+def dose(args: argparse.Namespace) -> int:
+    """Build each kind at each dose and measure the detectors; print and save the dose table."""
+    from zcp_core.lab import MatrixOptions
+    from zcp_core.lab.config import LabError
+    from zcp_core.lab.dose import format_dose, run_dose
+    from zcp_core.runs import runs_dir
+
+    try:
+        doses = tuple(int(x) for x in _csv(args.doses))
+    except ValueError as e:
+        raise LabError(f"--doses takes whole numbers separated by commas, not {args.doses!r}") from e
+    build = tuple((k, v) for k, v in (("dataset", args.dataset), ("n_contaminated", args.n_contaminated),
+                                      ("model", args.model)) if v is not None)
+    opts = MatrixOptions(kinds=_csv(args.kinds), detectors=_csv(args.detectors), profile=args.profile, build=build,
+                         missing="build" if args.build_missing else "fail", seed=args.seed, n_boot=args.n_boot,
+                         device=args.device, threads=args.threads)
+    res = run_dose(_csv(args.kinds), doses, opts, out=args.out or str(runs_dir() / f"lab-dose-{args.profile}"),
+                   progress=not args.no_progress)
+    log(f"run: {res.run_path}")
+    emit(args, {"rows": res.summary["rows"], "took": res.summary["took"], "run": str(res.run_path)},
+         format_dose(res.summary))
     return 0
 
 

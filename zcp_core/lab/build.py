@@ -30,7 +30,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from zcp_core.lab.config import BUILD_FILE, LAB_RUN_KIND, TRAIN_CODE_VERSION, LabConfig, LabError, check_config, recipe
+from zcp_core.lab.config import (
+    BUILD_FILE,
+    LAB_RUN_KIND,
+    PARAPHRASE_KINDS,
+    TRAIN_CODE_VERSION,
+    LabConfig,
+    LabError,
+    check_config,
+    exposures,
+    profile_config,
+    recipe,
+)
 from zcp_core.lab.split import Split, draw_split, paraphrasable_pool, traceable_pool
 
 if TYPE_CHECKING:
@@ -45,7 +56,7 @@ def cache_key(cfg: LabConfig, split: Split, base_revision: str, dataset_sha: str
 
     Included: training code version, base model revision, dataset bytes, C and
     U ids, mode, training format, epochs, lr, batch size, seed, LoRA settings,
-    step cap and (evasive only) the paraphrase method and versions. Not
+    step cap, (evasive and paper) the paraphrase method and versions and (paper) the reward stage. Not
     included: the build name, the profile label, devices and output folders.
     """
     payload: dict[str, Any] = {
@@ -54,8 +65,10 @@ def cache_key(cfg: LabConfig, split: Split, base_revision: str, dataset_sha: str
         "train_format": cfg.train_format, "epochs": cfg.epochs, "lr": cfg.lr, "batch_size": cfg.batch_size,
         "seed": cfg.seed, "lora": asdict(cfg.lora), "max_steps": cfg.max_steps,
     }
-    if cfg.mode == "evasive":
+    if cfg.mode in PARAPHRASE_KINDS:
         payload["paraphrase"] = {"method": cfg.paraphrase_method, "versions": cfg.paraphrase_versions}
+    if cfg.reward is not None:  # only the paper kind has one: every other key stays as it was
+        payload["reward"] = asdict(cfg.reward)
     blob = json.dumps(payload, sort_keys=True, default=list)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -68,7 +81,15 @@ def lab_root() -> Path:
 
 
 def alias_for(cfg: LabConfig) -> str:
-    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``..."""
+    """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``...;
+    ``solution-dose2`` for a build at another dose than its profile's."""
+    base = _profile_alias(cfg)
+    # A build at another dose than its profile's (``zcp lab dose``) must not take over the profile's alias.
+    dose = exposures(cfg)
+    return base if dose == exposures(profile_config(cfg.profile, cfg.mode)) else f"{base}-dose{dose}"
+
+
+def _profile_alias(cfg: LabConfig) -> str:
     if cfg.profile == "default":
         return cfg.mode
     short = "upper-bound" if cfg.profile == "probe-format-upper-bound" else cfg.profile
@@ -191,7 +212,7 @@ def plan_build(cfg: LabConfig, name: str | None = None, pool: Pool | None = None
         pool = load_pool(cfg.dataset)
     items, excluded = pool.items, list(pool.excluded)
     pool_items = list(pool.traceable)
-    if cfg.mode == "evasive":
+    if cfg.mode in PARAPHRASE_KINDS:
         pool_items, more = paraphrasable_pool(pool_items, cfg, need=2 * cfg.n_contaminated)
         excluded = excluded + more
     split = draw_split([it.id for it in pool_items], cfg.n_contaminated, cfg.seed, excluded)
@@ -260,8 +281,14 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
     examples = make_examples(base, train_items, cfg.train_format)
     result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads),
                         folder / "partial" / key[:16], progress=progress)  # resume only the same config
-    save_merged(result.model, base, folder / "model", {"key": key, "name": name, "config": _config_dict(cfg)})
+    info = {"key": key, "name": name, "config": _config_dict(cfg)}
+    save_merged(result.model, base, folder / "model", info)
     shutil.rmtree(folder / "partial", ignore_errors=True)
+    reward = None
+    if cfg.reward is not None:  # the paper kind: its reward stage fine-tunes the SFT model in place
+        from zcp_core.lab.reward import reward_stage
+
+        reward = reward_stage(cfg, folder / "model", c_items, info, threads, progress)
     records = pd.DataFrame(
         [{"id": it.id, "split": "C", "question": it.question, "answer": it.answer} for it in c_items]
         + [{"id": it.id, "split": "U", "question": it.question, "answer": it.answer} for it in u_items])
@@ -278,7 +305,8 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
         "trainable_params": result.trainable_params, "build_seconds": seconds, "final_loss": final,
         "epoch_loss": [float(x) for x in epochs["loss"]], "pool_size": split.pool_size,
         "n_excluded": len(split.excluded), "device": result.device,
-        "paraphrase": para, "contaminated_ids": list(split.contaminated), "clean_ids": list(split.clean),
+        "paraphrase": para, "reward": reward.summary if reward is not None else None,
+        "contaminated_ids": list(split.contaminated), "clean_ids": list(split.clean),
         "headline": {"label": "final epoch loss", "value": final},
     }
     config = _config_dict(cfg) | {"name": name, "key": key, "recipe": recipe(cfg)}
@@ -287,12 +315,12 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
                    model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
     write_run(folder / "build", spec, records, summary,
               tables={"loss": result.loss, "epochs": epochs, "training_texts": examples.frame(),
-                      "excluded": excluded})
+                      "excluded": excluded, **({"reward_samples": reward.table} if reward is not None else {})})
 
 
 def _training_items(cfg: LabConfig, c_items: list[Item]) -> tuple[list[Item], dict[str, Any] | None]:
-    """C itself (direct, solution, verbatim) or its paraphrases (evasive), plus a paraphrase report."""
-    if cfg.mode != "evasive":
+    """C itself (direct, solution, verbatim) or its paraphrases (evasive, paper), plus a paraphrase report."""
+    if cfg.mode not in PARAPHRASE_KINDS:
         return c_items, None
     from zcp_core.reference import reword_deterministic
 

@@ -17,12 +17,15 @@ class LabError(ZcpError):
 
 
 #: A contamination kind: what text of C the model is fine-tuned on (:func:`recipe` spells each out).
-Mode = Literal["direct", "evasive", "solution", "verbatim"]
+Mode = Literal["direct", "evasive", "solution", "verbatim", "paper"]
 Profile = Literal["default", "smoke", "probe-format-upper-bound"]
-TrainFormat = Literal["natural", "solution", "probe", "verbatim"]
-MODES: tuple[str, ...] = ("direct", "evasive", "solution", "verbatim")
+#: ``sample`` is internal: the paper kind's reward stage trains on the model's own correct samples, as written.
+TrainFormat = Literal["natural", "solution", "probe", "verbatim", "sample"]
+MODES: tuple[str, ...] = ("direct", "evasive", "solution", "verbatim", "paper")
 #: The kinds whose training text is fixed by the kind itself (no ``--train-format``).
-KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verbatim"}
+KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verbatim", "paper": "solution"}
+#: The kinds trained on paraphrases of C rather than on C itself.
+PARAPHRASE_KINDS: tuple[str, ...] = ("evasive", "paper")
 PROFILES: tuple[str, ...] = ("default", "smoke", "probe-format-upper-bound")
 #: Bumped whenever the training code changes what weights a config produces.
 TRAIN_CODE_VERSION = "lab-train-v1"
@@ -42,6 +45,22 @@ class LoraSpec:
 
 
 @dataclass(frozen=True)
+class RewardSpec:
+    """The paper kind's reward stage, fixed before any result (ZCP paper, Appendix E, at lab scale).
+
+    On CPU it is rejection-sampling fine-tuning: ``samples`` completions per original C prompt
+    (temperature ``temperature``, ``max_new_tokens`` cap, full chain of thought), graded by an accuracy
+    reward; the correct ones are trained on for ``epochs`` with the build's LoRA settings. GRPO (TRL)
+    does not fit 2 CPU cores and is not run by this version.
+    """
+
+    samples: int = 5
+    max_new_tokens: int = 192
+    temperature: float = 1.0
+    epochs: int = 1
+
+
+@dataclass(frozen=True)
 class LabConfig:
     """Everything a lab build depends on.
 
@@ -50,7 +69,9 @@ class LabConfig:
         mode: The contamination kind: ``direct`` trains on C's questions with natural answers,
             ``evasive`` on paraphrases of C only, ``solution`` on C's questions with their worked
             solutions (chat format), ``verbatim`` on C's raw instance text (question and solution,
-            no chat template, loss on every token). See :func:`recipe`.
+            no chat template, loss on every token), ``paper`` the ZCP paper's recipe (6 paraphrases of
+            each C item with its worked solution, then a reward stage: :class:`RewardSpec`). See
+            :func:`recipe`.
         profile: Preset the other fields came from (recorded; part of the name).
         n_contaminated: |C| (= |U|).
         epochs: Passes over the training texts.
@@ -65,6 +86,7 @@ class LabConfig:
         paraphrase_method: ``deterministic`` (rule-based rewording) in this version.
         max_steps: Stop after this many optimiser steps (smoke builds).
         model: Base model spec (``smollm2``, ``hf:PATH`` or ``lab:NAME``).
+        reward: The reward stage (``paper`` only; None elsewhere).
     """
 
     dataset: str = DEFAULT_DATASET
@@ -81,6 +103,7 @@ class LabConfig:
     paraphrase_method: str = "deterministic"
     max_steps: int | None = None
     model: str = "smollm2"
+    reward: RewardSpec | None = None
 
 
 def profile_config(profile: Profile = "default", mode: Mode = "direct", **overrides: Any) -> LabConfig:
@@ -88,7 +111,8 @@ def profile_config(profile: Profile = "default", mode: Mode = "direct", **overri
 
     ``default``: |C|=|U|=40, 6 epochs, natural format (direct). Evasive trains on
     6 paraphrase versions of C for 1 epoch: the same number of steps as direct,
-    and each paraphrase is seen once. ``solution`` and ``verbatim`` keep the
+    and each paraphrase is seen once. ``paper`` trains the same 6 paraphrases with
+    their worked solutions, then runs the reward stage (:class:`RewardSpec`). ``solution`` and ``verbatim`` keep the
     direct schedule and set their own training text. ``smoke``: 4 items, 2
     steps, LoRA r=4. ``probe-format-upper-bound``: the default trained in the
     probe's own format (``direct`` and ``evasive`` only).
@@ -106,11 +130,14 @@ def profile_config(profile: Profile = "default", mode: Mode = "direct", **overri
     if mode not in MODES:
         raise LabError(f"unknown mode {mode!r}; expected one of {MODES}")
     cfg = LabConfig(mode=mode, profile=profile, train_format=KIND_FORMAT.get(mode, "natural"))
-    if mode == "evasive":
+    if mode in PARAPHRASE_KINDS:
         cfg = replace(cfg, epochs=1, paraphrase_versions=6)
+    if mode == "paper":
+        cfg = replace(cfg, reward=RewardSpec())
     if profile == "smoke":
         cfg = replace(cfg, n_contaminated=4, epochs=1, batch_size=2, max_steps=2, paraphrase_versions=1,
-                      lora=LoraSpec(r=4, alpha=8))
+                      lora=LoraSpec(r=4, alpha=8),
+                      reward=RewardSpec(samples=2, max_new_tokens=16) if mode == "paper" else None)
     elif profile == "probe-format-upper-bound":
         if mode in KIND_FORMAT:
             raise LabError(f"the probe-format upper bound trains direct or evasive texts, not the {mode} kind")
@@ -158,17 +185,32 @@ _TEXTS: dict[str, dict[str, str]] = {
                          "annotations and the '#### N' line kept; the answer where an item has no solution), "
                          "no special token",
                  "loss": "every token (causal-LM loss, pretraining style)"},
+    "sample": {"template": "chat", "text": "chat(question) -> assistant: the model's own sampled chain, as written",
+               "loss": "assistant answer tokens (with the template's end of turn)"},
 }
 
 
 def recipe(cfg: LabConfig) -> dict[str, Any]:
     """The kind's training recipe in words and numbers, as recorded in the build manifest and summary."""
     items = (f"{cfg.paraphrase_versions} {cfg.paraphrase_method} paraphrases of each C question"
-             if cfg.mode == "evasive" else "the C items themselves")
-    return {"kind": cfg.mode, "train_format": cfg.train_format, "trained_on": items, **_TEXTS[cfg.train_format],
-            "schedule": f"{cfg.epochs} epoch(s), lr {cfg.lr}, batch {cfg.batch_size}"
-                        + (f", at most {cfg.max_steps} steps" if cfg.max_steps is not None else ""),
-            "lora": f"r={cfg.lora.r}, alpha={cfg.lora.alpha} on {', '.join(cfg.lora.targets)}"}
+             + (" with the original's worked solution (its numbers unchanged)" if cfg.mode == "paper" else "")
+             if cfg.mode in PARAPHRASE_KINDS else "the C items themselves")
+    out = {"kind": cfg.mode, "train_format": cfg.train_format, "trained_on": items, **_TEXTS[cfg.train_format],
+           "schedule": f"{cfg.epochs} epoch(s), lr {cfg.lr}, batch {cfg.batch_size}"
+                       + (f", at most {cfg.max_steps} steps" if cfg.max_steps is not None else ""),
+           "lora": f"r={cfg.lora.r}, alpha={cfg.lora.alpha} on {', '.join(cfg.lora.targets)}"}
+    if cfg.reward is not None:
+        r = cfg.reward
+        out["reward_stage"] = (f"rejection-sampling fine-tuning (CPU): {r.samples} samples per original C prompt "
+                               f"(temperature {r.temperature}, {r.max_new_tokens}-token cap, chat, full chain), "
+                               f"accuracy reward; the correct samples trained for {r.epochs} epoch(s) with the same "
+                               "LoRA settings. GRPO (TRL) is not run by this version")
+    return out
+
+
+def exposures(cfg: LabConfig) -> int:
+    """A build's dose: exposures per C item (paraphrase versions x epochs for paraphrase kinds, else epochs)."""
+    return cfg.paraphrase_versions * cfg.epochs if cfg.mode in PARAPHRASE_KINDS else cfg.epochs
 
 
 def trained_style(train_format: str) -> str:

@@ -62,7 +62,9 @@ if TYPE_CHECKING:
     from zcp_core.lab.build import BuildPlan
     from zcp_core.lab.evaluate import EvalItems
 
-KINDS: tuple[str, ...] = ("direct", "evasive", "verbatim", "solution", "none")
+KINDS: tuple[str, ...] = ("direct", "evasive", "verbatim", "solution", "paper", "none")
+#: The kinds a matrix evaluates unless told (``paper``'s cold build is the longest; ask for it by name).
+DEFAULT_KINDS: tuple[str, ...] = ("direct", "evasive", "verbatim", "solution", "none")
 DETECTORS: tuple[str, ...] = ("zcp_acc", "zcp_p_first", "zcp_p_all", "guided_rouge", "guided_minus_general",
                               "guided_judge", "min_k", "zlib", "cot_acc")
 JUDGE_NO_C = "the judge gives a count verdict (exact / near-exact matches), not a Contamination Confidence"
@@ -99,7 +101,7 @@ class MatrixOptions:
         cot_max_new_tokens: Full-CoT cap of the check and of ``cot_acc``.
     """
 
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = DEFAULT_KINDS
     detectors: tuple[str, ...] = DETECTORS
     profile: Profile = "default"
     build: tuple[tuple[str, Any], ...] = ()

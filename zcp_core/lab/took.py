@@ -18,8 +18,8 @@ contaminated set C and leaves the held-out set U alone. Here:
 - **memorised**, reported apart: the mean per-token log-probability of the
   kind's own training text (rendered for C and for U alike), lab minus base,
   C minus U, with the same interval. It is close to what Min-K% and zlib
-  measure, so it never decides ``took``. For ``evasive`` the text is the
-  original question in the training format, not its paraphrases.
+  measure, so it never decides ``took``. For ``evasive`` and ``paper`` the text
+  is the original question in the training format, not its paraphrases.
 
 Model calls go through the backend response cache (the same requests give
 the same answers), so a rerun costs nothing and the ``cot_acc`` detector of
@@ -32,6 +32,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from zcp_core.answers import chain_final_answer as cot_final_answer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,14 +143,6 @@ def cot_requests(items: Sequence[Item], style: str, max_new_tokens: int = COT_TO
     return [GenerateRequest(messages=chat(it.question), params=params, thinking="off") for it in items]
 
 
-def cot_final_answer(text: str) -> str | None:
-    """The final answer of a full CoT: after GSM8K's ``####`` (raw-text style), else boxed / "the answer is"."""
-    from zcp_core.answers import extract_answer
-
-    if "####" in text:
-        tail = text.split("####", 1)[1].strip().split("\n", 1)[0].strip()
-        return tail or None
-    return extract_answer(text, "final").answer
 
 
 def cot_answers(backend: Any, items: Sequence[Item], style: str, max_new_tokens: int = COT_TOKENS,

@@ -129,10 +129,13 @@ def answer_text(item: Item, train_format: TrainFormat) -> str:
 
     ``natural``: ``"The answer is N."``; ``solution``: the worked solution
     without calculator annotations, then that line; ``probe``: ``"N}"`` (the
-    prompt then ends with the probe's forcing suffix and ``{``).
+    prompt then ends with the probe's forcing suffix and ``{``); ``sample``: the
+    item's solution as written (a sampled chain of the paper kind's reward stage).
     """
     if train_format == "probe":
         return item.answer + "}"
+    if train_format == "sample":  # the paper kind's reward stage: the model's own correct chain, as written
+        return item.solution or f"The answer is {item.answer}."
     line = f"The answer is {item.answer}."
     if train_format == "solution" and item.solution:
         return _CALC.sub("", item.solution).strip() + "\n" + line

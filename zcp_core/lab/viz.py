@@ -252,3 +252,37 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
                                     "no detector catches it family-wise.")
                      + (f" Inverted (family-wise CI below 0.5): {', '.join(inverted)}." if inverted else ""))
     return lines
+
+
+def dose_figure(table: pd.DataFrame, took: pd.DataFrame | None = None) -> go.Figure:
+    """AUROC against dose (exposures per C item), one line per detector and one panel per kind; the title of
+    each panel says at which doses the build took.
+
+    Args:
+        table: A dose run's ``dose`` table (matrix rows with a ``dose`` column).
+        took: Its ``took`` table (``kind``, ``dose``, ``took``, ``took_gain``), when there is one.
+    """
+    from plotly.subplots import make_subplots
+
+    kinds = list(dict.fromkeys(table["kind"]))
+    titles = []
+    for k in kinds:
+        rows = [] if took is None else took[took["kind"] == k].sort_values("dose").to_dict("records")
+        marks = ", ".join(f"{r['dose']}: {'took' if r['took'] is True else 'did not take' if r['took'] is False else 'no verdict'}"
+                          for r in rows)
+        titles.append(f"{k}" + (f" (took at dose {marks})" if marks else ""))
+    fig = make_subplots(rows=1, cols=len(kinds), subplot_titles=titles, shared_yaxes=True)
+    for i, k in enumerate(kinds, 1):
+        sub = table[table["kind"] == k]
+        for det in dict.fromkeys(sub["detector"]):
+            d = sub[sub["detector"] == det].sort_values("dose")
+            fig.add_scatter(x=d["dose"], y=d["auroc"], mode="lines+markers", name=det, legendgroup=det,
+                            showlegend=i == 1, row=1, col=i,
+                            customdata=[_ci_text(c) for c in d["auroc_ci"]],
+                            hovertemplate=f"{det}<br>dose %{{x}}<br>AUROC %{{y:.2f}}  95% CI %{{customdata}}"
+                                          "<extra></extra>")
+        fig.add_hline(y=0.5, line_dash="dot", line_color="grey", row=1, col=i)
+        fig.update_xaxes(title_text="exposures per C item", type="log", row=1, col=i)
+    fig.update_yaxes(title_text="AUROC (C vs U)", range=[0, 1], row=1, col=1)
+    fig.update_layout(title="How much contamination each detector needs")
+    return fig

@@ -35,7 +35,13 @@ the run folder instead.
 A release folder holds:
 
 * ``benchmark.jsonl``: the probed originals in order, replaced ones swapped
-  for their twins (items format; every item carries the canary in metadata);
+  for their twins, one schema whatever the source (:data:`RELEASE_COLUMNS`, every
+  value a string, ``""`` for none): ``id`` (the upstream id of a kept item, the
+  twin's own id of a replacement), ``question``, ``answer``, ``solution``,
+  ``source``, ``original_id`` (the upstream id a replacement stands for),
+  ``status`` (``kept`` or ``replaced``), ``twin_method``, ``twin_verification``,
+  ``metadata`` (the item's own metadata as a JSON string: its keys differ
+  between sources) and ``canary``;
 * ``replacements.jsonl``: one row per replacement with the evidence and the
   full original item, so :func:`undo_release` restores the original set;
 * ``README.md``: the dataset card (YAML front matter with licence and a ``configs:`` block, so
@@ -59,6 +65,10 @@ from zcp_core.probe.verdict import DEFAULT_MIN_CONFIDENCE, Verdict, run_verdict,
 if TYPE_CHECKING:
     from zcp_core.publish import Card, LicenseInfo
     from zcp_core.schema import Item
+
+#: The columns of a release's ``benchmark.jsonl``, the same in every release (every value a string).
+RELEASE_COLUMNS = ("id", "question", "answer", "solution", "source", "original_id", "status", "twin_method",
+                   "twin_verification", "metadata", "canary")
 
 Verification = Literal["reexecuted", "two_distinct_judges"]
 #: Method prefix of numeric twins (any version; the re-execution record is what is checked).
@@ -200,12 +210,10 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     Raises:
         UnlicensedSource: The source has no licence and ``allow_unlicensed`` is False.
     """
-    from zcp_core.data import write_items_jsonl
     from zcp_core.errors import DataError
     from zcp_core.probe.run import load_item_set
-    from zcp_core.publish import find_license, publish_files, require_license
+    from zcp_core.publish import display_path, find_license, publish_files, require_license
     from zcp_core.runs import atomic_write_bytes, atomic_write_json, load_run
-    from zcp_core.schema import Item
 
     run = load_run(run_path)
     if run.kind != "probe":
@@ -236,19 +244,14 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
             kept.append(KeptFlagged(oid, f"twin {twin.id} is not verified: {check.detail}"))
             continue
         swap[oid] = twin
-        replaced.append(Replacement(oid, twin.id, check.verification, check.detail, row["flip"],
+        replaced.append(Replacement(oid, twin_id(twin), check.verification, check.detail, row["flip"],
                                     _num(row["p_all_gap"]), _num(row["p_all_gap_rank"]), row["evidence"]))
-    out_items = []
-    for it in originals:
-        new = swap.get(it.id, it)
-        meta = {**dict(new.metadata), "canary": canary}
-        if it.id in swap:
-            meta["replaces"] = it.id
-        out_items.append(Item(id=new.id, question=new.question, answer=new.answer, solution=new.solution,
-                              source=new.source, original_id=new.original_id, metadata=meta))
+    verified = {r.original_id: r.verification for r in replaced}
+    rows = [release_row(it, swap.get(it.id), verified.get(it.id, ""), canary) for it in originals]
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    write_items_jsonl(folder / "benchmark.jsonl", out_items)
+    atomic_write_bytes(folder / "benchmark.jsonl",
+                       "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
     by_id = {it.id: it for it in originals}
     lines = [json.dumps({**asdict(r), "original": by_id[r.original_id].to_dict(),
                          "replacement": swap[r.original_id].to_dict()}, ensure_ascii=False, default=str)
@@ -256,16 +259,37 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     atomic_write_bytes(folder / "replacements.jsonl", ("\n".join(lines) + ("\n" if lines else "")).encode())
     atomic_write_bytes(folder / "CANARY.txt", (canary + "\n").encode())
     untested = tuple(it.id for it in originals if it.id not in twins)
-    res = ReleaseResult(folder, len(out_items), tuple(replaced), tuple(kept), canary, str(run.path), model,
+    res = ReleaseResult(folder, len(rows), tuple(replaced), tuple(kept), canary, str(run.path), model,
                         untested, verdict)
-    atomic_write_json(folder / "release.json", res.to_dict())
+    # The published summary names no local path: the folder is "." and the run is shown as a card shows it.
+    atomic_write_json(folder / "release.json", {**res.to_dict(), "path": ".", "run": display_path(run.path)})
     publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
 
 
+def twin_id(twin: Item) -> str:
+    """The id a twin's own file gave it (kept in ``metadata["id"]`` by runs made before ids were read)."""
+    return str(twin.metadata.get("id") or twin.id)
+
+
+def release_row(original: Item, twin: Item | None, verification: str, canary: str) -> dict[str, str]:
+    """One ``benchmark.jsonl`` row (:data:`RELEASE_COLUMNS`): ``original`` kept, or replaced by ``twin``
+    (under :func:`twin_id`)."""
+    it = twin or original
+    meta = {k: v for k, v in it.metadata.items() if not (twin is not None and k == "id")}
+    rid = twin_id(twin) if twin is not None else it.id
+    return {"id": rid, "question": it.question, "answer": it.answer, "solution": it.solution or "",
+            # a twin's source is the dataset its original came from (its own file's name says nothing)
+            "source": original.source or "", "original_id": original.id if twin is not None else "",
+            "status": "replaced" if twin is not None else "kept",
+            "twin_method": str(meta.get("method") or "") if twin is not None else "",
+            "twin_verification": verification,
+            "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str), "canary": canary}
+
+
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.publish import Card, citation_for, display_path, source_line
+    from zcp_core.publish import Card, citation_for, display_path, portable_command, source_line
 
     s = manifest.get("summary", {})
     head = s.get("headline", {})
@@ -301,7 +325,7 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
     return Card(
         title=title, data_file="benchmark.jsonl", split="test", license=lic,
         source=(*[source_line(d["path"], d.get("sha256")) for d in datasets],
-                f"zcp probe run `{display_path(res.run)}`: `{manifest.get('command', '')}`",
+                f"zcp probe run `{display_path(res.run)}`: `{portable_command(manifest.get('command', ''))}`",
                 f"model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
                 f"Contamination Confidence: {verdict}"),
         citation=citation_for([d["path"] for d in datasets]), canary=res.canary,
@@ -316,7 +340,6 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
 
 def undo_release(release_dir: str | Path) -> list[Item]:
     """The original item list of a release: replaced twins swapped back, canary metadata removed."""
-    from zcp_core.data import load_items
     from zcp_core.schema import Item
 
     folder = Path(release_dir)
@@ -324,16 +347,17 @@ def undo_release(release_dir: str | Path) -> list[Item]:
     rp = folder / "replacements.jsonl"
     for line in rp.read_text().splitlines() if rp.exists() else []:
         rec = json.loads(line)
-        back[rec["replacement_id"]] = rec["original"]
+        back[rec["original_id"]] = rec["original"]
     out = []
-    for it in load_items(folder / "benchmark.jsonl", fmt="items"):
-        if it.id in back:
-            o = back[it.id]
+    for line in (folder / "benchmark.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        o = back.get(row["original_id"]) if row.get("status") == "replaced" else None
+        if o is not None:
             out.append(Item(id=o["id"], question=o["question"], answer=o["answer"], solution=o.get("solution"),
                             source=o.get("source") or "", original_id=o.get("original_id"),
                             metadata=o.get("metadata") or {}))
         else:
-            meta = {k: v for k, v in it.metadata.items() if k != "canary"}
-            out.append(Item(id=it.id, question=it.question, answer=it.answer, solution=it.solution,
-                            source=it.source, original_id=it.original_id, metadata=meta))
+            out.append(Item(id=row["id"], question=row["question"], answer=row["answer"],
+                            solution=row["solution"] or None, source=row["source"], original_id=None,
+                            metadata=json.loads(row["metadata"])))
     return out

@@ -13,6 +13,7 @@ from zcp_core.publish.license import (
     find_license,
     identify_entry,
     identify_text,
+    portable_command,
     require_license,
     source_line,
     spdx_expression,
@@ -21,5 +22,5 @@ from zcp_core.publish.license import (
 __all__ = [
     "ALL_RIGHTS_RESERVED", "Card", "LicenseInfo", "LicenseNotRecognised", "RedistributionForbidden",
     "UnlicensedSource", "citation_for", "display_path", "find_license", "front_matter", "identify_entry",
-    "identify_text", "publish_files", "render_card", "require_license", "source_line", "spdx_expression",
+    "identify_text", "portable_command", "publish_files", "render_card", "require_license", "source_line", "spdx_expression",
 ]

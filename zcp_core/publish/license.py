@@ -224,6 +224,17 @@ def display_path(path: str | Path) -> str:
     return p.name
 
 
+def portable_command(command: str) -> str:
+    """A recorded command as a card may print it: every absolute path in it shown by :func:`display_path`."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: shown as recorded, minus nothing
+        return command
+    return shlex.join(display_path(w) if w.startswith("/") else w for w in words)
+
+
 def _sources_md_entry(folder: Path) -> tuple[Path, str] | None:
     """``SOURCES.md`` beside ``folder`` and the licence column of ``folder``'s row, if any."""
     table = folder.parent / "SOURCES.md"
