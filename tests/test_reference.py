@@ -131,7 +131,7 @@ def test_janet_golden(gsm8k_items: list[Item]) -> None:
     assert twin.metadata["seed"] == 0
     # same magnitude and type: 16 stays two digits, the small counts stay single digits
     assert len(subs["16"]) == 2 and all(len(subs[k]) == 1 for k in ("3", "4", "2"))
-    side = twin.metadata["side"]  # v4: the coin is recorded, and the answer went where it said
+    side = twin.metadata["side"]  # v4, v5: the coin is recorded, and the answer went where it said
     assert (Fraction(twin.answer) > Fraction(janet.answer)) == (side["side"] == "larger")
     assert side["side"] == side["coin"] and side["fallback"] is False and side["fallback_reason"] == ""
     # number words stay words, so the story reads the same way
@@ -153,7 +153,7 @@ def test_first_50_consistent(gsm8k_items: list[Item]) -> None:
         _check_twin(by_id[twin.original_id], twin)
     for f in rs.failures:
         assert failure_kind(f.reason) in {"untraced", "ambiguous", "bad_annotation", "no_annotations", "answer",
-                                          "no_valid_draw", "no_input", "reexecution"}
+                                          "no_valid_draw", "no_input", "reexecution", "one_side", "roundness"}
 
 
 @pytest.mark.parametrize("q, sol, ans, kind", [
@@ -195,13 +195,14 @@ def test_unannotated_calculation_is_checked() -> None:
 
 
 def test_percent_forms_traced() -> None:
-    item = _gsm("A jacket costs $80. It is 25% off. How much does it cost now?",
-                "The discount is 80*.25=<<80*.25=20>>20 dollars.\nSo it costs 80-20=<<80-20=60>>60\n#### 60", "60")
+    # v5: 40% off (answer 48), since 25% off $80 (answer 60) has no larger twin ending in a zero and v5 refuses it
+    item = _gsm("A jacket costs $80. It is 40% off. How much does it cost now?",
+                "The discount is 80*.40=<<80*.40=32>>32 dollars.\nSo it costs 80-32=<<80-32=48>>48\n#### 48", "48")
     tr = trace_item(item)
-    assert {tr.tokens[i].text for i in tr.inputs} == {"80", "25"}
+    assert {tr.tokens[i].text for i in tr.inputs} == {"80", "40"}
     twin = perturb_item(item, seed=3)
     _check_twin(item, twin)
-    assert "%" in twin.question and "25%" not in twin.question
+    assert "%" in twin.question and "40%" not in twin.question  # seed 3: $60 and 30% off, 42
 
 
 # ---- LLM pipeline -----------------------------------------------------------------------------------------

@@ -30,10 +30,10 @@ _DENOMS = {"half": 2, "halves": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth
            "eighth": 8, "ninth": 9, "tenth": 10}
 _DENOM_RE = r"(?:halves|half|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?)"
 # A digit number (optional thousands commas and decimals; units may follow: "300g", "30mph"), or a number
-# word; never part of a longer token ("A1", "3rd"). "1/2" and "two-thirds" are matched whole as fractions,
-# so their parts are never perturbed on their own.
+# word; never part of a longer token ("A1", "3rd"). "1/2" (also "2/3rd") and "two-thirds" are matched whole as
+# fractions, so their parts are never perturbed on their own.
 NUMBER = re.compile(
-    rf"(?P<frac>(?<![\w.,/])\d+/\d+(?![\w/]))"
+    rf"(?P<frac>(?<![\w.,/])\d+/\d+(?:st|nd|rd|th|s)?(?![\w/]))"
     rf"|(?P<fword>\b(?:{_UNITS}|a|an)[- ]{_DENOM_RE}\b)"
     rf"|(?P<num>(?<![\w.,/])\.?\d(?:\d{{0,2}}(?:,\d{{3}})+|\d*)(?:\.\d+)?"
     rf"(?![\d_/]|(?:st|nd|rd|th)\b|,\d{{3}}|\.\d))"
@@ -93,7 +93,7 @@ def find_numbers(text: str, fractions: bool = True) -> list[NumberToken]:
         after = text[m.end(): m.end() + 9].lower()
         pct = after.startswith("%") or after.lstrip().startswith("percent")
         if m.group("frac"):
-            a, b = m.group("frac").split("/")
+            a, b = re.sub(r"[a-z]+$", "", m.group("frac").lower()).split("/")  # "2/3rd" is 2/3
             if int(b) == 0:
                 continue
             out.append(NumberToken(m.start(), m.end(), m.group(0), Fraction(int(a), int(b)), "fraction"))

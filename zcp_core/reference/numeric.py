@@ -20,17 +20,23 @@ their 0-100 scale or the answer passes one of them (:func:`scale_fits`), when
 a calculation written without annotations stops adding up, or when
 re-executing the twin from its own question does not give its gold
 (:mod:`zcp_core.reference.verify`). v4 (issue 23): a seeded coin per item says
-whether the twin's answer is larger or smaller, a hard rule left only when no
-draw on that side survives (the fallback and its reason are recorded in
-``metadata["side"]``); new values are drawn on a log scale; among the draws on
-the side, one within a factor 2 is preferred, then one keeping the answer's
-roundness, then one moving the answer by a seeded size (alike for both sides),
-then one keeping its number of digits and the order of same-sized question
-numbers. Every twin records its substitutions,
+whether the twin's answer is larger or smaller; new values are drawn on a log
+scale; among the draws on the side, one within a factor 2 is preferred, then
+one moving the answer by a seeded size (alike for both sides), then one keeping
+its number of digits and the order of same-sized question numbers. v5 (issue
+23, second pass): the coin is a hard rule with no fallback, and an item gets a
+twin only when *both* sides have a valid twin (``one_side:`` failures
+otherwise), so whether an item gets a twin never depends on its coin and the
+larger share is the coin's, 1/2 in expectation (v4 flipped to the other side,
+which small answers that cannot shrink pushed toward larger); and the twin's
+answer keeps the original's trailing zeros and its being a multiple of 5, on
+both sides (``roundness:`` failures otherwise): a hard rule, because the
+neutral prior of an answer follows its roundness (v4 only preferred it). The
+draws are aimed at each side in turn. Every twin records its substitutions,
 what was held and why, and the re-execution record, which ``zcp release``
 reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v4", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v5", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1"}
@@ -38,7 +44,7 @@ reads before it publishes a twin::
 Items that cannot be traced safely are never guessed: they go to
 ``ReferenceSet.failures`` with a reason whose prefix (``untraced:``,
 ``ambiguous:``, ``bad_annotation:``, ``no_annotations:``, ``answer:``,
-``no_valid_draw:``, ``no_input:``, ``reexecution:``) counts them by kind.
+``no_valid_draw:``, ``no_input:``, ``reexecution:``, ``one_side:``, ``roundness:``) counts them by kind.
 The LLM pipeline (the paper's) lives in :mod:`zcp_core.reference.llm`.
 """
 
@@ -47,8 +53,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -65,11 +70,12 @@ from zcp_core.reference.rewrite import (
     value_mapping,
     visible_equations,
 )
+from zcp_core.reference.stated import scale_fits
 from zcp_core.reference.trace import Trace, Untraceable, stated_value, trace_item
 from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v4"
+METHOD_NUMERIC = "numeric-perturbation-v5"
 MAX_MOVE = math.log(1.5)  # the target move of an answer is drawn uniformly in [0, log 1.5]
 MOVE_STEP = 0.15  # moves within this of each other count as one size when ranking draws
 
@@ -203,31 +209,6 @@ def _percents_fit(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
     return len(pct) < 2 or sum(a for a, _ in pct) > 100 or sum(b for _, b in pct) <= 100
 
 
-_SCORES = re.compile(r"\b(?:tests?|exams?|quiz(?:zes)?)\b", re.IGNORECASE)
-_RANKS = re.compile(r"\b(?:lowest|highest|best|worst|drop(?:s|ped)?|remove[sd]?)\b", re.IGNORECASE)
-
-
-def ranked_scores(question: str, old: Sequence[Fraction], gold: Fraction) -> bool:
-    """Whether a question ranks test, exam or quiz scores ("remove the lowest score") with every number
-    (``old``) and its answer in [0, 100]."""
-    return (bool(_SCORES.search(question)) and bool(_RANKS.search(question))
-            and all(0 <= v <= 100 for v in (*old, gold)))
-
-
-def scale_fits(question: str, old: Sequence[Fraction], new: Sequence[Fraction], gold: Fraction,
-               answer: Fraction) -> bool:
-    """Ranked scores stay on their scale (:func:`ranked_scores`): the twin's numbers (``new``, token for
-    token) and answer lie in [0, 100], and its answer stays above (below) each question number the
-    original's was above (below). "Remove the lowest score" must remove the same one, and a needed score
-    of 143 is no score. (Unranked scores off the scale, a mean of quiz scores with one of 200, stay
-    answerable and are left alone.)"""
-    if not ranked_scores(question, old, gold):
-        return True
-    if not all(0 <= v <= 100 for v in (*new, answer)):
-        return False
-    return all((gold <= a or answer > b) and (gold >= a or answer < b) for a, b in zip(old, new))
-
-
 def _keeps_order(trace: Trace, changed: Mapping[int, Fraction]) -> bool:
     """Whether every two question numbers of one size (2 digits or more) compare as before ("starts at 47 WPM,
     increased to 52" stays an increase): the story's words often rest on that order without any step using
@@ -281,8 +262,7 @@ def _draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max_tri
     out: dict[tuple[tuple[int, Fraction], ...], _Draw] = {}
 
     def on_side(round_too: bool) -> bool:
-        return any((d.answer > gold) == (coin == "larger") and (not round_too or (
-            roundness(d.answer)[1] == roundness(gold)[1] and trailing_zeros(d.answer) == trailing_zeros(gold)))
+        return any((d.answer > gold) == (coin == "larger") and (not round_too or keeps_roundness(d.answer, gold))
                    for d in out.values())
 
     tries: list[dict[int, Fraction]] = [
@@ -317,14 +297,15 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1) 
     """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built.
 
     A seeded coin first says whether the twin's answer is larger or smaller than the original's: a hard rule,
-    recorded in ``metadata["side"]``, left for the other side only when no draw on the drawn side survives
-    every check (the fallback and its reason are recorded too). New input values are drawn on a log scale
-    (:mod:`zcp_core.reference.draw`). The first half of the draws change every input; the second half change
-    a random subset (at least one), which rescues items whose every-input draws all break integrality.
-    Among the draws on the side, one whose answer keeps the original's roundness (trailing zero, multiple of
-    5) is preferred, then one keeping the answer's number of digits, then one keeping the order of the
-    question's same-sized numbers; the first (in draw order) of the best that passes the costly checks
-    (prose equations, re-execution) is the twin.
+    recorded in ``metadata["side"]`` (v5: never a fallback). The item gets a twin only when both sides have a
+    valid twin whose answer keeps the original's roundness (as many trailing zeros, a multiple of 5 or not);
+    the twin is the one on the coin's side, so whether an item gets a twin does not depend on its coin.
+    New input values are drawn on a log scale (:mod:`zcp_core.reference.draw`), in rounds aimed at each side.
+    The first half of a round's draws change every input; the second half change a random subset (at least
+    one), which rescues items whose every-input draws all break integrality. Among the draws on a side, one
+    within a factor 2 is preferred, then one moving by the seeded size, then one keeping the answer's number
+    of digits, then one keeping the order of the question's same-sized numbers; the first (in draw order) of
+    the best that passes the costly checks (prose equations, re-execution) is the twin.
 
     Args:
         item: A GSM8K-style item (calculator annotations in its solution).
@@ -345,34 +326,80 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1) 
     old_eqs = visible_equations(item.solution or "")
     cued = cued_constants(item.question + (item.solution or ""))
     fails: dict[str, str] = {}
-    draws = _draws(item, trace, gold, rng, max_tries, coin, fails)
+    other: Side = "smaller" if coin == "larger" else "larger"
+    # Draws aimed at each side in turn, so the side the coin did not draw is searched as hard as the drawn one.
+    draws = [*_draws(item, trace, gold, rng, max_tries, coin, fails), *_draws(item, trace, gold, rng, max_tries, other, fails)]
+    ctx = _Ctx(seed, twin, old_eqs, cued, max_tries)
     why_not: dict[str, str] = {}
-    for side in (coin, "smaller" if coin == "larger" else "larger"):
-        on_side = sorted((d for d in draws if (d.answer > gold) == (side == "larger")),
-                         key=lambda d: _preference(trace, gold, d, size))  # stable: draw order breaks ties
-        why_not[side] = f"no_draw: none of {max_tries} draws moved the answer {side} and passed the cheap checks"
-        for d in on_side:
-            solution = rewrite_solution(item.solution or "", trace, d.chain,
-                                        value_mapping(trace, d.changed, d.chain, cued))
-            if visible_equations(solution.text).count(False) > old_eqs.count(False):
-                fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
-                why_not[side] = f"untraced: every {side} draw broke a calculation written without annotations"
-                continue
-            made = _build(item, trace, d.chain, d.changed, solution, seed, twin)
-            verdict = reexecute(made, trace, d.changed)
-            if not verdict.ok:
-                fails.setdefault("reexecution", verdict.reason)
-                why_not[side] = f"reexecution: every {side} draw failed re-execution ({verdict.reason})"
-                continue
-            fallback = side != coin
-            return _with_verification(made, verdict.record, {
-                "coin": coin, "side": side, "target_move": round(size, 4), "fallback": fallback,
-                "fallback_reason": why_not[coin] if fallback else ""})
+    found = {side: _best_on_side(item, trace, gold, draws, side, size, ctx, fails, why_not, keep=keeps_roundness)
+             for side in (coin, other)}
+    got = found[coin]
+    if got is not None and found[other] is not None:
+        made, record = got
+        return _with_verification(made, record, {"coin": coin, "side": coin, "target_move": round(size, 4),
+                                                 "fallback": False, "fallback_reason": "", "both_sides": True})
+    # Why not: a side with no valid twin at all (the side rule), else a side whose valid twins all lose the
+    # answer's roundness (the roundness rule); the v4 kinds when no draw on either side survives the checks.
+    why_plain: dict[str, str] = {}
+    plain = {side: found[side] is not None or _best_on_side(item, trace, gold, draws, side, size, ctx, fails,
+                                                            why_plain) is not None for side in (coin, other)}
+    if plain[coin] or plain[other]:
+        lacking = next(side for side in (coin, other) if not plain[side]) if not all(plain.values()) else None
+        if lacking is not None:
+            raise ValueError(f"one_side: no valid twin with a {lacking} answer ({why_plain[lacking]}); an item gets a "
+                             "twin only when both sides have one, so that whether it gets one never follows its coin")
+        lacking = next(side for side in (coin, other) if found[side] is None)
+        raise ValueError(f"roundness: every valid twin with a {lacking} answer loses the answer's trailing zeros "
+                         "or its being a multiple of 5")
     for kind in ("reexecution", "untraced", "scale"):
         if kind in fails:
             raise ValueError(f"{kind}: {fails[kind]} (every draw of {max_tries})")
     raise ValueError(f"no_valid_draw: {max_tries} draws all broke an integer/sign/decimal constraint "
                      "or left the answer unchanged")
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What the costly checks of one item need besides the draw."""
+
+    seed: int
+    twin: int
+    old_eqs: list[bool]
+    cued: frozenset[Fraction]
+    max_tries: int
+
+
+def _best_on_side(item: Item, trace: Trace, gold: Fraction, draws: Sequence[_Draw], side: Side, size: float,
+                  ctx: _Ctx, fails: dict[str, str], why_not: dict[str, str],
+                  keep: Callable[[Fraction, Fraction], bool] | None = None) -> tuple[Item, Mapping[str, Any]] | None:
+    """The most preferred draw on ``side`` that passes the costly checks, as a twin and its re-execution record.
+
+    None when there is none; ``why_not[side]`` then says why.
+    """
+    on_side = sorted((d for d in draws if (d.answer > gold) == (side == "larger")
+                      and (keep is None or keep(d.answer, gold))),
+                     key=lambda d: _preference(trace, gold, d, size))  # stable: draw order breaks ties
+    why_not[side] = (f"no_draw: no draw moved the answer {side}{' keeping its roundness' if keep else ''} and passed "
+                     "the cheap checks")
+    for d in on_side:
+        solution = rewrite_solution(item.solution or "", trace, d.chain, value_mapping(trace, d.changed, d.chain, ctx.cued))
+        if visible_equations(solution.text).count(False) > ctx.old_eqs.count(False):
+            fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
+            why_not[side] = f"untraced: every {side} draw broke a calculation written without annotations"
+            continue
+        made = _build(item, trace, d.chain, d.changed, solution, ctx.seed, ctx.twin)
+        verdict = reexecute(made, trace, d.changed)
+        if not verdict.ok:
+            fails.setdefault("reexecution", verdict.reason)
+            why_not[side] = f"reexecution: every {side} draw failed re-execution ({verdict.reason})"
+            continue
+        return made, verdict.record
+    return None
+
+
+def keeps_roundness(answer: Fraction, gold: Fraction) -> bool:
+    """Whether ``answer`` ends in as many zeros as ``gold`` and is a multiple of 5 exactly when it is."""
+    return trailing_zeros(answer) == trailing_zeros(gold) and roundness(answer)[1] == roundness(gold)[1]
 
 
 def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int, Fraction],

@@ -15,7 +15,13 @@ a token wins):
   one of them ... the other"): the words say 3 = 2 + 1, so changing the 3
   alone makes an incoherent story;
 * the two ends of a range ("grades 4 – 7", "ages 3-5"): a solution counts its
-  members (4 grades) without writing how, so a changed end breaks the count.
+  members (4 grades) without writing how, so a changed end breaks the count;
+* a count that an ordinal of the story names, or names the member after
+  ("For 11 months ... paid on the twelfth month"): 11 months and the twelfth
+  make one year, and a twin of "12 months" would pay the twelfth month twice.
+
+:func:`scale_fits` keeps ranked test scores on their 0-100 scale (a check of a
+whole draw rather than a hold).
 """
 
 from __future__ import annotations
@@ -124,3 +130,49 @@ def range_holds(question: str, tokens: Sequence[NumberToken]) -> list[Hold]:
             why = f"the question's {a.text!r} to {b.text!r} is a range whose members a step may count"
             out += [(i, why), (i + 1, why)]
     return out
+
+
+_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+             "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_ORDINAL = re.compile(rf"\b(?:(?P<word>{'|'.join(_ORDINALS)})|(?P<num>\d+)(?:st|nd|rd|th))\b", re.IGNORECASE)
+
+
+def ordinal_holds(question: str, tokens: Sequence[NumberToken]) -> list[Hold]:
+    """A whole count n when the question names the n-th or the (n+1)-th member by an ordinal ("For 11 months
+    ... on the twelfth month", "5 days ... on the fifth day"): the story ties the count to that member, which a
+    changed count would leave behind."""
+    named = set()
+    for m in _ORDINAL.finditer(question):
+        named.add(_ORDINALS.index(m.group("word").lower()) + 1 if m.group("word") else int(m.group("num")))
+    out: list[Hold] = []
+    for i, t in enumerate(tokens):
+        if t.kind != "fraction" and t.value.denominator == 1 and t.value >= 2 and named & {t.value, t.value + 1}:
+            out.append((i, f"the question's {t.text!r} counts up to a member an ordinal names"))
+    return out
+
+
+# ---- ranked test scores (moved here from numeric.py in issue 23, which had grown past 400 lines) ----
+
+_SCORES = re.compile(r"\b(?:tests?|exams?|quiz(?:zes)?)\b", re.IGNORECASE)
+_RANKS = re.compile(r"\b(?:lowest|highest|best|worst|drop(?:s|ped)?|remove[sd]?)\b", re.IGNORECASE)
+
+
+def ranked_scores(question: str, old: Sequence[Fraction], gold: Fraction) -> bool:
+    """Whether a question ranks test, exam or quiz scores ("remove the lowest score") with every number
+    (``old``) and its answer in [0, 100]."""
+    return (bool(_SCORES.search(question)) and bool(_RANKS.search(question))
+            and all(0 <= v <= 100 for v in (*old, gold)))
+
+
+def scale_fits(question: str, old: Sequence[Fraction], new: Sequence[Fraction], gold: Fraction,
+               answer: Fraction) -> bool:
+    """Ranked scores stay on their scale (:func:`ranked_scores`): the twin's numbers (``new``, token for
+    token) and answer lie in [0, 100], and its answer stays above (below) each question number the
+    original's was above (below). "Remove the lowest score" must remove the same one, and a needed score
+    of 143 is no score. (Unranked scores off the scale, a mean of quiz scores with one of 200, stay
+    answerable and are left alone.)"""
+    if not ranked_scores(question, old, gold):
+        return True
+    if not all(0 <= v <= 100 for v in (*new, answer)):
+        return False
+    return all((gold <= a or answer > b) and (gold >= a or answer < b) for a, b in zip(old, new))

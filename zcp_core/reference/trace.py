@@ -46,7 +46,7 @@ from typing import Literal
 
 from zcp_core.reference.cues import INNER_UNIT, UNIT_CONSTANTS, cued_constants, foreign_unit
 from zcp_core.reference.numbers import ExprError, Literal_, NumberToken, expr_literals, find_numbers, render, safe_eval
-from zcp_core.reference.stated import count_holds, part_holds, range_holds, sum_holds, unread_holds
+from zcp_core.reference.stated import count_holds, ordinal_holds, part_holds, range_holds, sum_holds, unread_holds
 from zcp_core.schema import Item
 
 CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
@@ -118,7 +118,7 @@ def close_enough(a: Fraction, b: Fraction) -> bool:
 def fraction_parts(tok: NumberToken) -> tuple[Fraction, Fraction]:
     """Numerator and denominator as written ("2/4" gives 2 and 4, "two-thirds" 2 and 3)."""
     if "/" in tok.text:
-        a, b = tok.text.split("/")
+        a, b = tok.text.lower().rstrip("abcdefghijklmnopqrstuvwxyz").split("/")  # "2/3rd" is 2 and 3
         return Fraction(int(a)), Fraction(int(b))
     return Fraction(tok.value.numerator), Fraction(tok.value.denominator)
 
@@ -316,7 +316,7 @@ class _Tracer:
                 self.fixed_steps.setdefault(j, why)
         for ti, why in (sum_holds(self.tokens, self.cued) + unread_holds(self.tokens, set(used))
                         + count_holds(self.q, self.tokens) + part_holds(self.q, self.tokens)
-                        + range_holds(self.q, self.tokens)):
+                        + range_holds(self.q, self.tokens) + ordinal_holds(self.q, self.tokens)):
             self.held_tokens.setdefault(ti, why)
         self._close()
         hits = [j for j, s in enumerate(self.steps) if close_enough(s.result, gold) or stated_value(s.result_text) == gold]

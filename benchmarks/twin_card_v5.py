@@ -1,0 +1,98 @@
+"""The twin card of the current numeric generator on the whole GSM8K test set, against issue 23's targets.
+
+Builds the seed-0 twins of ``data/gsm8k/test.jsonl`` with ``zcp reference build --json`` (the card's neutral
+prior from the embedded model), then writes each done-when key with its target and whether it is met, the
+failure counts per rule (``one_side`` and ``roundness`` are what v5's two new rules cost), and the seeded coin's
+own share of larger draws (over every item and over the items with a twin), since under v5 the twin set's
+larger share is the coin's on the items it covers. The seed is fixed; a miss is a finding, never a reason to
+reseed.
+
+    .venv/bin/python benchmarks/twin_card_v5.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import header  # noqa: E402
+from twin_probe_common import ROOT, Clock, zcp  # noqa: E402
+
+DATASET = "data/gsm8k/test.jsonl"
+SEED = 0
+NEW_RULES = {"one_side": "an item gets a twin only when both sides have a valid twin (replaces v4's fallback)",
+             "roundness": "the twin's answer keeps the original's trailing zeros and multiple-of-5 status"}
+
+
+def _coin_larger(item_id: str) -> bool:
+    from zcp_core.reference.numeric import _seed_for
+
+    return random.Random(_seed_for(SEED, item_id)).random() < 0.5  # the generator's first draw: its coin
+
+
+def _targets(card: dict, coverage: float) -> list[tuple[str, str, str, bool]]:
+    lr, np90 = card["log_ratio_ci"], card["neutral_prior_ci90"] or [float("nan")] * 2
+    tz, m5 = card["trailing_zero_rate"], card["multiple_of_5_rate"]
+    return [
+        ("larger_share", f"{card['larger_share']:.4f}", "in [0.47, 0.53]", 0.47 <= card["larger_share"] <= 0.53),
+        ("log_ratio_ci", f"[{lr[0]:+.4f}, {lr[1]:+.4f}] (mean {card['log_ratio_mean']:+.4f})", "inside [-0.05, +0.05]",
+         -0.05 <= lr[0] and lr[1] <= 0.05),
+        ("trailing_zero_rate", f"{tz[0]:.4f} -> {tz[1]:.4f}", "within 2 points", abs(tz[0] - tz[1]) <= 0.02),
+        ("multiple_of_5_rate", f"{m5[0]:.4f} -> {m5[1]:.4f}", "within 2 points", abs(m5[0] - m5[1]) <= 0.02),
+        ("neutral_prior_ci90", f"[{np90[0]:+.4f}, {np90[1]:+.4f}] (mean {card['neutral_prior_diff']:+.4f} nats)",
+         "inside [-0.10, +0.10]", -0.10 <= np90[0] and np90[1] <= 0.10),
+        ("coverage", f"{coverage:.4f}", "at least 0.64", coverage >= 0.64),
+    ]
+
+
+def main() -> int:
+    from scipy.stats import binomtest
+
+    from zcp_core.data import load_items
+    from zcp_core.reference import METHOD_NUMERIC
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="runs/bench-twin-card-v5")
+    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "twin_card_v5.md"))
+    args = ap.parse_args()
+    clock = Clock()
+    build = json.loads(zcp("reference", "build", "--dataset", DATASET, "--seed", str(SEED), "--out", args.out,
+                           "--json"))
+    card, n, ok = build["twin_card"], build["n"], build["traced"]
+    twins = [json.loads(line) for line in (Path(args.out) / "reference.jsonl").read_text().splitlines() if line]
+    items = load_items(ROOT / DATASET)
+    coin_all = sum(_coin_larger(it.id) for it in items)
+    coin_twin = sum(t["metadata"]["side"]["coin"] == "larger" for t in twins)
+    larger = round(card["larger_share"] * card["n_pairs"])
+    fails = build["failures_by_kind"]
+    body = [
+        f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED} --json` (neutral prior: embedded SmolLM2), "
+        f"{ok} of {n} items ({ok / n:.1%}); {clock():.0f} s wall.", "",
+        "## Issue 23 done-when targets", "", "| key | measured | target | met |", "|---|---|---|---|",
+        *[f"| {k} | {v} | {t} | {'yes' if m else '**no**'} |" for k, v, t, m in _targets(card, ok / n)], "",
+        "## The seeded coin", "",
+        f"- The coin drew *larger* for {coin_all} of all {n} items ({coin_all / n:.4f}) and for {coin_twin} of the "
+        f"{ok} items with a twin ({coin_twin / ok:.4f}).",
+        f"- Twins with a larger answer: {larger} of {card['n_pairs']} (two-sided binomial p against 1/2: "
+        f"{binomtest(larger, card['n_pairs']).pvalue:.3f}). Fallbacks: {card['fallback_share']:.4f} of twins.", "",
+        "## Failures per rule (items without a twin)", "", "| kind | items | rule |", "|---|---|---|",
+        *[f"| {k} | {v} | {NEW_RULES.get(k, 'tracing and checks kept from v3/v4')} |"
+          for k, v in sorted(fails.items(), key=lambda kv: -kv[1])], "",
+        f"The two rules new in v5 cost {sum(fails.get(k, 0) for k in NEW_RULES)} items "
+        f"({', '.join(f'{k}: {fails.get(k, 0)}' for k in NEW_RULES)}).", "",
+        "## Twin card (`zcp reference build --json`, key `twin_card`)", "", "| key | value |", "|---|---|",
+        *[f"| {k} | {json.dumps(v)} |" for k, v in sorted(card.items()) if k != "leading_digit_share"], "",
+    ]
+    text = header("Twin card of the numeric generator, whole GSM8K test set", f"generator `{METHOD_NUMERIC}`, seed "
+                  f"{SEED}, neutral prior model {card.get('neutral_prior_model')}", command=None) + "\n" + "\n".join(body)
+    Path(args.result).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
