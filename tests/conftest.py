@@ -42,3 +42,19 @@ def shared_data() -> Path:
     if not SHARED.exists():
         pytest.skip("../shared/data is not present on this machine")
     return SHARED
+
+
+@pytest.fixture(scope="module")
+def lab_cache(tmp_path_factory):
+    """A private ZCP_CACHE for lab builds, and the first 60 GSM8K test items in it (enough traceable items for
+    |C| = |U| = 2, and quick to perturb); the base is the embedded model, converted once in the shared cache."""
+    from zcp_core.backends import ensure_converted
+
+    base = ensure_converted()  # before ZCP_CACHE moves: the shared conversion, not a private one
+    cache = tmp_path_factory.mktemp("zcp_cache")
+    dataset = cache / "gsm8k-60.jsonl"
+    dataset.write_text("\n".join((DATA / "gsm8k" / "test.jsonl").read_text().splitlines()[:60]) + "\n")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ZCP_CACHE", str(cache))
+    yield {"base": base, "cache": cache, "dataset": dataset}
+    mp.undo()

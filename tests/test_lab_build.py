@@ -18,26 +18,16 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def lab_env(tmp_path_factory):
+def lab_env(lab_cache):
     """A private ZCP_CACHE holding one smoke build (base: the already converted embedded model)."""
-    from zcp_core.backends import ensure_converted
-
-    base = ensure_converted()  # converted once in the shared cache; the lab cache is private below
-    cache = tmp_path_factory.mktemp("zcp_cache")
-    # The first 60 GSM8K test items: enough traceable items for |C| = |U| = 2, and quick to perturb.
-    lines = (Path(__file__).resolve().parent.parent / "data/gsm8k/test.jsonl").read_text().splitlines()[:60]
-    dataset = cache / "gsm8k-60.jsonl"
-    dataset.write_text("\n".join(lines) + "\n")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ZCP_CACHE", str(cache))
     from zcp_core.lab import build_lab
 
-    cfg = profile_config("smoke", "direct", model=f"hf:{base}", dataset=str(dataset), n_contaminated=2,
+    base = lab_cache["base"]
+    cfg = profile_config("smoke", "direct", model=f"hf:{base}", dataset=str(lab_cache["dataset"]), n_contaminated=2,
                          batch_size=2, max_steps=1,
                          lora=LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj")))
     first = build_lab(cfg, progress=False)
-    yield {"cfg": cfg, "build": first, "base": base, "cache": cache}
-    mp.undo()
+    yield {"cfg": cfg, "build": first, "base": base, "cache": lab_cache["cache"]}
 
 
 def test_smoke_build_writes_a_loadable_lab_model_and_a_run(lab_env) -> None:

@@ -172,23 +172,13 @@ ROW_KEYS = {"kind", "detector", "auroc", "auroc_ci", "auroc_ci_fw", "tpr_at_5fpr
 
 
 @pytest.fixture(scope="module")
-def smoke_env(tmp_path_factory):
+def smoke_env(lab_cache):
     """A private ZCP_CACHE and a 60-item GSM8K file; builds are tiny (1 step, rank-2 LoRA, |C| = |U| = 2)."""
-    from zcp_core.backends import ensure_converted
-
-    base = ensure_converted()
-    cache = tmp_path_factory.mktemp("zcp_cache")
-    lines = (Path(__file__).resolve().parent.parent / "data/gsm8k/test.jsonl").read_text().splitlines()[:60]
-    dataset = cache / "gsm8k-60.jsonl"
-    dataset.write_text("\n".join(lines) + "\n")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ZCP_CACHE", str(cache))
     from zcp_core.lab import LoraSpec
 
-    build = (("dataset", str(dataset)), ("model", f"hf:{base}"), ("n_contaminated", 2), ("max_steps", 1),
-             ("lora", LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj"))))
-    yield {"build": build, "cache": cache}
-    mp.undo()
+    build = (("dataset", str(lab_cache["dataset"])), ("model", f"hf:{lab_cache['base']}"), ("n_contaminated", 2),
+             ("max_steps", 1), ("lora", LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj"))))
+    return {"build": build, "cache": lab_cache["cache"]}
 
 
 @pytest.mark.model

@@ -6,8 +6,6 @@ Pure pieces get golden tables; the build itself is a real smoke build of the emb
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
@@ -66,22 +64,13 @@ def test_sample_seeds_depend_on_the_item_not_its_position() -> None:
 
 # ---- a real smoke build ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def paper_env(tmp_path_factory):
-    from zcp_core.backends import ensure_converted
-
-    base = ensure_converted()
-    cache = tmp_path_factory.mktemp("zcp_cache")
-    lines = (Path(__file__).resolve().parent.parent / "data/gsm8k/test.jsonl").read_text().splitlines()[:60]
-    dataset = cache / "gsm8k-60.jsonl"
-    dataset.write_text("\n".join(lines) + "\n")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ZCP_CACHE", str(cache))
+def paper_env(lab_cache):
     from zcp_core.lab import build_lab
 
-    cfg = profile_config("smoke", "paper", model=f"hf:{base}", dataset=str(dataset), n_contaminated=2,
+    base = lab_cache["base"]
+    cfg = profile_config("smoke", "paper", model=f"hf:{base}", dataset=str(lab_cache["dataset"]), n_contaminated=2,
                          batch_size=2, max_steps=1, lora=LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj")))
-    yield {"cfg": cfg, "build": build_lab(cfg, progress=False), "base": base}
-    mp.undo()
+    return {"cfg": cfg, "build": build_lab(cfg, progress=False), "base": base}
 
 
 @pytest.mark.model
