@@ -87,7 +87,8 @@ def main() -> int:
     larger = round(card["larger_share"] * card["n_pairs"])
     fails = build["failures_by_kind"]
     body = [
-        f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED} --json` (neutral prior: embedded SmolLM2), "
+        f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED}"
+        f"{'' if args.round_rule == 'required' else ' --round-rule ' + args.round_rule} --json` (neutral prior: embedded SmolLM2), "
         f"{ok} of {n} items ({ok / n:.1%}); {clock():.0f} s wall.", "",
         "## Issue 23 done-when targets", "", "| key | measured | target | met |", "|---|---|---|---|",
         *[f"| {k} | {v} | {t} | {'yes' if m else '**no**'} |" for k, v, t, m in _targets(card, ok / n)], "",
