@@ -8,6 +8,10 @@ larger share is the coin's on the items it covers. The seed is fixed; a miss is 
 reseed.
 
     .venv/bin/python benchmarks/twin_card_v5.py
+    .venv/bin/python benchmarks/twin_card_v5.py --round-rule preferred   # -> twin_card_v5_round_preferred.md
+
+``--round-rule preferred`` measures the other side of the trade: roundness only preferred, so the items
+``required`` refuses for roundness get a twin, and the card shows what that costs in roundness balance.
 """
 
 from __future__ import annotations
@@ -49,19 +53,32 @@ def _targets(card: dict, coverage: float) -> list[tuple[str, str, str, bool]]:
     ]
 
 
+def _kept_lines(twins: list[dict], round_rule: str) -> list[str]:
+    """Under ``preferred``: how many twins kept their original's roundness (``metadata.side.roundness_kept``)."""
+    if round_rule == "required":
+        return []
+    kept = sum(bool(t["metadata"]["side"].get("roundness_kept")) for t in twins)
+    return [f"Roundness rule `preferred`: {kept} of {len(twins)} twins keep the original's trailing zero and "
+            f"multiple-of-5 status; {len(twins) - kept} do not (their items had no such twin on the coin's side).", ""]
+
+
 def main() -> int:
     from scipy.stats import binomtest
 
     from zcp_core.data import load_items
-    from zcp_core.reference import METHOD_NUMERIC
+    from zcp_core.reference.numeric import method_for
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="runs/bench-twin-card-v5")
-    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "twin_card_v5.md"))
+    ap.add_argument("--round-rule", choices=["required", "preferred"], default="required")
+    ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card-v5[-round-preferred])")
+    ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card_v5[_round_preferred].md")
     args = ap.parse_args()
+    tag = "" if args.round_rule == "required" else "_round_preferred"
+    args.out = args.out or f"runs/bench-twin-card-v5{tag.replace('_', '-')}"
+    args.result = args.result or str(ROOT / "benchmarks" / "results" / f"twin_card_v5{tag}.md")
     clock = Clock()
     build = json.loads(zcp("reference", "build", "--dataset", DATASET, "--seed", str(SEED), "--out", args.out,
-                           "--json"))
+                           "--round-rule", args.round_rule, "--json"))
     card, n, ok = build["twin_card"], build["n"], build["traced"]
     twins = [json.loads(line) for line in (Path(args.out) / "reference.jsonl").read_text().splitlines() if line]
     items = load_items(ROOT / DATASET)
@@ -70,7 +87,8 @@ def main() -> int:
     larger = round(card["larger_share"] * card["n_pairs"])
     fails = build["failures_by_kind"]
     body = [
-        f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED} --json` (neutral prior: embedded SmolLM2), "
+        f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED}"
+        f"{'' if args.round_rule == 'required' else ' --round-rule ' + args.round_rule} --json` (neutral prior: embedded SmolLM2), "
         f"{ok} of {n} items ({ok / n:.1%}); {clock():.0f} s wall.", "",
         "## Issue 23 done-when targets", "", "| key | measured | target | met |", "|---|---|---|---|",
         *[f"| {k} | {v} | {t} | {'yes' if m else '**no**'} |" for k, v, t, m in _targets(card, ok / n)], "",
@@ -84,10 +102,11 @@ def main() -> int:
           for k, v in sorted(fails.items(), key=lambda kv: -kv[1])], "",
         f"The two rules new in v5 cost {sum(fails.get(k, 0) for k in NEW_RULES)} items "
         f"({', '.join(f'{k}: {fails.get(k, 0)}' for k in NEW_RULES)}).", "",
+        *_kept_lines(twins, args.round_rule),
         "## Twin card (`zcp reference build --json`, key `twin_card`)", "", "| key | value |", "|---|---|",
         *[f"| {k} | {json.dumps(v)} |" for k, v in sorted(card.items()) if k != "leading_digit_share"], "",
     ]
-    text = header("Twin card of the numeric generator, whole GSM8K test set", f"generator `{METHOD_NUMERIC}`, seed "
+    text = header("Twin card of the numeric generator, whole GSM8K test set", f"generator `{method_for(args.round_rule)}`, seed "
                   f"{SEED}, neutral prior model {card.get('neutral_prior_model')}", command=None) + "\n" + "\n".join(body)
     Path(args.result).write_text(text)
     print(text)

@@ -434,3 +434,31 @@ def test_load_reference_folder_or_file(tmp_path: Path, gsm8k_items: list[Item]) 
     write_items_jsonl(tmp_path / "plain.jsonl", gsm8k_items[:2])
     with pytest.raises(DataError, match="original_id"):
         load_reference(tmp_path / "plain.jsonl")
+
+
+def test_round_rule_preferred_trades_roundness_for_coverage(gsm8k_items: list[Item]) -> None:
+    """``preferred`` gives every item ``required`` refuses for roundness a twin, records whether it kept the
+    roundness, and leaves every other twin as it was (only its method string says the rule)."""
+    dogs = next(it for it in gsm8k_items if it.question.startswith("John takes care of 10 dogs"))
+    refused, same = 0, 0
+    for it in [dogs, *gsm8k_items[:40]]:
+        try:
+            strict: Item | None = perturb_item(it, seed=0)
+        except ValueError as e:
+            if not str(e).startswith("roundness:"):
+                continue
+            strict = None
+        loose = perturb_item(it, seed=0, round_rule="preferred")
+        assert loose.metadata["method"] == loose.metadata["verification"]["method"] == METHOD_NUMERIC + "+round-preferred"
+        side = loose.metadata["side"]
+        assert side["both_sides"] is True and side["fallback"] is False and side["side"] == side["coin"]
+        assert side["roundness_kept"] == keeps_roundness(F(loose.answer), F(it.answer))
+        if strict is None:
+            refused += 1
+            continue
+        same += 1
+        assert side["roundness_kept"] is True
+        assert (loose.id, loose.question, loose.answer, loose.solution) == \
+            (strict.id, strict.question, strict.answer, strict.solution)
+    # 35 = 10 dogs x .5 h x 7 days: no smaller multiple of 5 is reachable, so `required` refuses it
+    assert refused >= 1 and same >= 10

@@ -42,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--twins", type=int, default=1, metavar="K",
                    help="numeric twins per item, each with its own coin and seed (twin k uses seed + k - 1; "
                         "metadata twin: 1..K; ids <id>-ref, <id>-ref2, ...)")
+    b.add_argument("--round-rule", choices=["required", "preferred"], default="required",
+                   help="numeric: required (default) gives an item a twin only when both sides have one keeping the "
+                        "answer's trailing zero and multiple of 5; preferred keeps that only where it can, for more "
+                        "coverage and less roundness balance (method ...+round-preferred)")
     b.add_argument("--prior-model", default="smollm2",
                    help="model whose neutral prior of the answers goes into the twin card (`none`: leave it out)")
     _shared(b)
@@ -139,10 +143,10 @@ def build(args: argparse.Namespace) -> int:
     if args.method == "numeric":
         if not any(it.metadata.get("calculations") for it in items):
             log("note: no <<expr=result>> calculator annotations found; --method numeric needs GSM8K-style data")
-        sets = [perturb_gsm8k(items, seed=args.seed + k - 1, max_tries=args.max_tries, twin=k)
-                for k in range(1, max(args.twins, 1) + 1)]
+        sets = [perturb_gsm8k(items, seed=args.seed + k - 1, max_tries=args.max_tries, twin=k,
+                              round_rule=args.round_rule) for k in range(1, max(args.twins, 1) + 1)]
         rs = sets[0]
-        config.update(max_tries=args.max_tries, twins=max(args.twins, 1))
+        config.update(max_tries=args.max_tries, twins=max(args.twins, 1), round_rule=args.round_rule)
     else:
         rs, model, revision = _build_llm(args, items, config)
         sets = [rs]
