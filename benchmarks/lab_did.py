@@ -5,11 +5,12 @@ Runs ``zcp lab evaluate --name direct`` (the build's base model as the control, 
 the AUROC of the per-item gap and of the per-item difference, both models' twin means, and the targets
 (C >= 0.95 on C, <= 0.6 on U; AUROC of the difference >= 0.80).
 
-    ZCP_CACHE=... HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py
+    ZCP_CACHE=... HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py [--result benchmarks/results/lab_did_v5.md]
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -27,9 +28,13 @@ def _f(v: object) -> str:
 
 def main() -> int:
     """Evaluate the direct build with its base model as control and write the results file."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--result", type=Path, default=OUT, help="results file to write (default lab_did.md)")
+    args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sys.path.insert(0, str(ROOT))
     from zcp_core.lab import EvalOptions, evaluate_lab
+    from zcp_core.reference import METHOD_NUMERIC
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     res = evaluate_lab("direct", EvalOptions(), out=Path(os.environ.get("ZCP_RUNS", "runs")) / "lab-eval-direct-did")
@@ -37,11 +42,12 @@ def main() -> int:
     did, ctl = s["did"], s["control"]
     lines = [
         "# The lab against its base model: plain test and difference in differences", "",
-        "Command: `ZCP_CACHE=/work/zcp_cache HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py` "
+        "Command: `ZCP_CACHE=/work/zcp_cache HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py"
+        + ("" if args.result == OUT else f" --result benchmarks/results/{args.result.name}") + "` "
         "(= `zcp lab evaluate --name direct --json`, base model as the control)",
         f"Made at commit {commit[:12]} on {dt.date.today().isoformat()}. Versions: lab build {s['build']} "
         f"({s['mode']}, {s['profile']}), audited `{s['model']}`, control `{ctl['model']}`, numeric twins "
-        f"{s.get('twin_method', 'numeric-perturbation-v3')}, {s['n_c']} C + {s['n_u']} U pairs.", "",
+        f"{s.get('twin_method', METHOD_NUMERIC)}, {s['n_c']} C + {s['n_u']} U pairs.", "",
         "C is the Contamination Confidence (0.5: no evidence; 0.999 is the one ceiling, shown as ≥ 0.999). "
         "'Relative to the control' tests each item's gap (original - twin; log P for the P metrics) minus the "
         "base model's gap on the same item with the sign-flip test; U is the placebo check.", "",
@@ -57,8 +63,10 @@ def main() -> int:
               f"ratio {_f(ctl['strength']['ratio'])}; warning: {ctl['strength']['warning'] or 'none'}.",
               f"Targets, plain: {json.dumps(s['targets'])}. Relative to the control: {json.dumps(did['targets'])}; "
               f"AUROC of the difference ({did['auroc_metric']}) {_f(did['auroc'])} (target >= 0.80).",
+              f"Manipulation check: took {s.get('took')}, full-CoT gain (C minus U, lab minus base) "
+              f"{_f(s.get('took_gain'))}, 95% CI [{', '.join(_f(v) for v in s.get('took_ci') or [])}].",
               f"Evaluation took {s['eval_seconds']:.0f} s on this machine (both models, response cache as found).", ""]
-    OUT.write_text("\n".join(lines), encoding="utf-8")
+    args.result.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     return 0
 
