@@ -462,3 +462,8 @@ def test_round_rule_preferred_trades_roundness_for_coverage(gsm8k_items: list[It
             (strict.id, strict.question, strict.answer, strict.solution)
     # 35 = 10 dogs x .5 h x 7 days: no smaller multiple of 5 is reachable, so `required` refuses it
     assert refused >= 1 and same >= 10
+
+
+def test_round_rule_unknown_is_refused(gsm8k_items: list[Item]) -> None:
+    with pytest.raises(ValueError, match="unknown round_rule 'prefered'"):
+        perturb_gsm8k(gsm8k_items[:3], round_rule="prefered")  # type: ignore[arg-type]

@@ -83,6 +83,8 @@ roundness. ``preferred``: such a twin is chosen when the coin's side has one, el
 
 def method_for(round_rule: RoundRule = "required") -> str:
     """The method string (twin metadata, ``ReferenceSet.method``) of the generator under ``round_rule``."""
+    if round_rule not in ("required", "preferred"):
+        raise ValueError(f"unknown round_rule {round_rule!r}; expected 'required' or 'preferred'")
     return METHOD_NUMERIC if round_rule == "required" else f"{METHOD_NUMERIC}+round-preferred"
 MAX_MOVE = math.log(1.5)  # the target move of an answer is drawn uniformly in [0, log 1.5]
 
@@ -286,13 +288,14 @@ def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50, twi
     Returns:
         A :class:`ReferenceSet`; untraceable items are in ``failures`` with a reason.
     """
+    method = method_for(round_rule)  # an unknown rule fails here, not once per item as a failure
     twins, failures = [], []
     for it in items:
         try:
             twins.append(perturb_item(it, seed=seed, max_tries=max_tries, twin=twin, round_rule=round_rule))
         except ValueError as e:
             failures.append(ReferenceFailure(it.id, str(e)))
-    return ReferenceSet(tuple(twins), tuple(failures), method_for(round_rule))
+    return ReferenceSet(tuple(twins), tuple(failures), method)
 
 
 def failure_kind(reason: str) -> str:
