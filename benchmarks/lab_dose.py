@@ -44,12 +44,12 @@ def main() -> int:
     for kind in s["kinds"]:
         body += [f"## {kind}", "", "| dose | build | took | took gain (95% CI) | full-CoT accuracy C lab/base, U lab/base |",
                  "|---|---|---|---|---|"]
+        builds = {(b["kind"], b["dose"]): b.get("build") for b in s.get("builds", [])}
         for d in s["doses"]:
             t = took.get((kind, d), {})
-            acc = (t.get("accuracy") or {}) if isinstance(t.get("accuracy"), dict) else {}
-            body.append(f"| {d} | {t.get('build', '-')} | {t.get('took')} | {_f(t.get('took_gain'), '+.3f')} "
-                        f"{_ci(t.get('took_ci'))} | {_f(acc.get('C_lab'), '.3f')}/{_f(acc.get('C_base'), '.3f')}, "
-                        f"{_f(acc.get('U_lab'), '.3f')}/{_f(acc.get('U_base'), '.3f')} |")
+            body.append(f"| {d} | {builds.get((kind, d), '-')} | {t.get('took')} | {_f(t.get('took_gain'), '+.3f')} "
+                        f"{_ci([t.get('took_ci_lo'), t.get('took_ci_hi')])} | {_f(t.get('c_lab'))}/{_f(t.get('c_base'))}, "
+                        f"{_f(t.get('u_lab'))}/{_f(t.get('u_base'))} |")
         body += ["", "| detector | " + " | ".join(f"dose {d}: AUROC (95% CI; family-wise)" for d in s["doses"]) + " |",
                  "|---|" + "---|" * len(s["doses"])]
         for det in s["detectors"]:
