@@ -36,18 +36,18 @@ def main() -> int:
     ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "lab_dose.md"))
     args = ap.parse_args()
     clock = Clock()
-    s = json.loads(zcp("lab", "dose", "--kinds", args.kinds, "--doses", args.doses, "--build-missing",
-                       "--out", args.out, "--json").strip().splitlines()[-1])
+    zcp("lab", "dose", "--kinds", args.kinds, "--doses", args.doses, "--build-missing", "--out", args.out, "--json")
+    s = json.loads((Path(args.out) / "manifest.json").read_text())["summary"]  # the full summary (--json prints rows)
     took = {(r["kind"], r["dose"]): r for r in s["took"]}
+    builds = {(b["kind"], b["dose"]): b.get("build") for b in s.get("builds", [])}
     body = [f"`zcp lab dose --kinds {args.kinds} --doses {args.doses} --build-missing`: {len(took)} points, "
             f"{clock():.0f} s wall in all (cold builds included where the cache lacked them).", ""]
     for kind in s["kinds"]:
         body += [f"## {kind}", "", "| dose | build | took | took gain (95% CI) | full-CoT accuracy C lab/base, U lab/base |",
                  "|---|---|---|---|---|"]
-        builds = {(b["kind"], b["dose"]): b.get("build") for b in s.get("builds", [])}
         for d in s["doses"]:
             t = took.get((kind, d), {})
-            body.append(f"| {d} | {builds.get((kind, d), '-')} | {t.get('took')} | {_f(t.get('took_gain'), '+.3f')} "
+            body.append(f"| {d} | {builds.get((kind, d), '-')} | {t.get('took', '-')} | {_f(t.get('took_gain'), '+.3f')} "
                         f"{_ci([t.get('took_ci_lo'), t.get('took_ci_hi')])} | {_f(t.get('c_lab'))}/{_f(t.get('c_base'))}, "
                         f"{_f(t.get('u_lab'))}/{_f(t.get('u_base'))} |")
         body += ["", "| detector | " + " | ".join(f"dose {d}: AUROC (95% CI; family-wise)" for d in s["doses"]) + " |",
@@ -63,8 +63,10 @@ def main() -> int:
     body += ["## What it means", "", "(written by hand below, after the run)", ""]
     cmd = "python benchmarks/lab_dose.py" + ("" if args.kinds == "solution,paper" else f" --kinds {args.kinds}") + \
         ("" if args.doses == "2,6,12" else f" --doses {args.doses}")
+    from zcp_core.reference import METHOD_NUMERIC
+
     write_result(Path(args.result), "Lab dose-response: detector AUROC against exposures per C item", cmd, body,
-                 "lab kinds " + args.kinds + ", base smollm2, 40 C + 40 U items, twins numeric-perturbation-v5")
+                 f"lab kinds {args.kinds} (profile default), base smollm2, twins {METHOD_NUMERIC}")
     print(Path(args.result).read_text())
     return 0
 
