@@ -26,10 +26,29 @@ def _f(v: object) -> str:
     return "-" if not isinstance(v, (int, float)) else f"{v:.3f}"
 
 
+def _build_lines(build: str) -> list[str]:
+    """The build's own record (time, loss, reward stage), from its cached manifest, when it is there."""
+    path = Path(os.environ.get("ZCP_CACHE", ROOT / ".zcp_cache")) / "lab" / build / "build" / "manifest.json"
+    if not path.exists():
+        return []
+    b = json.loads(path.read_text())["summary"]
+    out = [f"Build {build}: {b.get('steps')} steps on {b.get('n_train_texts')} texts, final loss "
+           f"{_f(b.get('final_loss'))}, {b.get('build_seconds', 0):.0f} s cold on this machine (training "
+           f"{b.get('train_seconds', 0):.0f} s)."]
+    if b.get("reward"):
+        r = b["reward"]
+        out.append(f"Reward stage: {r.get('n_samples')} samples on {r.get('n_prompts')} C prompts "
+                   f"({json.dumps(r.get('spec'))}), mean reward {_f(r.get('mean_reward'))}, {r.get('n_kept')} kept "
+                   f"and trained on ({r.get('steps')} steps), {r.get('zero_variance_groups')} of {r.get('n_prompts')} "
+                   f"groups with zero reward variance (no GRPO gradient there); sampling {r.get('sample_seconds', 0):.0f} s.")
+    return out
+
+
 def main() -> int:
     """Evaluate the direct build with its base model as control and write the results file."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--result", type=Path, default=OUT, help="results file to write (default lab_did.md)")
+    ap.add_argument("--name", default="direct", help="lab build or alias to evaluate (default direct)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sys.path.insert(0, str(ROOT))
@@ -37,14 +56,15 @@ def main() -> int:
     from zcp_core.reference import METHOD_NUMERIC
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    res = evaluate_lab("direct", EvalOptions(), out=Path(os.environ.get("ZCP_RUNS", "runs")) / "lab-eval-direct-did")
+    res = evaluate_lab(args.name, EvalOptions(), out=Path(os.environ.get("ZCP_RUNS", "runs")) / f"lab-eval-{args.name}-did")
     s = res.summary
     did, ctl = s["did"], s["control"]
     lines = [
         "# The lab against its base model: plain test and difference in differences", "",
         "Command: `ZCP_CACHE=/work/zcp_cache HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py"
-        + ("" if args.result == OUT else f" --result benchmarks/results/{args.result.name}") + "` "
-        "(= `zcp lab evaluate --name direct --json`, base model as the control)",
+        + ("" if args.result == OUT else f" --result benchmarks/results/{args.result.name}")
+        + ("" if args.name == "direct" else f" --name {args.name}") + "` "
+        f"(= `zcp lab evaluate --name {args.name} --json`, base model as the control)",
         f"Made at commit {commit[:12]} on {dt.date.today().isoformat()}. Versions: lab build {s['build']} "
         f"({s['mode']}, {s['profile']}), audited `{s['model']}`, control `{ctl['model']}`, numeric twins "
         f"{s.get('twin_method', METHOD_NUMERIC)}, {s['n_c']} C + {s['n_u']} U pairs.", "",
@@ -65,6 +85,7 @@ def main() -> int:
               f"AUROC of the difference ({did['auroc_metric']}) {_f(did['auroc'])} (target >= 0.80).",
               f"Manipulation check: took {s.get('took')}, full-CoT gain (C minus U, lab minus base) "
               f"{_f(s.get('took_gain'))}, 95% CI [{', '.join(_f(v) for v in s.get('took_ci') or [])}].",
+              *_build_lines(s["build"]),
               f"Evaluation took {s['eval_seconds']:.0f} s on this machine (both models, response cache as found).", ""]
     args.result.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))

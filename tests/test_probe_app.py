@@ -256,3 +256,20 @@ def test_probe_page_shows_the_comparison_relative_to_the_control(example_runs):
     table = next(d.value for d in at.dataframe if "Audited gap" in d.value.columns)
     assert (table["Effect"] == 0.0).all() and (table["Confidence"] == 0.5).all()
     assert any("relative to the control" in c.value for c in at.caption)
+
+
+def test_lab_page_on_the_example_dose_run(tmp_path, monkeypatch):
+    """The lab page on the bundled dose run: the example label, the dose figure, and each point's took row."""
+    from zcp_core.runs import load_run
+
+    runs = tmp_path / "runs"
+    shutil.copytree(EXAMPLES / "lab-dose", runs / "lab-dose")
+    monkeypatch.setenv("ZCP_RUNS", str(runs))
+    run = load_run(runs / "lab-dose")
+    at = _open(AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=60).run(), "lab-dose ")
+    assert not at.exception
+    assert any("**Example run**" in i.value and "zcp lab dose" in i.value for i in at.info)
+    assert any("Dose-response of solution at 2, 6, 12" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 1
+    took = at.dataframe[0].value
+    assert len(took) == len(run.table("took")) == 3  # 3 doses, each with its manipulation check

@@ -87,7 +87,7 @@ def run_dose(kinds: tuple[str, ...], doses: tuple[int, ...], opts: MatrixOptions
     tables = {"dose": table, "took": pd.concat(took, ignore_index=True),
               "builds": pd.concat(builds, ignore_index=True)}
     summary = {"stage": "dose", "kinds": list(kinds), "doses": sorted(set(doses)), "rows": json_rows(table),
-               "took": json_rows(tables["took"]), "detectors": list(opts.detectors), "profile": opts.profile,
+               "took": json_rows(tables["took"]), "builds": json_rows(tables["builds"]), "detectors": list(opts.detectors), "profile": opts.profile,
                "seconds": time.time() - t0,
                "headline": {"label": "dose points", "value": len(points)}}
     run_path = None
