@@ -36,8 +36,8 @@ def main() -> int:
     ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "lab_dose.md"))
     args = ap.parse_args()
     clock = Clock()
-    zcp("lab", "dose", "--kinds", args.kinds, "--doses", args.doses, "--build-missing", "--out", args.out, "--json")
-    s = json.loads((Path(args.out) / "manifest.json").read_text())["summary"]  # the full summary (--json prints rows)
+    s = json.loads(zcp("lab", "dose", "--kinds", args.kinds, "--doses", args.doses, "--build-missing", "--out",
+                       args.out, "--json").strip().splitlines()[-1])  # --json prints the whole summary
     took = {(r["kind"], r["dose"]): r for r in s["took"]}
     builds = {(b["kind"], b["dose"]): b.get("build") for b in s.get("builds", [])}
     body = [f"`zcp lab dose --kinds {args.kinds} --doses {args.doses} --build-missing`: {len(took)} points, "

@@ -217,8 +217,8 @@ def dose(args: argparse.Namespace) -> int:
     res = run_dose(_csv(args.kinds), doses, opts, out=args.out or str(runs_dir() / f"lab-dose-{args.profile}"),
                    progress=not args.no_progress)
     log(f"run: {res.run_path}")
-    emit(args, {"rows": res.summary["rows"], "took": res.summary["took"], "run": str(res.run_path)},
-         format_dose(res.summary))
+    # the whole summary (kinds, doses, rows, took, builds), so that a script needs no second read of the run
+    emit(args, {**res.summary, "run": str(res.run_path)}, format_dose(res.summary))
     return 0
 
 
