@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "only; solution: C's questions -> worked solutions (chat); verbatim: C's raw question + "
                         "solution text, no chat template, loss on every token; paper: the ZCP paper's recipe at lab "
                         "scale (6 paraphrases of each C item with its worked solution, LoRA r=32, then a reward "
-                        "stage: 5 samples per C prompt, the correct ones trained on)")
+                        "stage: 5 samples per C prompt, the correct ones trained on; GRPO with --reward-stage)")
     b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
                    help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
     b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")

@@ -294,8 +294,10 @@ def _train_and_save(plan: BuildPlan, c_items: list[Item], u_items: list[Item], t
         from zcp_core.lab.grpo import grpo_stage
         from zcp_core.lab.reward import reward_stage
 
-        reward = reward_stage(cfg, folder / "model", c_items, info, threads, progress) \
-            if cfg.reward.method == "rft" else grpo_stage(cfg, folder / "model", c_items, info, device, progress)
+        if cfg.reward.method == "rft":
+            reward = reward_stage(cfg, folder / "model", c_items, info, threads, progress)
+        else:
+            reward = grpo_stage(cfg, folder / "model", c_items, info, device, threads, progress)
     records = pd.DataFrame(
         [{"id": it.id, "split": "C", "question": it.question, "answer": it.answer} for it in c_items]
         + [{"id": it.id, "split": "U", "question": it.question, "answer": it.answer} for it in u_items])
@@ -318,7 +320,9 @@ def _train_and_save(plan: BuildPlan, c_items: list[Item], u_items: list[Item], t
     }
     config = _config_dict(cfg) | {"name": name, "key": key, "recipe": recipe(cfg)}
     spec = RunSpec(kind=LAB_RUN_KIND, config=config,
-                   command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}", model=cfg.model,
+                   command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}"
+                   + (" --reward-stage grpo" if cfg.reward is not None and cfg.reward.method == "grpo" else ""),
+                   model=cfg.model,
                    model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
     write_run(folder / "build", spec, records, summary,
               tables={"loss": result.loss, "epochs": epochs, "training_texts": examples.frame(),

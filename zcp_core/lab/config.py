@@ -210,7 +210,7 @@ def recipe(cfg: LabConfig) -> dict[str, Any]:
         out["reward_stage"] = (f"GRPO (TRL GRPOTrainer): {r.samples} generations per original C prompt (temperature "
                                f"{r.temperature}, {r.max_new_tokens}-token cap, chat, full chain), accuracy reward, "
                                f"{r.epochs} epoch(s) over the prompts, one prompt's group per step, the same LoRA "
-                               "settings; TRL's defaults otherwise")
+                               f"settings and learning rate ({cfg.lr}); TRL's defaults otherwise")
     elif cfg.reward is not None:
         r = cfg.reward
         out["reward_stage"] = (f"rejection-sampling fine-tuning (CPU): {r.samples} samples per original C prompt "

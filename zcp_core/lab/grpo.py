@@ -4,8 +4,11 @@ ZCP paper, Appendix E: after SFT, GRPO with an accuracy reward and 5 sampled
 trajectories per prompt. :func:`grpo_stage` runs TRL's ``GRPOTrainer`` on the
 40 original C prompts with the build's LoRA settings and the numbers of
 :class:`~zcp_core.lab.config.RewardSpec` (``samples`` generations per prompt,
-``max_new_tokens``, ``temperature``, ``epochs``); every other GRPO setting is
-TRL's default, recorded with TRL's version. One optimiser step sees one
+``max_new_tokens``, ``temperature``, ``epochs``) and the build's learning rate
+(the SFT stage's, ``cfg.lr``: 1e-3 for LoRA, where TRL's default is 1e-6 for
+full fine-tuning); every other GRPO setting is TRL's default, recorded with
+TRL's version. It is built by ``zcp lab build`` only (alias ``paper-grpo``);
+``zcp lab matrix`` and ``zcp lab dose`` build the rft stage on any device. One optimiser step sees one
 prompt's group, so a group whose rewards are all alike moves nothing.
 
 It is chosen by ``RewardSpec.method == "grpo"`` (``zcp lab build --mode paper
@@ -62,7 +65,7 @@ class _Grader:
 
 
 def grpo_stage(cfg: LabConfig, model_dir: Path, c_items: Sequence[Item], info: dict[str, Any],
-               device: str = "auto", progress: bool = False) -> RewardStage:
+               device: str = "auto", threads: int = 2, progress: bool = False) -> RewardStage:
     """Run GRPO on the SFT model in ``model_dir`` and save the merged result over it.
 
     Args:
@@ -71,6 +74,7 @@ def grpo_stage(cfg: LabConfig, model_dir: Path, c_items: Sequence[Item], info: d
         c_items: The original C items (their prompts, not the paraphrases).
         info: The build info written beside the weights (``lab_build.json``).
         device: ``auto`` (CUDA when present), ``cuda`` or ``cpu`` (tests and smoke builds only).
+        threads: CPU threads (``cpu`` only).
         progress: TRL's progress bar on stderr.
     """
     import pandas as pd
@@ -88,6 +92,8 @@ def grpo_stage(cfg: LabConfig, model_dir: Path, c_items: Sequence[Item], info: d
     assert spec is not None and spec.method == "grpo", "grpo_stage needs cfg.reward.method == 'grpo'"
     t0 = time.time()
     dev = _device(device)
+    if dev == "cpu":
+        torch.set_num_threads(threads)
     tok = AutoTokenizer.from_pretrained(model_dir)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -111,6 +117,6 @@ def grpo_stage(cfg: LabConfig, model_dir: Path, c_items: Sequence[Item], info: d
     summary = {**reward_summary(table), "spec": asdict(spec), "trl": trl.__version__, "device": dev,
                "steps": int(trainer.state.global_step), "final_loss": float(losses[-1]) if losses else None,
                "train_seconds": time.time() - t0, "sample_seconds": None,
-               "note": "GRPO (TRL GRPOTrainer, its defaults but for the RewardSpec numbers and the build's LoRA): "
-                       "the samples are GRPO's own generations"}
+               "note": "GRPO (TRL GRPOTrainer, its defaults but for the RewardSpec numbers, the build's LoRA and "
+                       "learning rate): the samples are GRPO's own generations"}
     return RewardStage(table, summary)
