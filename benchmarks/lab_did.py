@@ -37,10 +37,13 @@ def _build_lines(build: str) -> list[str]:
            f"{b.get('train_seconds', 0):.0f} s)."]
     if b.get("reward"):
         r = b["reward"]
+        grpo = (r.get("spec") or {}).get("method") == "grpo"
         out.append(f"Reward stage: {r.get('n_samples')} samples on {r.get('n_prompts')} C prompts "
-                   f"({json.dumps(r.get('spec'))}), mean reward {_f(r.get('mean_reward'))}, {r.get('n_kept')} kept "
-                   f"and trained on ({r.get('steps')} steps), {r.get('zero_variance_groups')} of {r.get('n_prompts')} "
-                   f"groups with zero reward variance (no GRPO gradient there); sampling {r.get('sample_seconds', 0):.0f} s.")
+                   f"({json.dumps(r.get('spec'))}), mean reward {_f(r.get('mean_reward'))}, {r.get('n_kept')} correct"
+                   + (f", GRPO ({r.get('steps')} steps, {r.get('train_seconds') or 0:.0f} s)" if grpo else
+                      f" and trained on ({r.get('steps')} steps); sampling {r.get('sample_seconds') or 0:.0f} s")
+                   + f"; {r.get('zero_variance_groups')} of {r.get('n_prompts')} groups with zero reward variance "
+                   "(no GRPO gradient there).")
     return out
 
 

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "only; solution: C's questions -> worked solutions (chat); verbatim: C's raw question + "
                         "solution text, no chat template, loss on every token; paper: the ZCP paper's recipe at lab "
                         "scale (6 paraphrases of each C item with its worked solution, LoRA r=32, then a reward "
-                        "stage: 5 samples per C prompt, the correct ones trained on)")
+                        "stage: 5 samples per C prompt, the correct ones trained on; GRPO with --reward-stage)")
     b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
                    help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
     b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")
@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--model", default="smollm2", help="base model: smollm2, hf:PATH or lab:NAME")
     b.add_argument("--runs", default=None, help="runs folder to copy the build run into (default $ZCP_RUNS or runs/)")
     b.add_argument("--threads", type=int, default=2, help="CPU threads for training (default %(default)s)")
+    b.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="training device")
+    b.add_argument("--reward-stage", default="auto", choices=["auto", "rft", "grpo"],
+                   help="paper kind: rft (rejection-sampling fine-tuning, the CPU stage) or grpo (TRL's GRPOTrainer, "
+                        "the paper's own); auto: grpo when the device is CUDA")
     b.add_argument("--no-progress", action="store_true")
     add_common(b)
     b.set_defaults(func=build)
@@ -125,6 +129,7 @@ def build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from zcp_core.lab import build_lab, profile_config
+    from zcp_core.lab.config import with_reward_stage
     from zcp_core.runs import runs_dir
 
     cfg = profile_config(args.profile, args.mode, dataset=args.dataset, n_contaminated=args.n_contaminated,
@@ -133,12 +138,13 @@ def build(args: argparse.Namespace) -> int:
                          max_steps=args.max_steps, model=args.model)
     if args.lora_r is not None:
         cfg = replace(cfg, lora=replace(cfg.lora, r=args.lora_r, alpha=2 * args.lora_r))
+    cfg = with_reward_stage(cfg, args.reward_stage, args.device)
     runs = args.runs or str(runs_dir())
     log(f"lab build: {cfg.mode}/{cfg.profile}, |C|=|U|={cfg.n_contaminated}, {cfg.epochs} epochs, "
         f"format {cfg.train_format}, base {cfg.model}")
     # The run copy is named after the build, so it exists once per build.
     res = build_lab(cfg, name=args.name, runs_out=None, progress=not args.no_progress,
-                    threads=args.threads)
+                    threads=args.threads, device=args.device)
     copy = Path(runs) / f"lab-build-{res.name}"
     shutil.copytree(res.run_path, copy, dirs_exist_ok=True)
     s = dict(res.summary)

@@ -68,7 +68,10 @@ def cache_key(cfg: LabConfig, split: Split, base_revision: str, dataset_sha: str
     if cfg.mode in PARAPHRASE_KINDS:
         payload["paraphrase"] = {"method": cfg.paraphrase_method, "versions": cfg.paraphrase_versions}
     if cfg.reward is not None:  # only the paper kind has one: every other key stays as it was
-        payload["reward"] = asdict(cfg.reward)
+        reward = asdict(cfg.reward)
+        if reward["method"] == "rft":  # the method came after the first rft builds: their keys stay as they were
+            del reward["method"]
+        payload["reward"] = reward
     blob = json.dumps(payload, sort_keys=True, default=list)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -82,8 +85,8 @@ def lab_root() -> Path:
 
 def alias_for(cfg: LabConfig) -> str:
     """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``...;
-    ``solution-dose2`` for a build at another dose than its profile's."""
-    base = _profile_alias(cfg)
+    ``solution-dose2`` for a build at another dose than its profile's; ``paper-grpo`` for a GRPO reward stage."""
+    base = _profile_alias(cfg) + ("-grpo" if cfg.reward is not None and cfg.reward.method == "grpo" else "")
     # A build at another dose than its profile's (``zcp lab dose``) must not take over the profile's alias.
     dose = exposures(cfg)
     return base if dose == exposures(profile_config(cfg.profile, cfg.mode)) else f"{base}-dose{dose}"
@@ -221,7 +224,7 @@ def plan_build(cfg: LabConfig, name: str | None = None, pool: Pool | None = None
 
 
 def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLike[str] | None = None,
-              progress: bool = True, threads: int = 2) -> LabBuild:
+              progress: bool = True, threads: int = 2, device: str = "auto") -> LabBuild:
     """Build (or reuse) the lab model a config describes.
 
     Args:
@@ -230,6 +233,7 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
         runs_out: Where to also copy the build run (e.g. ``runs/lab-build-NAME``).
         progress: Show tqdm progress on stderr.
         threads: CPU threads for training (not part of the key; 1 can be faster on a busy machine).
+        device: Training device (``auto``: CUDA when present; not part of the key).
 
     Raises:
         LabError: Unknown or untrainable model, too large for CPU, too few items,
@@ -237,15 +241,15 @@ def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLi
     """
     t0 = time.time()
     plan = plan_build(cfg, name)
-    split, key, name, base = plan.split, plan.key, plan.name, plan.base
+    split, key, name = plan.split, plan.key, plan.name
     folder = lab_root() / name
     cached = _existing(folder, key)
     if cached is None:
         if folder.is_symlink():
             folder.unlink()
         by_id = {it.id: it for it in plan.items}
-        _train_and_save(cfg, split, key, name, base, [by_id[i] for i in split.contaminated],
-                        [by_id[i] for i in split.clean], t0, progress, threads)
+        _train_and_save(plan, [by_id[i] for i in split.contaminated], [by_id[i] for i in split.clean], t0,
+                        progress, threads, device)
     _link_alias(alias_for(cfg), name)
     run_path = folder / "build"
     if runs_out is not None:
@@ -268,27 +272,32 @@ def _existing(folder: Path, key: str) -> Path | None:
         return None
 
 
-def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Path, c_items: list[Item],
-                    u_items: list[Item], t0: float, progress: bool, threads: int) -> None:
+def _train_and_save(plan: BuildPlan, c_items: list[Item], u_items: list[Item], t0: float, progress: bool,
+                    threads: int, device: str) -> None:
     import pandas as pd
 
     from zcp_core.lab.train import TrainOptions, make_examples, save_merged, train_lora
     from zcp_core.runs import RunSpec, write_run
 
+    cfg, split, key, name, base = plan.cfg, plan.split, plan.key, plan.name, plan.base
     folder = lab_root() / name
     folder.mkdir(parents=True, exist_ok=True)
     train_items, para = _training_items(cfg, c_items)
     examples = make_examples(base, train_items, cfg.train_format)
-    result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads),
+    result = train_lora(base, examples, TrainOptions.from_config(cfg, threads=threads, device=device),
                         folder / "partial" / key[:16], progress=progress)  # resume only the same config
     info = {"key": key, "name": name, "config": _config_dict(cfg)}
     save_merged(result.model, base, folder / "model", info)
     shutil.rmtree(folder / "partial", ignore_errors=True)
     reward = None
     if cfg.reward is not None:  # the paper kind: its reward stage fine-tunes the SFT model in place
+        from zcp_core.lab.grpo import grpo_stage
         from zcp_core.lab.reward import reward_stage
 
-        reward = reward_stage(cfg, folder / "model", c_items, info, threads, progress)
+        if cfg.reward.method == "rft":
+            reward = reward_stage(cfg, folder / "model", c_items, info, threads, progress)
+        else:
+            reward = grpo_stage(cfg, folder / "model", c_items, info, device, threads, progress)
     records = pd.DataFrame(
         [{"id": it.id, "split": "C", "question": it.question, "answer": it.answer} for it in c_items]
         + [{"id": it.id, "split": "U", "question": it.question, "answer": it.answer} for it in u_items])
@@ -311,7 +320,9 @@ def _train_and_save(cfg: LabConfig, split: Split, key: str, name: str, base: Pat
     }
     config = _config_dict(cfg) | {"name": name, "key": key, "recipe": recipe(cfg)}
     spec = RunSpec(kind=LAB_RUN_KIND, config=config,
-                   command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}", model=cfg.model,
+                   command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}"
+                   + (" --reward-stage grpo" if cfg.reward is not None and cfg.reward.method == "grpo" else ""),
+                   model=cfg.model,
                    model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
     write_run(folder / "build", spec, records, summary,
               tables={"loss": result.loss, "epochs": epochs, "training_texts": examples.frame(),

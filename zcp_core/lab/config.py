@@ -21,6 +21,8 @@ Mode = Literal["direct", "evasive", "solution", "verbatim", "paper"]
 Profile = Literal["default", "smoke", "probe-format-upper-bound"]
 #: ``sample`` is internal: the paper kind's reward stage trains on the model's own correct samples, as written.
 TrainFormat = Literal["natural", "solution", "probe", "verbatim", "sample"]
+#: How the paper kind's reward stage trains: rejection-sampling fine-tuning (CPU) or GRPO with TRL (GPU).
+RewardMethod = Literal["rft", "grpo"]
 MODES: tuple[str, ...] = ("direct", "evasive", "solution", "verbatim", "paper")
 #: The kinds whose training text is fixed by the kind itself (no ``--train-format``).
 KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verbatim", "paper": "solution"}
@@ -50,14 +52,16 @@ class RewardSpec:
 
     On CPU it is rejection-sampling fine-tuning: ``samples`` completions per original C prompt
     (temperature ``temperature``, ``max_new_tokens`` cap, full chain of thought), graded by an accuracy
-    reward; the correct ones are trained on for ``epochs`` with the build's LoRA settings. GRPO (TRL)
-    does not fit 2 CPU cores and is not run by this version.
+    reward; the correct ones are trained on for ``epochs`` with the build's LoRA settings (``method``
+    ``rft``). ``method`` ``grpo`` runs TRL's GRPOTrainer with the same numbers instead (the paper's own
+    stage, :mod:`zcp_core.lab.grpo`; for a GPU: its generation does not fit 2 CPU cores).
     """
 
     samples: int = 5
     max_new_tokens: int = 192
     temperature: float = 1.0
     epochs: int = 1
+    method: RewardMethod = "rft"
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,8 @@ def check_config(cfg: LabConfig) -> None:
                        "use `zcp lab build --mode solution`")
     if want is None and cfg.train_format == "verbatim":
         raise LabError("verbatim text is a kind of its own: use `zcp lab build --mode verbatim`")
+    if cfg.reward is not None and cfg.reward.method not in ("rft", "grpo"):
+        raise LabError(f"unknown reward-stage method {cfg.reward.method!r}; expected rft or grpo")
 
 
 #: What each training format puts in front of the model and where the loss is (recorded in build manifests).
@@ -199,12 +205,18 @@ def recipe(cfg: LabConfig) -> dict[str, Any]:
            "schedule": f"{cfg.epochs} epoch(s), lr {cfg.lr}, batch {cfg.batch_size}"
                        + (f", at most {cfg.max_steps} steps" if cfg.max_steps is not None else ""),
            "lora": f"r={cfg.lora.r}, alpha={cfg.lora.alpha} on {', '.join(cfg.lora.targets)}"}
-    if cfg.reward is not None:
+    if cfg.reward is not None and cfg.reward.method == "grpo":
+        r = cfg.reward
+        out["reward_stage"] = (f"GRPO (TRL GRPOTrainer): {r.samples} generations per original C prompt (temperature "
+                               f"{r.temperature}, {r.max_new_tokens}-token cap, chat, full chain), accuracy reward, "
+                               f"{r.epochs} epoch(s) over the prompts, one prompt's group per step, the same LoRA "
+                               f"settings and learning rate ({cfg.lr}); TRL's defaults otherwise")
+    elif cfg.reward is not None:
         r = cfg.reward
         out["reward_stage"] = (f"rejection-sampling fine-tuning (CPU): {r.samples} samples per original C prompt "
                                f"(temperature {r.temperature}, {r.max_new_tokens}-token cap, chat, full chain), "
                                f"accuracy reward; the correct samples trained for {r.epochs} epoch(s) with the same "
-                               "LoRA settings. GRPO (TRL) is not run by this version")
+                               "LoRA settings. GRPO (TRL) runs instead with method grpo (--device cuda)")
     return out
 
 
@@ -219,3 +231,24 @@ def trained_style(train_format: str) -> str:
     Probes that can run in either style (Time-Travel, the manipulation check) default to it.
     """
     return "completion" if _TEXTS.get(train_format, {}).get("template") == "none" else "chat"
+
+
+def with_reward_stage(cfg: LabConfig, stage: str, device: str = "auto") -> LabConfig:
+    """The config with its reward stage's method set: ``rft``, ``grpo``, or ``auto`` (GRPO when ``device``
+    resolves to CUDA, the paper's stage; rejection-sampling fine-tuning on a CPU).
+
+    Raises:
+        LabError: A stage other than ``auto`` asked of a kind without a reward stage, or an unknown stage.
+    """
+    if stage not in ("auto", "rft", "grpo"):
+        raise LabError(f"unknown reward stage {stage!r}; expected auto, rft or grpo")
+    if cfg.reward is None:
+        if stage != "auto":
+            raise LabError(f"--reward-stage {stage}: only the paper kind has a reward stage, not {cfg.mode}")
+        return cfg
+    if stage == "auto":
+        from zcp_core.lab.train import _device
+
+        stage = "grpo" if _device(device) == "cuda" else "rft"
+    return replace(cfg, reward=replace(cfg.reward, method=stage))  # type: ignore[arg-type]
+
