@@ -247,8 +247,10 @@ def with_reward_stage(cfg: LabConfig, stage: str, device: str = "auto") -> LabCo
             raise LabError(f"--reward-stage {stage}: only the paper kind has a reward stage, not {cfg.mode}")
         return cfg
     if stage == "auto":
-        from zcp_core.lab.train import _device
+        if device == "auto":  # the training device's own rule (train._device), kept here to avoid an import circle
+            import torch
 
-        stage = "grpo" if _device(device) == "cuda" else "rft"
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        stage = "grpo" if device == "cuda" else "rft"
     return replace(cfg, reward=replace(cfg.reward, method=stage))  # type: ignore[arg-type]
 
