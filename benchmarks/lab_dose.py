@@ -61,8 +61,11 @@ def main() -> int:
             body.append(f"| {det} | " + " | ".join(cells) + " |")
         body.append("")
     body += ["## What it means", "", "(written by hand below, after the run)", ""]
+    default_result = str(ROOT / "benchmarks" / "results" / "lab_dose.md")
     cmd = "python benchmarks/lab_dose.py" + ("" if args.kinds == "solution,paper" else f" --kinds {args.kinds}") + \
-        ("" if args.doses == "2,6,12" else f" --doses {args.doses}")
+        ("" if args.doses == "2,6,12" else f" --doses {args.doses}") + \
+        ("" if args.out == "runs/bench-lab-dose" else f" --out {args.out}") + \
+        ("" if args.result == default_result else f" --result {Path(args.result).resolve().relative_to(ROOT)}")
     from zcp_core.reference import METHOD_NUMERIC
 
     write_result(Path(args.result), "Lab dose-response: detector AUROC against exposures per C item", cmd, body,

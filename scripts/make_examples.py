@@ -20,15 +20,18 @@ build, which is cached in ``$ZCP_CACHE/lab``):
    a CPU, too slow for the demo's first minutes).
 
 6. ``zcp lab matrix`` with its defaults: every kind (direct, evasive,
-   verbatim, solution and the untouched model) against every detector (the
-   probe's metrics, Time-Travel, Min-K%/zlib; ``guided_judge`` says it has
-   no judge) (``lab-matrix``; each missing build takes about 5-30 minutes on
-   2 cores, ``--build-missing``, and the guided completions about 5 minutes
-   per kind).
+   verbatim, solution, paper and the untouched model) against every detector
+   (the probe's metrics, Time-Travel with the rule judge, Min-K%/zlib and
+   ``cot_acc``), each row with its build's manipulation check (``took``)
+   (``lab-matrix``; each missing build takes about 5-20 minutes on 2 cores,
+   ``--build-missing``; the whole matrix about 107 minutes cold, under 5
+   minutes from the cache).
 
 7. ``zcp lab dose --kinds solution --doses 2,6,12 --build-missing``
-   (``lab-dose``, only with ``--only lab-dose``: three builds, about half an
-   hour on 2 cores when the cache is cold; a few minutes from the cache).
+   (``lab-dose``) and the same for ``--kinds paper`` (``lab-dose-paper``),
+   only on request (``--only lab-dose``, ``--only lab-dose-paper``): two
+   builds each beyond the matrix's, about 40 minutes a kind on 2 cores when
+   the cache is cold; a few minutes from the cache.
 
 ``--only NAME`` (repeatable) remakes just those runs.
 
@@ -136,10 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if want("lab-matrix"):
         zcp(*matrix, "--out", str(args.work / "lab-matrix"))
         made["lab-matrix"] = "zcp " + " ".join(matrix)
-    dose = ["lab", "dose", "--kinds", "solution", "--doses", "2,6,12", "--build-missing"]
-    if args.only is not None and "lab-dose" in args.only:  # only on request: six builds when the cache is cold
-        zcp(*dose, "--out", str(args.work / "lab-dose"))
-        made["lab-dose"] = "zcp " + " ".join(dose)
+    for name, kind in (("lab-dose", "solution"), ("lab-dose-paper", "paper")):
+        dose = ["lab", "dose", "--kinds", kind, "--doses", "2,6,12", "--build-missing"]
+        if args.only is not None and name in args.only:  # only on request: two more builds when the cache is cold
+            zcp(*dose, "--out", str(args.work / name))
+            made[name] = "zcp " + " ".join(dose)
     if want("guided-smollm2-gsm8k12"):
         zcp(*guided, "--out", str(args.work / "guided-smollm2-gsm8k12"))
         made["guided-smollm2-gsm8k12"] = "zcp " + " ".join(guided)

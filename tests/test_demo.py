@@ -103,7 +103,24 @@ def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples
 
 
 def test_the_matrix_example_tells_which_detector_catches_which_leak(examples):
-    """The probe catches answer memorisation, the baselines catch text memorisation, nothing flags the null."""
-    t = examples["lab-matrix"].table("matrix").set_index(["kind", "detector"])["auroc"]
-    assert t["direct", "zcp_p_all"] >= 0.8 and t["verbatim", "min_k"] >= 0.9 and t["verbatim", "zlib"] >= 0.9
-    assert all(0.35 <= t["none", d] <= 0.65 for d in ("zcp_p_all", "zcp_acc", "min_k", "zlib"))
+    """The probe catches answer memorisation, the baselines catch text memorisation, only the chain-keeping
+    check catches worked solutions, a build that did not take is read apart, and nothing flags the null."""
+    from zcp_core.lab.viz import matrix_reading
+
+    m = examples["lab-matrix"].table("matrix")
+    assert {"direct", "evasive", "verbatim", "solution", "paper", "none"} == set(m["kind"])
+    assert "cot_acc" in set(m["detector"]) and m.loc[m["kind"] != "none", "took"].notna().all()
+    fw = m.set_index(["kind", "detector"])["auroc_ci_fw"]
+    caught = lambda kind, det: fw[kind, det][0] > 0.5  # noqa: E731
+    assert caught("direct", "zcp_p_all") and caught("evasive", "zcp_p_all")
+    assert caught("verbatim", "min_k") and caught("verbatim", "zlib") and caught("verbatim", "guided_rouge")
+    assert caught("solution", "cot_acc")
+    assert not any(caught("solution", d) for d in ("zcp_acc", "zcp_p_first", "zcp_p_all", "min_k", "zlib"))
+    assert all(fw["none", d][0] <= 0.5 <= fw["none", d][1] for d in set(m["detector"]))
+    took = m.drop_duplicates("kind").set_index("kind")["took"]
+    assert took["direct"] is True and took["solution"] is True and took["verbatim"] is True
+    reading = matrix_reading(m)
+    for kind in ("direct", "evasive", "verbatim", "solution", "paper"):
+        assert sum(line.startswith(f"{kind}: ") for line in reading) == 1, reading
+    if took["paper"] is False:  # a build that did not take never reads as "detector blind"
+        assert any(line.startswith("paper: the build did not take") for line in reading)

@@ -269,7 +269,9 @@ def test_lab_page_on_the_example_dose_run(tmp_path, monkeypatch):
     at = _open(AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=60).run(), "lab-dose ")
     assert not at.exception
     assert any("**Example run**" in i.value and "zcp lab dose" in i.value for i in at.info)
-    assert any("Dose-response of solution at 2, 6, 12" in m.value for m in at.markdown)
+    kinds = run.manifest["summary"]["kinds"]
+    assert "solution" in kinds
+    assert any(f"Dose-response of {', '.join(kinds)} at 2, 6, 12" in m.value for m in at.markdown)
     assert len(at.get("plotly_chart")) == 1
     took = at.dataframe[0].value
-    assert len(took) == len(run.table("took")) == 3  # 3 doses, each with its manipulation check
+    assert len(took) == len(run.table("took")) == 3 * len(kinds)  # 3 doses a kind, each with its check

@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.set_defaults(func=evaluate)
 
     m = lsub.add_parser("matrix", help="every detector against every contamination kind and the untouched model")
-    m.add_argument("--kinds", default="direct,evasive,verbatim,solution,none",
+    m.add_argument("--kinds", default="direct,evasive,verbatim,solution,paper,none",
                    help="comma list of kinds; none = the untouched base model (default %(default)s)")
     m.add_argument("--detectors", default="zcp_acc,zcp_p_first,zcp_p_all,guided_rouge,guided_minus_general,"
                    "guided_judge,min_k,zlib,cot_acc", help="comma list of detector ids (default: all)")
