@@ -26,6 +26,7 @@
 # To make them yourself: `zcp lab build --mode direct && zcp lab evaluate --name direct` (and `--model smollm2` for the control). The notebook only reads the stored runs with `zcp_core.runs.load_run`; nothing is recomputed.
 
 # %%
+import pandas as pd
 from IPython.display import Image, display
 
 from zcp_core.data import install_root
@@ -103,3 +104,48 @@ viz_lab.compare_models({k: r.table("confidence") for k, r in models.items()},
 # %%
 fig = viz_lab.confidence_figure(clean.table("confidence"))
 display(fig, Image(static_png(fig)))
+
+# %% [markdown]
+# ## Which detector catches which leak: the lab matrix
+# One build per kind of leak (`direct` answers, `evasive` paraphrases, `verbatim` raw text, `solution` worked solutions, `paper` the ZCP paper's recipe at lab scale) and the untouched model (`none`), each read by every detector on the same C and U items. The bundled `lab-matrix` example is `zcp lab matrix --build-missing` (about 107 minutes cold on 2 cores, under 5 from the cache).
+#
+# First the **manipulation check**: did each build take? `took_gain` is the full-CoT accuracy gain of the lab model over its base on C, minus the same on U, with its 95% CI. Only a build that took can show a detector blind; a build that did not take says nothing about the detectors.
+
+# %%
+matrix = load_run(EXAMPLES / "lab-matrix")
+took = matrix.table("took")
+took[took["kind"] != "none"][["kind", "took", "took_gain", "took_ci_lo", "took_ci_hi", "c_lab", "c_base", "u_lab",
+                               "u_base", "prompt_style"]].round(3)
+
+# %% [markdown]
+# Each cell is the per-item AUROC of C against U; a detector *catches* a kind when its family-wise CI (corrected for every detector read on that kind) lies above 0.5. `cot_acc` keeps the chain: full-CoT accuracy on the original against its twin, the classic perturbation check the ZCP paper argues against.
+
+# %%
+fig = viz_lab.matrix_figure(matrix.table("matrix"))
+display(fig, Image(static_png(fig, height=5)))
+
+# %%
+for line in viz_lab.matrix_reading(matrix.table("matrix")):
+    print(line)
+
+# %% [markdown]
+# The untouched model must read about 0.5 everywhere: a detector that flags it is a false alarm, not a finding.
+
+# %%
+m = matrix.table("matrix")
+viz_lab.matrix_display(m[m["kind"] == "none"])[["detector", "auroc", "auroc_ci_fw"]].set_index("detector").round(3)
+
+# %% [markdown]
+# ## How much contamination each detector needs: the dose
+# The bundled `lab-dose` and `lab-dose-paper` examples build `solution` and `paper` at 2, 6 and 12 exposures per C item (epochs for `solution`, paraphrase versions for `paper`) and read the detectors and the manipulation check at each dose (`zcp lab dose --kinds KIND --build-missing`). A detector that stays at 0.5 while the build's gain rises with the dose misses that kind of leak at any dose.
+
+# %%
+doses = [load_run(EXAMPLES / name) for name in ("lab-dose", "lab-dose-paper")]
+pd.concat([d.table("took") for d in doses])[["kind", "dose", "took", "took_gain", "took_ci_lo", "took_ci_hi",
+                                             "c_lab", "u_lab"]].round(3)
+
+# %%
+for dose in doses:  # one figure a kind: the static image draws a single panel
+    print(f"{', '.join(dose.summary['kinds'])}: AUROC against exposures per C item")
+    fig = viz_lab.dose_figure(dose.table("dose"), dose.table("took"))
+    display(fig, Image(static_png(fig, height=4.5)))

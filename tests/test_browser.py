@@ -278,10 +278,11 @@ def _settled_text(page: Any, wait_for: str) -> str:
     """The page's visible text once ``wait_for`` shows and the script has finished running."""
     page.get_by_text(wait_for).first.wait_for(timeout=90_000)
     text = ""
-    for _ in range(120):  # settled: the same text twice, a second apart (no time is asserted)
+    running = page.locator('[data-testid="stStatusWidget"]')  # Streamlit's "Running..." badge
+    for _ in range(120):  # settled: not running, and the same text twice a second apart (no time is asserted)
         page.wait_for_timeout(1000)
         now = str(page.locator("body").inner_text())
-        if now == text:
+        if now == text and not running.is_visible():
             break
         text = now
     return text
