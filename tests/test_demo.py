@@ -80,7 +80,7 @@ def examples():
 
 def test_examples_are_labelled_and_reproducible(examples):
     assert {"probe-lab-direct", "probe-smollm2-lab-items", "lab-eval-direct", "lab-eval-direct-smollm2",
-            "guided-smollm2-gsm8k12", "lab-matrix"} <= set(examples)
+            "guided-smollm2-gsm8k12", "lab-matrix", "lab-dose", "lab-dose-paper"} <= set(examples)
     for name, run in examples.items():
         ex = run.manifest["example"]
         assert ex["script"] == "scripts/make_examples.py" and ex["command"].startswith("zcp "), name

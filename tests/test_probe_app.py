@@ -258,20 +258,21 @@ def test_probe_page_shows_the_comparison_relative_to_the_control(example_runs):
     assert any("relative to the control" in c.value for c in at.caption)
 
 
-def test_lab_page_on_the_example_dose_run(tmp_path, monkeypatch):
-    """The lab page on the bundled dose run: the example label, the dose figure, and each point's took row."""
+@pytest.mark.parametrize(("name", "kind"), [("lab-dose", "solution"), ("lab-dose-paper", "paper")])
+def test_lab_page_on_the_example_dose_run(tmp_path, monkeypatch, name, kind):
+    """The lab page on a bundled dose run: the example label, the dose figure, and each point's took row."""
     from zcp_core.runs import load_run
 
     runs = tmp_path / "runs"
-    shutil.copytree(EXAMPLES / "lab-dose", runs / "lab-dose")
+    shutil.copytree(EXAMPLES / name, runs / name)
     monkeypatch.setenv("ZCP_RUNS", str(runs))
-    run = load_run(runs / "lab-dose")
-    at = _open(AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=60).run(), "lab-dose ")
+    run = load_run(runs / name)
+    at = _open(AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=60).run(), f"{name} ")
     assert not at.exception
     assert any("**Example run**" in i.value and "zcp lab dose" in i.value for i in at.info)
     kinds = run.manifest["summary"]["kinds"]
-    assert "solution" in kinds
-    assert any(f"Dose-response of {', '.join(kinds)} at 2, 6, 12" in m.value for m in at.markdown)
+    assert kinds == [kind]
+    assert any(f"Dose-response of {kind} at 2, 6, 12" in m.value for m in at.markdown)
     assert len(at.get("plotly_chart")) == 1
     took = at.dataframe[0].value
     assert len(took) == len(run.table("took")) == 3 * len(kinds)  # 3 doses a kind, each with its check
