@@ -141,11 +141,11 @@ viz_lab.matrix_display(m[m["kind"] == "none"])[["detector", "auroc", "auroc_ci_f
 
 # %%
 doses = [load_run(EXAMPLES / name) for name in ("lab-dose", "lab-dose-paper")]
-pd.concat([d.table("took") for d in doses])[["kind", "dose", "took", "took_gain", "took_ci_lo", "took_ci_hi",
-                                             "c_lab", "u_lab"]].round(3)
+pd.concat([d.table("took") for d in doses], ignore_index=True)[
+    ["kind", "dose", "took", "took_gain", "took_ci_lo", "took_ci_hi", "c_lab", "u_lab"]].round(3)
 
 # %%
-for dose in doses:  # one figure a kind: the static image draws a single panel
-    print(f"{', '.join(dose.summary['kinds'])}: AUROC against exposures per C item")
+for dose in doses:  # one figure a kind: the static image draws a single panel, without its title
     fig = viz_lab.dose_figure(dose.table("dose"), dose.table("took"))
+    print(fig.layout.annotations[0].text)  # the panel's title: the kind and at which doses it took
     display(fig, Image(static_png(fig, height=4.5)))

@@ -233,6 +233,15 @@ def trained_style(train_format: str) -> str:
     return "completion" if _TEXTS.get(train_format, {}).get("template") == "none" else "chat"
 
 
+def resolve_device(device: str) -> str:
+    """The device a build trains on: ``device`` itself, or for ``auto`` CUDA when torch sees it, else CPU."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def with_reward_stage(cfg: LabConfig, stage: str, device: str = "auto") -> LabConfig:
     """The config with its reward stage's method set: ``rft``, ``grpo``, or ``auto`` (GRPO when ``device``
     resolves to CUDA, the paper's stage; rejection-sampling fine-tuning on a CPU).
@@ -247,10 +256,6 @@ def with_reward_stage(cfg: LabConfig, stage: str, device: str = "auto") -> LabCo
             raise LabError(f"--reward-stage {stage}: only the paper kind has a reward stage, not {cfg.mode}")
         return cfg
     if stage == "auto":
-        if device == "auto":  # the training device's own rule (train._device), kept here to avoid an import circle
-            import torch
-
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        stage = "grpo" if device == "cuda" else "rft"
+        stage = "grpo" if resolve_device(device) == "cuda" else "rft"
     return replace(cfg, reward=replace(cfg.reward, method=stage))  # type: ignore[arg-type]
 

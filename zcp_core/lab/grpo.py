@@ -30,7 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zcp_core.lab.config import LabConfig
+from zcp_core.lab.config import LabConfig, resolve_device
 
 if TYPE_CHECKING:
     from zcp_core.lab.reward import RewardStage
@@ -86,12 +86,12 @@ def grpo_stage(cfg: LabConfig, model_dir: Path, c_items: Sequence[Item], info: d
     from trl import GRPOConfig, GRPOTrainer
 
     from zcp_core.lab.reward import SAMPLE_COLUMNS, RewardStage, reward_summary
-    from zcp_core.lab.train import _device, save_merged
+    from zcp_core.lab.train import save_merged
 
     spec = cfg.reward
     assert spec is not None and spec.method == "grpo", "grpo_stage needs cfg.reward.method == 'grpo'"
     t0 = time.time()
-    dev = _device(device)
+    dev = resolve_device(device)
     if dev == "cpu":
         torch.set_num_threads(threads)
     tok = AutoTokenizer.from_pretrained(model_dir)

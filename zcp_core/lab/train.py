@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from zcp_core.lab.config import LabError
+from zcp_core.lab.config import LabError, resolve_device
 
 if TYPE_CHECKING:
     from zcp_core.lab.config import LabConfig, TrainFormat
@@ -77,19 +77,11 @@ def check_trainable(path: Path, device: str = "auto") -> int:
         LabError: On a CPU-only machine when the model exceeds :data:`CPU_PARAM_LIMIT`.
     """
     n = estimate_params(json.loads((path / "config.json").read_text()))
-    if n > CPU_PARAM_LIMIT and _device(device) == "cpu":
+    if n > CPU_PARAM_LIMIT and resolve_device(device) == "cpu":
         raise LabError(
             f"{path.name} has about {n / 1e9:.1f}B parameters: too large to fine-tune on a CPU "
             f"(limit {CPU_PARAM_LIMIT / 1e9:.0f}B). Run the lab on a CUDA machine, or use the embedded smollm2.")
     return n
-
-
-def _device(device: str) -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 # ---- examples ----------------------------------------------------------------------------------
@@ -289,7 +281,7 @@ def train_lora(base: Path, examples: Examples, opts: TrainOptions, checkpoint_di
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    device = _device(opts.device)
+    device = resolve_device(opts.device)
     if device == "cpu":
         torch.set_num_threads(opts.threads)
     torch.manual_seed(opts.seed)
