@@ -354,9 +354,10 @@ def full_set(gsm8k_items: list[Item]):  # type: ignore[no-untyped-def]
 
 def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> None:  # type: ignore[no-untyped-def]
     share = len(full_set.items) / len(gsm8k_items)
-    # Measured 0.527 (695/1319) at seed 0 on v5 (v4: 0.670, v3: 0.663). Issue 23 asks at least 0.64: v5 does not
-    # meet it; its two new rules refuse 63 items (one_side) and 127 (roundness): benchmarks/results/twin_card_v5.md.
-    assert share >= 0.52
+    # Measured 0.553 (729/1319) at seed 0 on v6 (v5: 0.527, v4: 0.670, v3: 0.663). Issue 23 asks at least 0.64:
+    # v6 does not meet it; v5's two rules refuse 65 items (one_side) and 126 (roundness), and 199 stay ambiguous:
+    # benchmarks/results/twin_card_v6.md.
+    assert share >= 0.55
     card = twin_card(gsm8k_items, full_set.items)
     assert card.same_digits_share >= 0.8
     assert 0.4 <= card.larger_share <= 0.6
@@ -378,7 +379,8 @@ def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> N
 #: sha256 of the whole GSM8K test twin set at seed 0 (every twin's JSON line, in order), per generator version.
 #: A generator change that moves any twin must come with a new version string and a new line here.
 TWIN_SET_SHA256 = {"numeric-perturbation-v4": "ea27a878a15e6785f0aaad67de44f825f0e68a26e8bd81d8b6b3bff06110047e",
-                   "numeric-perturbation-v5": "ed43929325c1d66e88dd41da36c00b6dd9edd3c6f5974640deee8d69509d0e87"}
+                   "numeric-perturbation-v5": "ed43929325c1d66e88dd41da36c00b6dd9edd3c6f5974640deee8d69509d0e87",
+                   "numeric-perturbation-v6": "c02b7485e369f7cd257e9e8ec87e3390555bccf629074ed17a193c186fb22fda"}
 
 
 def test_twin_set_hash_is_pinned_to_the_version(full_set) -> None:  # type: ignore[no-untyped-def]
@@ -500,6 +502,16 @@ _BIND_Q = ("Mr Boarden needs 24 mosaic tiles for every square foot. How many til
            "thirds of his 36 sq ft bathroom?")
 _BIND_SOL = ("Two thirds of the bathroom is 36/3*2 = <<36/3=12>>12 * 2 = <<12*2=24>>24 sq ft.\n"
              "He needs 24*24=<<24*24=576>>576 tiles.\n#### 576")
+
+
+def test_a_number_written_more_often_than_read_is_held_not_tied(gsm8k_items: list[Item]) -> None:
+    """Line 554: "2 cases ... 2 bottles for each guest", one literal 2 (2*24) and 70+70 for the guests' 2: tying
+    the two 2s moved the bottles per guest while 70+70 stayed (the wrong twin the v6 precision sample found)."""
+    item = gsm8k_items[553]
+    assert "2 bottles of water for each guest" in item.question
+    tr = trace_item(annotate_visible(item))
+    assert tr.ties == () and [h[0] for h in tr.held] == ["2", "2"] and "read 1 times" in tr.held[0][1]
+    assert "2 bottles of water for each guest" in perturb_item(item).question
 
 
 def test_v6_binds_a_number_to_the_step_it_equals() -> None:

@@ -193,6 +193,7 @@ class _Tracer:
         self.held_tokens: dict[int, str] = {}  # question token index -> why it is held
         self.fixed_steps: dict[int, str] = {}  # step index -> why it must keep its value
         self.ties: dict[int, tuple[int, ...]] = {}  # first token of a group -> the group (see ``Trace.ties``)
+        self.tie_reads: dict[tuple[int, ...], int] = {}  # a group -> how many literals read it
         self.bound: dict[int, int] = {}  # question token -> the step whose new value it takes (``Trace.bound``)
 
     def _structural(self, expr: str, lits: list[Literal_]) -> set[int]:
@@ -308,6 +309,7 @@ class _Tracer:
         if any(set(g) & set(group) and g != group for g in self.ties.values()):
             return False  # overlapping groups would tie different sets: leave it to the holds
         self.ties[group[0]] = group
+        self.tie_reads[group] = self.tie_reads.get(group, 0) + 1
         cands.sort(key=lambda c: int(c.ref))
         return True
 
@@ -382,6 +384,14 @@ class _Tracer:
                         + count_holds(self.q, self.tokens) + part_holds(self.q, self.tokens)
                         + range_holds(self.q, self.tokens) + ordinal_holds(self.q, self.tokens)):
             self.held_tokens.setdefault(ti, why)
+        for group, reads in self.tie_reads.items():
+            # "2 cases ... 2 bottles for each guest" with one literal 2 and "70+70": a number written more often
+            # than the chain reads it may be used unwritten, so the group is held rather than moved
+            if reads < len(group):
+                why = (f"{self.tokens[group[0]].text} is written {len(group)} times but read {reads} times: "
+                       "the chain may use the others unwritten")
+                for ti in group:
+                    self.held_tokens.setdefault(ti, why)
         for ti, j in self.bound.items():  # a held bound number keeps its step's value too
             if ti in self.held_tokens:
                 self.fixed_steps.setdefault(j, self.held_tokens[ti])
