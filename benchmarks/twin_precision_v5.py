@@ -164,7 +164,7 @@ def _section(d: Path, cmd: str) -> str:
 def report(dirs: list[Path], result: Path) -> None:
     """Compare ``solved.jsonl`` with ``key.jsonl`` in each of ``dirs``; write the result file, a section each."""
     cmd = (".venv/bin/python benchmarks/twin_precision_v5.py report " + " ".join(f"--dir {d}" for d in dirs)
-           + ("" if result.name == "twin_precision_v5.md" else f" --result {result.relative_to(ROOT)}"))
+           + ("" if result.name == "twin_precision_v5.md" else f" --result {result.resolve().relative_to(ROOT)}"))
     methods = sorted({k["method"] for d in dirs for k in _jsonl(d / "key.jsonl")})
     text = header("Twin precision of the numeric generator (independent solver, fresh sample)",
                   f"generator {', '.join(methods)}, seed 0", command=cmd)
