@@ -32,11 +32,15 @@ which small answers that cannot shrink pushed toward larger); and the twin's
 answer keeps the original's trailing zeros and its being a multiple of 5, on
 both sides (``roundness:`` failures otherwise): a hard rule, because the
 neutral prior of an answer follows its roundness (v4 only preferred it). The
-draws are aimed at each side in turn. Every twin records its substitutions,
+draws are aimed at each side in turn. v6 (issue 23, third pass): where v5 held
+every literal with several readings, question numbers written alike (and read
+as often as written) are tied and move together, and a question number that a
+literal could read as well as an earlier step's equal result follows that step
+(``metadata["tied"]``, ``metadata["bound"]``); ``ambiguity="hold"`` is v5. Every twin records its substitutions,
 what was held and why, and the re-execution record, which ``zcp release``
 reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v5", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v6", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1"}
