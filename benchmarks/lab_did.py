@@ -56,7 +56,10 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sys.path.insert(0, str(ROOT))
     from zcp_core.lab import EvalOptions, evaluate_lab
-    from zcp_core.reference import METHOD_NUMERIC
+    from zcp_core.lab.config import LAB_AMBIGUITY
+    from zcp_core.reference.numeric import method_for
+
+    twins = method_for(ambiguity=LAB_AMBIGUITY)  # the lab's own generator, not the default
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     res = evaluate_lab(args.name, EvalOptions(), out=Path(os.environ.get("ZCP_RUNS", "runs")) / f"lab-eval-{args.name}-did")
@@ -70,7 +73,7 @@ def main() -> int:
         f"(= `zcp lab evaluate --name {args.name} --json`, base model as the control)",
         f"Made at commit {commit[:12]} on {dt.date.today().isoformat()}. Versions: lab build {s['build']} "
         f"({s['mode']}, {s['profile']}), audited `{s['model']}`, control `{ctl['model']}`, numeric twins "
-        f"{s.get('twin_method', METHOD_NUMERIC)}, {s['n_c']} C + {s['n_u']} U pairs.", "",
+        f"{s.get('twin_method', twins)}, {s['n_c']} C + {s['n_u']} U pairs.", "",
         "C is the Contamination Confidence (0.5: no evidence; 0.999 is the one ceiling, shown as ≥ 0.999). "
         "'Relative to the control' tests each item's gap (original - twin; log P for the P metrics) minus the "
         "base model's gap on the same item with the sign-flip test; U is the placebo check.", "",

@@ -66,10 +66,13 @@ def main() -> int:
         ("" if args.doses == "2,6,12" else f" --doses {args.doses}") + \
         ("" if args.out == "runs/bench-lab-dose" else f" --out {args.out}") + \
         ("" if args.result == default_result else f" --result {Path(args.result).resolve().relative_to(ROOT)}")
-    from zcp_core.reference import METHOD_NUMERIC
+    from zcp_core.lab.config import LAB_AMBIGUITY
+    from zcp_core.reference.numeric import method_for
+
+    twins = method_for(ambiguity=LAB_AMBIGUITY)  # the lab's own generator, not the default
 
     write_result(Path(args.result), "Lab dose-response: detector AUROC against exposures per C item", cmd, body,
-                 f"lab kinds {args.kinds} (profile default), base smollm2, twins {METHOD_NUMERIC}")
+                 f"lab kinds {args.kinds} (profile default), base smollm2, twins {twins}")
     print(Path(args.result).read_text())
     return 0
 

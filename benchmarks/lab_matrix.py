@@ -100,11 +100,14 @@ def main() -> int:
                     f"{_ci(r.get('auroc_ci_fw'))} | {_f(r.get('tpr_at_5fpr'))} | {_f(r.get('c_contaminated'))} | "
                     f"{_f(r.get('c_clean'))} | {note[:90]} |")
     body += ["", "## What it means", "", "(written by hand below, after the run)", ""]
-    from zcp_core.reference import METHOD_NUMERIC
+    from zcp_core.lab.config import LAB_AMBIGUITY
+    from zcp_core.reference.numeric import method_for
+
+    twins = method_for(ambiguity=LAB_AMBIGUITY)  # the lab's own generator, not the default
 
     write_result(Path(args.result), "Lab matrix (v5 twins): every detector against every kind, cold and cached",
                  "python benchmarks/lab_matrix.py" + ("" if args.kinds == KINDS else f" --kinds {args.kinds}"), body,
-                 f"lab kinds {args.kinds} (profile default), base smollm2, twins {METHOD_NUMERIC}")
+                 f"lab kinds {args.kinds} (profile default), base smollm2, twins {twins}")
     print(Path(args.result).read_text())
     return 0
 

@@ -29,14 +29,16 @@ from typing import Any
 
 def _head(command: str) -> list[str]:
     from zcp_core.backends.embedded import CONVERTED
-    from zcp_core.lab.config import TRAIN_CODE_VERSION
-    from zcp_core.reference.numeric import METHOD_NUMERIC
+    from zcp_core.lab.config import LAB_AMBIGUITY, TRAIN_CODE_VERSION
+    from zcp_core.reference.numeric import method_for
+
+    twins = method_for(ambiguity=LAB_AMBIGUITY)  # the lab's own generator, not the default
 
     sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout.strip()
     return [f"Command: `{command}`",
             f"Made at commit {sha} on {datetime.date.today().isoformat()}. Versions: base model {CONVERTED}, "
-            f"lab training {TRAIN_CODE_VERSION}, twins {METHOD_NUMERIC}."]
+            f"lab training {TRAIN_CODE_VERSION}, twins {twins}."]
 
 
 def _f(v: Any, fmt: str = "+.3f") -> str:

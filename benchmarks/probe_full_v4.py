@@ -42,7 +42,7 @@ def main() -> int:
     from zcp_core.reference import METHOD_NUMERIC
 
     cmd = "python benchmarks/probe_full_v4.py" + (f" --limit {args.limit}" if args.limit else "") + " --json"
-    write_result(Path(args.result), "Original against its twin (numeric-perturbation-v5), untouched SmolLM2, whole GSM8K test set", cmd, [
+    write_result(Path(args.result), f"Original against its twin ({METHOD_NUMERIC}), untouched SmolLM2, whole GSM8K test set", cmd, [
         f"Twins: `zcp reference build --dataset {DATASET} --seed 0` ({build['traced']} of {build['n']} items). "
         f"Probe: `zcp probe {' '.join(PROBE_ARGS)}`; {clock():.0f} s wall in all.", "",
         *table(conf), "", *[f"- {n}" for n in notes], "",

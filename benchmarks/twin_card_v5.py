@@ -7,8 +7,11 @@ own share of larger draws (over every item and over the items with a twin), sinc
 larger share is the coin's on the items it covers. The seed is fixed; a miss is a finding, never a reason to
 reseed.
 
-    .venv/bin/python benchmarks/twin_card_v5.py
-    .venv/bin/python benchmarks/twin_card_v5.py --round-rule preferred   # -> twin_card_v5_round_preferred.md
+    .venv/bin/python benchmarks/twin_card_v5.py                          # the default generator (v6) -> twin_card_v6.md
+    .venv/bin/python benchmarks/twin_card_v5.py --ambiguity hold         # v5 -> twin_card_v5.md
+    .venv/bin/python benchmarks/twin_card_v5.py --round-rule preferred   # -> twin_card_v6_round_preferred.md
+
+(The script keeps the name it had when v5 made the first card; it writes the card of the generator asked for.)
 
 ``--round-rule preferred`` measures the other side of the trade: roundness only preferred, so the items
 ``required`` refuses for roundness get a twin, and the card shows what that costs in roundness balance.
@@ -62,6 +65,17 @@ def _kept_lines(twins: list[dict], round_rule: str) -> list[str]:
             f"multiple-of-5 status; {len(twins) - kept} do not (their items had no such twin on the coin's side).", ""]
 
 
+def _tie_lines(twins: list[dict]) -> list[str]:
+    """v6: how many twins moved tied numbers together or let a number follow a step (``metadata.tied/bound``)."""
+    tied = sum(bool(t["metadata"].get("tied")) for t in twins)
+    bound = sum(bool(t["metadata"].get("bound")) for t in twins)
+    if not tied and not bound:
+        return []
+    return [f"Ambiguity rule `tie` (v6): {tied} twins move question numbers written alike together "
+            f"(`metadata.tied`), {bound} let a question number follow the step result it equals (`metadata.bound`).",
+            ""]
+
+
 def main() -> int:
     from scipy.stats import binomtest
 
@@ -70,15 +84,18 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--round-rule", choices=["required", "preferred"], default="required")
-    ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card-v5[-round-preferred])")
-    ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card_v5[_round_preferred].md")
+    ap.add_argument("--ambiguity", choices=["tie", "hold"], default="tie", help="tie: v6 (default); hold: v5")
+    ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card-<v>[-round-preferred])")
+    ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card_<v>[_round_preferred].md")
     args = ap.parse_args()
+    method = method_for(args.round_rule, args.ambiguity)
+    version = method.split("+")[0].rsplit("-", 1)[-1]  # "v6"
     tag = "" if args.round_rule == "required" else "_round_preferred"
-    args.out = args.out or f"runs/bench-twin-card-v5{tag.replace('_', '-')}"
-    args.result = args.result or str(ROOT / "benchmarks" / "results" / f"twin_card_v5{tag}.md")
+    args.out = args.out or f"runs/bench-twin-card-{version}{tag.replace('_', '-')}"
+    args.result = args.result or str(ROOT / "benchmarks" / "results" / f"twin_card_{version}{tag}.md")
     clock = Clock()
     build = json.loads(zcp("reference", "build", "--dataset", DATASET, "--seed", str(SEED), "--out", args.out,
-                           "--round-rule", args.round_rule, "--json"))
+                           "--round-rule", args.round_rule, "--ambiguity", args.ambiguity, "--json"))
     card, n, ok = build["twin_card"], build["n"], build["traced"]
     twins = [json.loads(line) for line in (Path(args.out) / "reference.jsonl").read_text().splitlines() if line]
     items = load_items(ROOT / DATASET)
@@ -88,7 +105,8 @@ def main() -> int:
     fails = build["failures_by_kind"]
     body = [
         f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED}"
-        f"{'' if args.round_rule == 'required' else ' --round-rule ' + args.round_rule} --json` (neutral prior: embedded SmolLM2), "
+        f"{'' if args.round_rule == 'required' else ' --round-rule ' + args.round_rule}"
+        f"{'' if args.ambiguity == 'tie' else ' --ambiguity ' + args.ambiguity} --json` (neutral prior: embedded SmolLM2), "
         f"{ok} of {n} items ({ok / n:.1%}); {clock():.0f} s wall.", "",
         "## Issue 23 done-when targets", "", "| key | measured | target | met |", "|---|---|---|---|",
         *[f"| {k} | {v} | {t} | {'yes' if m else '**no**'} |" for k, v, t, m in _targets(card, ok / n)], "",
@@ -103,10 +121,11 @@ def main() -> int:
         f"The two rules new in v5 cost {sum(fails.get(k, 0) for k in NEW_RULES)} items "
         f"({', '.join(f'{k}: {fails.get(k, 0)}' for k in NEW_RULES)}).", "",
         *_kept_lines(twins, args.round_rule),
+        *_tie_lines(twins),
         "## Twin card (`zcp reference build --json`, key `twin_card`)", "", "| key | value |", "|---|---|",
         *[f"| {k} | {json.dumps(v)} |" for k, v in sorted(card.items()) if k != "leading_digit_share"], "",
     ]
-    text = header("Twin card of the numeric generator, whole GSM8K test set", f"generator `{method_for(args.round_rule)}`, seed "
+    text = header("Twin card of the numeric generator, whole GSM8K test set", f"generator `{method}`, seed "
                   f"{SEED}, neutral prior model {card.get('neutral_prior_model')}", command=None) + "\n" + "\n".join(body)
     Path(args.result).write_text(text)
     print(text)

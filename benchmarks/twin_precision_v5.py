@@ -45,17 +45,23 @@ def _num(s: object) -> Fraction | None:
         return None
 
 
-def sample(reference: Path, out: Path) -> None:
-    """Draw the sample: twins whose question changed, fallbacks on purpose, with :data:`SAMPLE_SEED`."""
+def _on_purpose(t: dict) -> bool:
+    """A twin drawn on purpose: a fallback (v4), or one a v6 ambiguity rule made (tied or bound numbers)."""
+    meta = t["metadata"]
+    return bool((meta.get("side") or {}).get("fallback") or meta.get("tied") or meta.get("bound"))
+
+
+def sample(reference: Path, out: Path, seed: int = SAMPLE_SEED, n_purpose: int = N_FALLBACK) -> None:
+    """Draw the sample: twins whose question changed, ``n_purpose`` of them on purpose (:func:`_on_purpose`)."""
     from zcp_core.data import load_items
 
     originals = {it.id: it for it in load_items(DATASET)}
     twins = [t for t in _jsonl(reference) if t["question"] != originals[t["original_id"]].question]
     methods = {t["metadata"]["method"] for t in twins}
-    rng = random.Random(SAMPLE_SEED)
-    fb = [t for t in twins if (t["metadata"].get("side") or {}).get("fallback")]
+    rng = random.Random(seed)
+    fb = [t for t in twins if _on_purpose(t)]
     rest = [t for t in twins if t not in fb]
-    picked = rng.sample(fb, min(N_FALLBACK, len(fb)))
+    picked = rng.sample(fb, min(n_purpose, len(fb)))
     picked += rng.sample(rest, N_SAMPLE - len(picked))
     rng.shuffle(picked)
     out.mkdir(parents=True, exist_ok=True)
@@ -63,11 +69,12 @@ def sample(reference: Path, out: Path) -> None:
                                               for t in picked))
     (out / "key.jsonl").write_text("".join(json.dumps({
         "id": t["id"], "gold": t["answer"], "original_id": t["original_id"], "method": t["metadata"]["method"],
-        "fallback": bool((t["metadata"].get("side") or {}).get("fallback"))}) + "\n" for t in picked))
+        "fallback": bool((t["metadata"].get("side") or {}).get("fallback")),
+        "on_purpose": _on_purpose(t)}) + "\n" for t in picked))
     (out / "sample_info.json").write_text(json.dumps({
         "reference": str(reference), "methods": sorted(methods), "twins_changed": len(twins),
-        "fallbacks": len(fb), "sample": len(picked), "seed": SAMPLE_SEED}, indent=1) + "\n")
-    print(f"{len(picked)} of {len(twins)} changed twins ({len(fb)} fallbacks) -> {out / 'sample.jsonl'}")
+        "fallbacks": len(fb), "on_purpose": len(fb), "sample": len(picked), "seed": seed}, indent=1) + "\n")
+    print(f"{len(picked)} of {len(twins)} changed twins ({len(fb)} fallbacks or tied/bound) -> {out / 'sample.jsonl'}")
 
 
 def resample(prev: Path, reference: Path, out: Path) -> None:
@@ -122,7 +129,7 @@ def _section(d: Path, cmd: str) -> str:
         lo, hi = binomtest(k, n).proportion_ci(method="exact")
         return f"{k}/{n} = {k / n:.1%} (Clopper-Pearson 95% CI [{lo:.3f}, {hi:.3f}], lower bound **{lo:.3f}**)"
 
-    fb = [i for i in key if key[i]["fallback"]]
+    fb = [i for i in key if key[i].get("on_purpose", key[i]["fallback"])]
     if "resampled_from" in info:
         drawn = (f"- **Sample:** the same items as `{info['resampled_from']}` (drawn with "
                  f"`random.Random({info['seed']})`), with their twins from `{info['reference']}` (generator "
@@ -132,8 +139,9 @@ def _section(d: Path, cmd: str) -> str:
     else:
         drawn = (f"- **Sample:** {n} twins whose question changed, drawn with `random.Random({info['seed']})` from "
                  f"the {info['twins_changed']} changed twins of `{info['reference']}` (generator "
-                 f"{', '.join(info['methods'])}, GSM8K test, seed 0); {len(fb)} fallbacks among them "
-                 f"({info['fallbacks']} in the set).")
+                 f"{', '.join(info['methods'])}, GSM8K test, seed 0); {len(fb)} "
+                 f"{'drawn on purpose (fallbacks, or v6 tied or bound numbers)' if 'on_purpose' in info else 'fallbacks'}"
+                 f" among them ({info['fallbacks']} in the set).")
     body = [
         drawn + (f" The build: {info['note']}." if info.get("note") else ""),
         "- **Solver:** each twin was solved from its question alone (no original, no generated solution, no "
@@ -155,9 +163,11 @@ def _section(d: Path, cmd: str) -> str:
 
 def report(dirs: list[Path], result: Path) -> None:
     """Compare ``solved.jsonl`` with ``key.jsonl`` in each of ``dirs``; write the result file, a section each."""
-    cmd = ".venv/bin/python benchmarks/twin_precision_v5.py report " + " ".join(f"--dir {d}" for d in dirs)
+    cmd = (".venv/bin/python benchmarks/twin_precision_v5.py report " + " ".join(f"--dir {d}" for d in dirs)
+           + ("" if result.name == "twin_precision_v5.md" else f" --result {result.resolve().relative_to(ROOT)}"))
+    methods = sorted({k["method"] for d in dirs for k in _jsonl(d / "key.jsonl")})
     text = header("Twin precision of the numeric generator (independent solver, fresh sample)",
-                  "generator numeric-perturbation-v5, seed 0", command=cmd)
+                  f"generator {', '.join(methods)}, seed 0", command=cmd)
     result.write_text(text + "\n" + "\n".join(_section(d, cmd) for d in dirs))
     print(result.read_text())
 
@@ -168,6 +178,8 @@ def main() -> int:
     s = sub.add_parser("sample")
     s.add_argument("--reference", type=Path, required=True, help="reference.jsonl of `zcp reference build`")
     s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--sample-seed", type=int, default=SAMPLE_SEED, help="a fresh seed for a fresh sample")
+    s.add_argument("--on-purpose", type=int, default=N_FALLBACK, help="twins drawn on purpose (fallbacks, v6 ties)")
     rs = sub.add_parser("resample")
     rs.add_argument("--prev", type=Path, required=True, help="an earlier sample folder")
     rs.add_argument("--reference", type=Path, required=True)
@@ -177,7 +189,7 @@ def main() -> int:
     r.add_argument("--result", type=Path, default=ROOT / "benchmarks" / "results" / "twin_precision_v5.md")
     args = ap.parse_args()
     if args.step == "sample":
-        sample(args.reference, args.out)
+        sample(args.reference, args.out, args.sample_seed, args.on_purpose)
     elif args.step == "resample":
         resample(args.prev, args.reference, args.out)
     else:

@@ -124,12 +124,19 @@ def test_held_values_are_reported(gsm8k_items: list[Item]) -> None:
     tr = trace_item(by_line[11])  # "three times" and "three months": which 3 feeds is unknown
     assert sorted(tr.tokens[i].text for i in tr.inputs) == ["30", "60"]
     assert [h[0] for h in tr.held] == ["three", "three"]
-    tr = trace_item(by_line[350])  # medicine $100 equals step 1's 25*4: both kept, so 25 and 4 too
+    tr = trace_item(by_line[350], "hold")  # v5: medicine $100 equals step 1's 25*4: both kept, so 25 and 4 too
     assert [tr.tokens[i].text for i in tr.inputs] == ["20"]
     assert {h[0] for h in tr.held} == {"25", "100", "4"}
-    twin = perturb_item(by_line[350])
+    twin = perturb_item(by_line[350], ambiguity="hold")
     assert "$100 per month" in twin.question and "4 weeks" in twin.question
     assert twin.metadata["held"] and all(len(h) == 2 for h in twin.metadata["held"])
+    # v6: the medicine's $100 follows step 1 (25*4), so the twin is right whichever the chain's 100 reads
+    tr = trace_item(by_line[350])
+    assert sorted(tr.tokens[i].text for i in tr.inputs) == ["20", "25"] and [h[0] for h in tr.held] == ["4"]
+    assert [(tr.tokens[ti].text, j) for ti, j in tr.bound] == [("100", 0)]
+    twin = perturb_item(by_line[350])
+    food, _, medicine, weeks = (t.value for t in find_numbers(twin.question))
+    assert weeks == 4 and medicine == 4 * food != 100 and twin.metadata["bound"] == [["100", 1]]
 
 
 def _gsm(q: str, sol: str, ans: str, i: str = "t-1") -> Item:
@@ -347,9 +354,10 @@ def full_set(gsm8k_items: list[Item]):  # type: ignore[no-untyped-def]
 
 def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> None:  # type: ignore[no-untyped-def]
     share = len(full_set.items) / len(gsm8k_items)
-    # Measured 0.527 (695/1319) at seed 0 on v5 (v4: 0.670, v3: 0.663). Issue 23 asks at least 0.64: v5 does not
-    # meet it; its two new rules refuse 63 items (one_side) and 127 (roundness): benchmarks/results/twin_card_v5.md.
-    assert share >= 0.52
+    # Measured 0.553 (729/1319) at seed 0 on v6 (v5: 0.527, v4: 0.670, v3: 0.663). Issue 23 asks at least 0.64:
+    # v6 does not meet it; v5's two rules refuse 65 items (one_side) and 126 (roundness), and 199 stay ambiguous:
+    # benchmarks/results/twin_card_v6.md.
+    assert share >= 0.55
     card = twin_card(gsm8k_items, full_set.items)
     assert card.same_digits_share >= 0.8
     assert 0.4 <= card.larger_share <= 0.6
@@ -371,7 +379,8 @@ def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> N
 #: sha256 of the whole GSM8K test twin set at seed 0 (every twin's JSON line, in order), per generator version.
 #: A generator change that moves any twin must come with a new version string and a new line here.
 TWIN_SET_SHA256 = {"numeric-perturbation-v4": "ea27a878a15e6785f0aaad67de44f825f0e68a26e8bd81d8b6b3bff06110047e",
-                   "numeric-perturbation-v5": "ed43929325c1d66e88dd41da36c00b6dd9edd3c6f5974640deee8d69509d0e87"}
+                   "numeric-perturbation-v5": "ed43929325c1d66e88dd41da36c00b6dd9edd3c6f5974640deee8d69509d0e87",
+                   "numeric-perturbation-v6": "9234e116f905865d8e3e615174437b6917fd7a7d6c0cdbfd79e7cce97c3ffae1"}
 
 
 def test_twin_set_hash_is_pinned_to_the_version(full_set) -> None:  # type: ignore[no-untyped-def]
@@ -467,3 +476,81 @@ def test_round_rule_preferred_trades_roundness_for_coverage(gsm8k_items: list[It
 def test_round_rule_unknown_is_refused(gsm8k_items: list[Item]) -> None:
     with pytest.raises(ValueError, match="unknown round_rule 'prefered'"):
         perturb_gsm8k(gsm8k_items[:3], round_rule="prefered")  # type: ignore[arg-type]
+
+
+# ---- v6: ties and binds (issue 23) -------------------------------------------------------------------------
+
+_TIE_Q = ("Ali decided to call 3 families. Then each family calls 3 other families, and each of those calls 3 "
+          "more. How many families get a call from the last group?")
+_TIE_SOL = "First round: 3*3=<<3*3=9>>9 families.\nThird round: 9*3=<<9*3=27>>27 families.\n#### 27"
+
+
+def test_v6_ties_numbers_written_alike_and_v5_holds_them() -> None:
+    item = _gsm(_TIE_Q, _TIE_SOL, "27")
+    with pytest.raises(Untraceable, match="ambiguous"):
+        trace_item(item, "hold")
+    tr = trace_item(item)
+    assert tr.ties == ((0, 1, 2),) and tr.inputs == (0,) and tr.bound == ()
+    twin = perturb_item(item, seed=0)
+    (new,) = {t.value for t in find_numbers(twin.question)}  # the three 3s move together
+    assert new != 3 and F(twin.answer) == new ** 3
+    assert twin.metadata["tied"] == [["3", "3", "3"]] and twin.metadata["method"] == "numeric-perturbation-v6"
+    assert twin.metadata["verification"]["retrace"] == "traced"
+
+
+_BIND_Q = ("Mr Boarden needs 24 mosaic tiles for every square foot. How many tiles does he need to cover two "
+           "thirds of his 36 sq ft bathroom?")
+_BIND_SOL = ("Two thirds of the bathroom is 36/3*2 = <<36/3=12>>12 * 2 = <<12*2=24>>24 sq ft.\n"
+             "He needs 24*24=<<24*24=576>>576 tiles.\n#### 576")
+
+
+def test_a_number_written_more_often_than_read_is_held_not_tied(gsm8k_items: list[Item]) -> None:
+    """Line 554: "2 cases ... 2 bottles for each guest", one literal 2 (2*24) and 70+70 for the guests' 2: tying
+    the two 2s moved the bottles per guest while 70+70 stayed (the wrong twin the v6 precision sample found)."""
+    item = gsm8k_items[553]
+    assert "2 bottles of water for each guest" in item.question
+    tr = trace_item(annotate_visible(item))
+    assert tr.ties == () and [h[0] for h in tr.held] == ["2", "2"] and "read 1 times" in tr.held[0][1]
+    assert "2 bottles of water for each guest" in perturb_item(item).question
+
+
+def test_v6_binds_a_number_to_the_step_it_equals() -> None:
+    item = _gsm(_BIND_Q, _BIND_SOL, "576")
+    with pytest.raises(Untraceable, match="ambiguous"):
+        trace_item(item, "hold")
+    tr = trace_item(item)
+    tiles = next(i for i, t in enumerate(tr.tokens) if t.text == "24")
+    assert tr.bound == ((tiles, 1),)  # "24 tiles" follows step 2's 24 square feet
+    twin = perturb_item(item, seed=0)
+    nums = [t.value for t in find_numbers(twin.question)]
+    area = nums[2] / 3 * 2  # "two thirds" stays; 36 moved
+    assert nums[0] == area != 24 and F(twin.answer) == area * area
+    assert twin.metadata["bound"] == [["24", 2]]
+
+
+def test_a_number_a_step_reads_is_never_bound_to_it() -> None:
+    # step 3's 20 is step 2's result or the question's 20; step 1 reads that 20, so it can not follow step 2:
+    # it is held (and step 2 with it), and only the 3 moves
+    q = ("Tom has 20 marbles and gives 15 away. He trades each marble he has left for 4 stickers. Each sticker "
+         "is worth 3 cents. How many cents are his stickers worth?")
+    sol = "20-15=<<20-15=5>>5 left. 5*4=<<5*4=20>>20 stickers. 20*3=<<20*3=60>>60 cents.\n#### 60"
+    tr = trace_item(_gsm(q, sol, "60"))
+    assert tr.bound == () and [tr.tokens[i].text for i in tr.inputs] == ["3"]
+    assert {"20", "15", "4"} <= {h[0] for h in tr.held}
+
+
+def test_the_lab_splits_on_v5_twins() -> None:
+    """The lab's pool and probes use v5 (``LAB_AMBIGUITY``): its cached builds and examples were made on it.
+    Pinned: the v5 twins of the first 300 GSM8K test items, byte for byte as v5 made them."""
+    import hashlib
+    import json
+
+    from zcp_core.data import load_items
+    from zcp_core.lab.config import LAB_AMBIGUITY
+
+    assert LAB_AMBIGUITY == "hold"
+    items = load_items(Path(__file__).resolve().parent.parent / "data" / "gsm8k" / "test.jsonl")[:300]
+    rs = perturb_gsm8k(items, seed=0, ambiguity=LAB_AMBIGUITY)
+    blob = "".join(json.dumps(t.to_dict(), sort_keys=True) + "\n" for t in rs.items)
+    assert rs.method == "numeric-perturbation-v5" and len(rs.items) == 171
+    assert hashlib.sha256(blob.encode()).hexdigest() == "bb1d08be1bd108f655f7fc28b250bf96de273c656e9995bb9f4ca2fb4d6b0650"

@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="numeric: required (default) gives an item a twin only when both sides have one keeping the "
                         "answer's trailing zero and multiple of 5; preferred keeps that only where it can, for more "
                         "coverage and less roundness balance (method ...+round-preferred)")
+    b.add_argument("--ambiguity", choices=["tie", "hold"], default="tie",
+                   help="numeric: a literal with several readings is tied or bound where that keeps every reading "
+                        "true (tie, generator v6, the default) or always held (hold, v5, the lab's twins)")
     b.add_argument("--prior-model", default="smollm2",
                    help="model whose neutral prior of the answers goes into the twin card (`none`: leave it out)")
     _shared(b)
@@ -144,9 +147,11 @@ def build(args: argparse.Namespace) -> int:
         if not any(it.metadata.get("calculations") for it in items):
             log("note: no <<expr=result>> calculator annotations found; --method numeric needs GSM8K-style data")
         sets = [perturb_gsm8k(items, seed=args.seed + k - 1, max_tries=args.max_tries, twin=k,
-                              round_rule=args.round_rule) for k in range(1, max(args.twins, 1) + 1)]
+                              round_rule=args.round_rule, ambiguity=args.ambiguity)
+                for k in range(1, max(args.twins, 1) + 1)]
         rs = sets[0]
-        config.update(max_tries=args.max_tries, twins=max(args.twins, 1), round_rule=args.round_rule)
+        config.update(max_tries=args.max_tries, twins=max(args.twins, 1), round_rule=args.round_rule,
+                      ambiguity=args.ambiguity)
     else:
         rs, model, revision = _build_llm(args, items, config)
         sets = [rs]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from zcp_core.lab.config import LAB_RUN_KIND, LabError
+from zcp_core.lab.config import LAB_AMBIGUITY, LAB_RUN_KIND, LabError
 from zcp_core.runs import RunSpec, write_run
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def pair_split(dataset: str, contaminated: Sequence[str], clean: Sequence[str], 
 
     split_of = {i: "C" for i in contaminated} | {i: "U" for i in clean}
     by_id = {it.id: it for it in load_items(dataset)}
-    ref = perturb_gsm8k([by_id[i] for i in split_of], seed=seed)
+    ref = perturb_gsm8k([by_id[i] for i in split_of], seed=seed, ambiguity=LAB_AMBIGUITY)
     paired = {it.original_id for it in ref.items}
     dropped = pd.DataFrame([{"id": f.id, "split": split_of[f.id], "reason": f.reason} for f in ref.failures],
                            columns=["id", "split", "reason"])

@@ -8,7 +8,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from zcp_core.lab.config import LabError
+from zcp_core.lab.config import LAB_AMBIGUITY, LabError
 
 if TYPE_CHECKING:
     from zcp_core.lab.config import LabConfig
@@ -59,7 +59,7 @@ def traceable_pool(items: Sequence[Item]) -> tuple[list[Item], list[tuple[str, s
     """
     from zcp_core.reference import perturb_gsm8k
 
-    ref = perturb_gsm8k(list(items))
+    ref = perturb_gsm8k(list(items), ambiguity=LAB_AMBIGUITY)
     ok = {it.original_id for it in ref.items}
     reasons = {f.id: _failure_reason(f) for f in ref.failures}
     keep = [it for it in items if it.id in ok]

@@ -32,11 +32,15 @@ which small answers that cannot shrink pushed toward larger); and the twin's
 answer keeps the original's trailing zeros and its being a multiple of 5, on
 both sides (``roundness:`` failures otherwise): a hard rule, because the
 neutral prior of an answer follows its roundness (v4 only preferred it). The
-draws are aimed at each side in turn. Every twin records its substitutions,
+draws are aimed at each side in turn. v6 (issue 23, third pass): where v5 held
+every literal with several readings, question numbers written alike (and read
+as often as written) are tied and move together, and a question number that a
+literal could read as well as an earlier step's equal result follows that step
+(``metadata["tied"]``, ``metadata["bound"]``); ``ambiguity="hold"`` is v5. Every twin records its substitutions,
 what was held and why, and the re-execution record, which ``zcp release``
 reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v5", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v6", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1"}
@@ -70,22 +74,26 @@ from zcp_core.reference.rewrite import (
     visible_equations,
 )
 from zcp_core.reference.search import Draw, Side, keeps_roundness, preference, side_draws
-from zcp_core.reference.trace import Trace, Untraceable, stated_value, trace_item
+from zcp_core.reference.trace import Ambiguity, Trace, Untraceable, stated_value, trace_item
 from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v5"
+METHOD_NUMERIC = "numeric-perturbation-v6"
+METHODS = {"tie": METHOD_NUMERIC, "hold": "numeric-perturbation-v5"}  # generator version by ambiguity rule
 RoundRule = Literal["required", "preferred"]
 """``required`` (the default): an item gets a twin only when both sides have one that keeps the answer's
 roundness. ``preferred``: such a twin is chosen when the coin's side has one, else the best other valid twin
 (coverage bought with roundness balance, ``benchmarks/results/twin_card_v5_round_preferred.md``)."""
 
 
-def method_for(round_rule: RoundRule = "required") -> str:
-    """The method string (twin metadata, ``ReferenceSet.method``) of the generator under ``round_rule``."""
+def method_for(round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> str:
+    """The method string (twin metadata, ``ReferenceSet.method``) of the generator under ``round_rule`` and
+    ``ambiguity`` (:data:`~zcp_core.reference.trace.Ambiguity`: ``tie`` is v6, ``hold`` v5)."""
     if round_rule not in ("required", "preferred"):
         raise ValueError(f"unknown round_rule {round_rule!r}; expected 'required' or 'preferred'")
-    return METHOD_NUMERIC if round_rule == "required" else f"{METHOD_NUMERIC}+round-preferred"
+    if ambiguity not in METHODS:
+        raise ValueError(f"unknown ambiguity {ambiguity!r}; expected 'tie' or 'hold'")
+    return METHODS[ambiguity] if round_rule == "required" else f"{METHODS[ambiguity]}+round-preferred"
 MAX_MOVE = math.log(1.5)  # the target move of an answer is drawn uniformly in [0, log 1.5]
 
 
@@ -124,7 +132,7 @@ def _seed_for(seed: int, item_id: str) -> int:
 
 
 def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
-                 round_rule: RoundRule = "required") -> Item:
+                 round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> Item:
     """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built.
 
     A seeded coin first says whether the twin's answer is larger or smaller than the original's: a hard rule,
@@ -146,10 +154,12 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
             ``<id>-ref<k>`` for k > 1; recorded in ``metadata["twin"]``.
         round_rule: ``required`` (the above) or ``preferred``: keeping roundness is only preferred, so an item
             whose both sides have a valid twin always gets one (:data:`RoundRule`); method ``...+round-preferred``.
+        ambiguity: How a literal with several readings is settled (:data:`~zcp_core.reference.trace.Ambiguity`):
+            ``tie`` (v6, the default) or ``hold`` (v5, which the lab's builds were made with).
     """
     item = annotate_visible(item)
     try:
-        trace = trace_item(item)
+        trace = trace_item(item, ambiguity)
     except Untraceable as e:
         raise ValueError(str(e)) from e
     rng = random.Random(_seed_for(seed, item.id))
@@ -162,7 +172,7 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
     other: Side = "smaller" if coin == "larger" else "larger"
     # Draws aimed at each side in turn, so the side the coin did not draw is searched as hard as the drawn one.
     draws = [*side_draws(item, trace, gold, rng, max_tries, coin, fails), *side_draws(item, trace, gold, rng, max_tries, other, fails)]
-    ctx = _Ctx(seed, twin, old_eqs, cued, max_tries, method_for(round_rule))
+    ctx = _Ctx(seed, twin, old_eqs, cued, max_tries, method_for(round_rule, ambiguity), ambiguity)
     why_not: dict[str, str] = {}
     found = {side: _best_on_side(item, trace, gold, draws, side, size, ctx, fails, why_not, keep=keeps_roundness)
              for side in (coin, other)}
@@ -211,6 +221,7 @@ class _Ctx:
     cued: frozenset[Fraction]
     max_tries: int
     method: str
+    ambiguity: Ambiguity
 
 
 def _best_on_side(item: Item, trace: Trace, gold: Fraction, draws: Sequence[Draw], side: Side, size: float,
@@ -232,7 +243,7 @@ def _best_on_side(item: Item, trace: Trace, gold: Fraction, draws: Sequence[Draw
             why_not[side] = f"untraced: every {side} draw broke a calculation written without annotations"
             continue
         made = _build(item, trace, d.chain, d.changed, solution, ctx)
-        verdict = reexecute(made, trace, d.changed)
+        verdict = reexecute(made, trace, d.changed, ctx.ambiguity)
         if not verdict.ok:
             fails.setdefault("reexecution", verdict.reason)
             why_not[side] = f"reexecution: every {side} draw failed re-execution ({verdict.reason})"
@@ -257,6 +268,11 @@ def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int,
         "calculations": [{"expr": s.expr, "result": render(s.value)} for s in chain],
         "original_answer": item.answer,
     }
+    # v6 only (v5 traces have neither, and their twins stay byte-identical): what moved together, and why
+    if trace.ties:
+        meta["tied"] = [[trace.tokens[ti].text for ti in g] for g in trace.ties]
+    if trace.bound:
+        meta["bound"] = [[trace.tokens[ti].text, j + 1] for ti, j in trace.bound]
     return Item(id=twin_id(item.id, ctx.twin), question=rewrite_question(item.question, trace, changed), answer=new_answer,
                 solution=solution, source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
 
@@ -275,7 +291,7 @@ def _with_verification(twin: Item, record: Mapping[str, Any], side: Mapping[str,
 
 
 def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50, twin: int = 1,
-                  round_rule: RoundRule = "required") -> ReferenceSet:
+                  round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> ReferenceSet:
     """Numeric reference twins of GSM8K items (deterministic per ``(seed, item id)``).
 
     Args:
@@ -284,15 +300,18 @@ def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50, twi
             so a twin does not depend on which other items are in the batch.
         max_tries: Draws per item before it is reported as a failure.
         twin: The twins' number (:func:`perturb_item`).
+        round_rule: See :func:`perturb_item`.
+        ambiguity: See :func:`perturb_item`.
 
     Returns:
         A :class:`ReferenceSet`; untraceable items are in ``failures`` with a reason.
     """
-    method = method_for(round_rule)  # an unknown rule fails here, not once per item as a failure
+    method = method_for(round_rule, ambiguity)  # an unknown rule fails here, not once per item as a failure
     twins, failures = [], []
     for it in items:
         try:
-            twins.append(perturb_item(it, seed=seed, max_tries=max_tries, twin=twin, round_rule=round_rule))
+            twins.append(perturb_item(it, seed=seed, max_tries=max_tries, twin=twin, round_rule=round_rule,
+                                       ambiguity=ambiguity))
         except ValueError as e:
             failures.append(ReferenceFailure(it.id, str(e)))
     return ReferenceSet(tuple(twins), tuple(failures), method)

@@ -29,6 +29,7 @@ Side = Literal["larger", "smaller"]
 def _evaluate(trace: Trace, values: Mapping[int, Fraction]) -> list[NewStep] | None:
     """Recompute the chain; None when a step breaks a constraint the original met."""
     out: list[NewStep] = []
+    bound = dict(trace.bound)
     for s in trace.steps:
         expr = s.expr
         lits: list[Fraction] = []
@@ -37,7 +38,8 @@ def _evaluate(trace: Trace, values: Mapping[int, Fraction]) -> list[NewStep] | N
                 val = out[int(role.ref)].value
             elif role.kind == "input":
                 ti = int(role.ref)
-                val = values.get(ti, trace.tokens[ti].value) * role.scale + role.offset
+                base = out[bound[ti]].value if ti in bound else values.get(ti, trace.tokens[ti].value)
+                val = base * role.scale + role.offset
             else:
                 lits.append(Fraction(role.ref))
                 continue
@@ -63,9 +65,15 @@ def _evaluate(trace: Trace, values: Mapping[int, Fraction]) -> list[NewStep] | N
 def _sides(trace: Trace, question: str) -> dict[int, tuple[list[Fraction], list[Fraction]]]:
     """Each input's possible new values, below and above it (see :mod:`zcp_core.reference.draw`)."""
     out = {}
+    group = {g[0]: g for g in trace.ties}
     for ti in trace.inputs:
-        t = trace.tokens[ti]
-        out[ti] = sides(t.value, t.percent, unit_cap(question[t.end:t.end + 40]))
+        below: list[Fraction] | None = None
+        above: list[Fraction] = []
+        for tj in group.get(ti, (ti,)):  # a tied group moves to values every member may take
+            t = trace.tokens[tj]
+            b, a = sides(t.value, t.percent, unit_cap(question[t.end:t.end + 40]))
+            below, above = (b, a) if below is None else ([x for x in below if x in b], [x for x in above if x in a])
+        out[ti] = (below or [], above)
     return out
 
 
@@ -185,13 +193,17 @@ def side_draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max
     for k, new_values in enumerate([*tries, *more, *singles]):
         if (k == len(tries) and on_side(True)) or (k == len(tries) + len(more) and on_side(False)):
             break
-        changed = {ti: v for ti, v in new_values.items() if v != trace.tokens[ti].value}
+        changed = trace.tied({ti: v for ti, v in new_values.items() if v != trace.tokens[ti].value})
         key = tuple(sorted(changed.items()))
         if not changed or key in out or not _percents_fit(trace, changed):
             continue
         chain = _evaluate(trace, changed)
         if chain is None or chain[trace.answer_step].value == gold:
             continue
+        with_bound = _with_bound(trace, item.question, changed, chain)
+        if with_bound is None:
+            continue
+        changed, key = with_bound, tuple(sorted(with_bound.items()))
         answer = chain[trace.answer_step].value
         if not scale_fits(item.question, [t.value for t in trace.tokens],
                           [changed.get(i, t.value) for i, t in enumerate(trace.tokens)], gold, answer):
@@ -200,6 +212,22 @@ def side_draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max
             continue
         out[key] = Draw(changed, chain, answer)
     return list(out.values())
+
+
+def _with_bound(trace: Trace, question: str, changed: dict[int, Fraction], chain: list[NewStep]
+                ) -> dict[int, Fraction] | None:
+    """``changed`` with each bound question number given its step's new value (``Trace.bound``); None when
+    one would read wrong: not positive, a fraction where the question wrote a whole number, or past its unit's
+    cap ("8 days a week")."""
+    out = dict(changed)
+    for ti, j in trace.bound:
+        t, v = trace.tokens[ti], chain[j].value
+        cap = unit_cap(question[t.end:t.end + 40])
+        if v <= 0 or (t.value.denominator == 1 and v.denominator != 1) or (cap is not None and v > cap):
+            return None
+        if v != t.value:
+            out[ti] = v
+    return out
 
 
 def keeps_roundness(answer: Fraction, gold: Fraction) -> bool:

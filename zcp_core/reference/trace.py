@@ -44,75 +44,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from zcp_core.reference.chain import Role, Step, Trace, Untraceable, close_enough, stated_value
 from zcp_core.reference.cues import INNER_UNIT, UNIT_CONSTANTS, cued_constants, foreign_unit
 from zcp_core.reference.numbers import ExprError, Literal_, NumberToken, expr_literals, find_numbers, render, safe_eval
 from zcp_core.reference.stated import count_holds, ordinal_holds, part_holds, range_holds, sum_holds, unread_holds
 from zcp_core.schema import Item
 
 CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
-
-
-@dataclass(frozen=True)
-class Role:
-    """What one annotation literal stands for.
-
-    Attributes:
-        kind: ``derived`` (an earlier step), ``input`` (a question number), ``const`` (a fixed constant).
-        ref: The step index (derived), the question token index (input), or the value (const).
-        scale: An input literal is ``value * scale + offset`` (a percent p also appears as p/100...).
-        offset: See ``scale``.
-    """
-
-    kind: Literal["derived", "input", "const"]
-    ref: Fraction | int
-    scale: Fraction = Fraction(1)
-    offset: Fraction = Fraction(0)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One annotation: its expression, exact and stated results, and a role per literal."""
-
-    expr: str
-    result: Fraction
-    result_text: str
-    roles: tuple[tuple[int, int, Role], ...]  # (start, end, role) per literal, left to right
-
-
-@dataclass(frozen=True)
-class Trace:
-    """How an item's annotations use its question.
-
-    Attributes:
-        steps: The annotations with their literals' roles.
-        tokens: Every number of the question (:func:`find_numbers`), by position.
-        inputs: Indices into ``tokens`` of the numbers to perturb, in order of first use.
-        held: ``(value, why)`` for every quantity held fixed although the chain uses it.
-        answer_step: The step whose result is the gold answer.
-    """
-
-    steps: tuple[Step, ...]
-    tokens: tuple[NumberToken, ...]
-    inputs: tuple[int, ...]
-    held: tuple[tuple[str, str], ...]
-    answer_step: int
-
-
-class Untraceable(Exception):
-    """The item cannot be traced safely; the message is ``kind: explanation``."""
-
-
-def stated_value(s: str) -> Fraction:
-    """The value of a stated result ("1,200", "$5"); raises :class:`Untraceable` when it is not a number."""
-    try:
-        return Fraction(s.replace(",", "").replace("$", "").strip())
-    except (ValueError, ZeroDivisionError) as e:
-        raise Untraceable(f"bad_annotation: result {s!r} is not a number") from e
-
-
-def close_enough(a: Fraction, b: Fraction) -> bool:
-    """Stated results are sometimes rounded (33.33 for 100/3): a 0.5% or 0.01 slack."""
-    return abs(a - b) <= max(Fraction(1, 100), abs(b) / 200)
+Ambiguity = Literal["tie", "hold"]
+"""How a literal that could stand for several things is settled. ``tie`` (generator v6): when those are
+question numbers of one value and form, they are tied and move together (``Trace.ties``); when they are an
+earlier step's result and one question number no step up to it reads, the number follows the step
+(``Trace.bound``); anything else is held. ``hold`` (v5): every such literal is held."""
 
 
 def fraction_parts(tok: NumberToken) -> tuple[Fraction, Fraction]:
@@ -159,7 +102,8 @@ def _additive_pair(expr: str, a: Literal_, b: Literal_) -> bool:
 class _Tracer:
     """Assigns candidates to literals and holds what cannot be told apart (one item)."""
 
-    def __init__(self, item: Item) -> None:
+    def __init__(self, item: Item, ambiguity: Ambiguity = "tie") -> None:
+        self.ambiguity = ambiguity
         self.q = item.question
         self.cued = cued_constants(item.question)
         self.tokens = tuple(find_numbers(item.question))
@@ -170,6 +114,9 @@ class _Tracer:
         self.steps: list[Step] = []
         self.held_tokens: dict[int, str] = {}  # question token index -> why it is held
         self.fixed_steps: dict[int, str] = {}  # step index -> why it must keep its value
+        self.ties: dict[int, tuple[int, ...]] = {}  # first token of a group -> the group (see ``Trace.ties``)
+        self.tie_reads: dict[tuple[int, ...], int] = {}  # a group -> how many literals read it
+        self.bound: dict[int, int] = {}  # question token -> the step whose new value it takes (``Trace.bound``)
 
     def _structural(self, expr: str, lits: list[Literal_]) -> set[int]:
         """Starts of literals written as a fraction of the question ("24*1/6" with "1/6 of the 24 liters")."""
@@ -253,6 +200,8 @@ class _Tracer:
             if not cands:
                 raise Untraceable(f"untraced: {render(v)} in step {i + 1} ({expr}) is neither in the question, "
                                   "nor an earlier result, nor a constant its wording implies")
+            if self._tie(cands) or self._bind(cands):
+                cands = cands[:1]
             if len(cands) == 1 and cands[0].kind != "hidden":
                 c = cands[0]
                 kind: Literal["derived", "input", "const"] = (
@@ -267,6 +216,43 @@ class _Tracer:
                     self.fixed_steps.setdefault(int(c.ref), why)
             roles.append((lit.start, lit.end, Role("const", v)))
         self.steps.append(Step(expr, value, res_text, tuple(roles)))
+
+    def _tie(self, cands: list[_Cand]) -> bool:
+        """Whether ``cands`` are only question numbers written alike in value, form and kind (two "3"s, not a
+        "40%" and a "40"): a literal that could be any of them is tied to all, which then move together."""
+        if self.ambiguity == "hold" or len(cands) < 2 or any(c.kind != "input" for c in cands):
+            return False
+        if len({(c.scale, c.offset) for c in cands}) > 1:
+            return False
+        toks = [self.tokens[int(c.ref)] for c in cands]
+        if len({(t.value, t.kind, t.percent) for t in toks}) > 1:
+            return False
+        group = tuple(sorted(int(c.ref) for c in cands))
+        if any(set(g) & set(group) and g != group for g in self.ties.values()):
+            return False  # overlapping groups would tie different sets: leave it to the holds
+        self.ties[group[0]] = group
+        self.tie_reads[group] = self.tie_reads.get(group, 0) + 1
+        cands.sort(key=lambda c: int(c.ref))
+        return True
+
+    def _bind(self, cands: list[_Cand]) -> bool:
+        """Whether ``cands`` are one earlier step's result and one plain question number that no step up to it
+        reads: the number is then bound to the step (``Trace.bound``) and the literal reads the step."""
+        if self.ambiguity == "hold" or len(cands) != 2 or sorted(c.kind for c in cands) != ["derived", "input"]:
+            return False
+        step, inp = sorted(cands, key=lambda c: c.kind)
+        ti, j = int(inp.ref), int(step.ref)
+        t = self.tokens[ti]
+        if (inp.scale, inp.offset) != (1, 0) or t.percent or ti in self.held_tokens or self.bound.get(ti, j) != j:
+            return False
+        if any(ti in g for g in self.ties.values()) or any(t.value == u.value for k, u in enumerate(self.tokens)
+                                                            if k != ti):
+            return False  # a value written twice is the ties' (or the holds') to settle
+        if any(r.kind == "input" and int(r.ref) == ti for s in self.steps[:j + 1] for _, _, r in s.roles):
+            return False  # the step (or one before it) reads the number: it can not follow the step
+        self.bound[ti] = j
+        cands.sort(key=lambda c: c.kind)  # "derived" first: the literal reads the step
+        return True
 
     def _unwritten(self, expr: str, lits: list[Literal_], every: list[list[_Cand]], k: int) -> list[_Cand]:
         """An unwritten count the literal ``k`` may be instead of the question number it equals: added to or
@@ -304,32 +290,49 @@ class _Tracer:
 
     def finish(self, gold: Fraction) -> Trace:
         used = [int(r.ref) for s in self.steps for _, _, r in s.roles if r.kind == "input"]
+        used += [ti for u in list(used) for ti in self.ties.get(u, ())[1:]]  # a tied number is read with its group
+        read = set(used) | set(self.bound)  # a bound number is read through its step
         results = {x: j for j, s in enumerate(self.steps) for x in (s.result, stated_value(s.result_text))}
         for ti, t in enumerate(self.tokens):
             # A number the chain never reads but derives is stated by the question: it must stay true.
             # (One the chain reads is an input; if a step also derives it and a later literal uses it,
             # that literal has two candidates and is held above.)
-            if t.kind != "fraction" and ti not in used and t.value in results and t.value not in (0, 1):
+            if t.kind != "fraction" and ti not in read and t.value in results and t.value not in (0, 1):
                 j = results[t.value]  # keep the written number and the step that computes it equal
                 why = f"the question's {t.text!r} equals step {j + 1}'s result"
                 self.held_tokens.setdefault(ti, why)
                 self.fixed_steps.setdefault(j, why)
-        for ti, why in (sum_holds(self.tokens, self.cued) + unread_holds(self.tokens, set(used))
+        for ti, why in (sum_holds(self.tokens, self.cued) + unread_holds(self.tokens, read)
                         + count_holds(self.q, self.tokens) + part_holds(self.q, self.tokens)
                         + range_holds(self.q, self.tokens) + ordinal_holds(self.q, self.tokens)):
             self.held_tokens.setdefault(ti, why)
+        for group, reads in self.tie_reads.items():
+            # "2 cases ... 2 bottles for each guest" with one literal 2 and "70+70": a number written more often
+            # than the chain reads it may be used unwritten, so the group is held rather than moved
+            if reads < len(group):
+                why = (f"{self.tokens[group[0]].text} is written {len(group)} times but read {reads} times: "
+                       "the chain may use the others unwritten")
+                for ti in group:
+                    self.held_tokens.setdefault(ti, why)
+        for ti, j in self.bound.items():  # a held bound number keeps its step's value too
+            if ti in self.held_tokens:
+                self.fixed_steps.setdefault(j, self.held_tokens[ti])
         self._close()
         hits = [j for j, s in enumerate(self.steps) if close_enough(s.result, gold) or stated_value(s.result_text) == gold]
         if not hits:
             raise Untraceable(f"answer: the gold answer {render(gold)} is not the result of any annotation")
-        inputs = list(dict.fromkeys(ti for ti in used if ti not in self.held_tokens))
+        ties = tuple(g for g in self.ties.values() if not any(ti in self.held_tokens for ti in g))
+        members = {ti for g in ties for ti in g[1:]}
+        inputs = list(dict.fromkeys(ti for ti in used if ti not in self.held_tokens and ti not in members))
         held = tuple((self.tokens[ti].text, why) for ti, why in sorted(self.held_tokens.items()))
         if not inputs:
             if held:
                 raise Untraceable("ambiguous: every question number the chain uses is held fixed; "
                                   + "; ".join(list(dict.fromkeys(w for _, w in held))[:3]))
             raise Untraceable("no_input: no question number feeds the annotations, so there is nothing to perturb")
-        return Trace(tuple(self.steps), self.tokens, tuple(inputs), held, hits[-1])
+        bound = tuple((ti, j) for ti, j in sorted(self.bound.items())
+                      if ti not in self.held_tokens and j not in self.fixed_steps)
+        return Trace(tuple(self.steps), self.tokens, tuple(inputs), held, hits[-1], ties, bound)
 
     def _close(self) -> None:
         """Hold every input of every step that must keep its value, through earlier steps."""
@@ -349,12 +352,15 @@ class _Tracer:
                     self.held_tokens[tj] = self.held_tokens[ti]
 
 
-def trace_item(item: Item) -> Trace:
-    """Assign a role to every annotation literal; raises ``Untraceable`` with a reason."""
+def trace_item(item: Item, ambiguity: Ambiguity = "tie") -> Trace:
+    """Assign a role to every annotation literal; raises ``Untraceable`` with a reason.
+
+    ``ambiguity`` says how a literal with several readings is settled (:data:`Ambiguity`).
+    """
     calcs = list(item.metadata.get("calculations") or [])
     if not calcs:
         raise Untraceable("no_annotations: the solution has no <<expr=result>> calculator annotations")
-    tr = _Tracer(item)
+    tr = _Tracer(item, ambiguity)
     for i, c in enumerate(calcs):
         tr.add_step(i, str(c["expr"]).strip(), str(c["result"]).strip())
     return tr.finish(stated_value(item.answer))

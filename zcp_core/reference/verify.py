@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from zcp_core.reference.numbers import ExprError, eval_steps, find_numbers, render, render_literal
-from zcp_core.reference.trace import CALC, Trace, Untraceable, stated_value, trace_item
+from zcp_core.reference.trace import CALC, Ambiguity, Trace, Untraceable, stated_value, trace_item
 from zcp_core.schema import Item
 
 VERIFY_VERSION = "reexecute-v1"
@@ -49,8 +49,12 @@ def _substitute(trace: Trace, values: list[Fraction]) -> list[tuple[str, Fractio
     return out
 
 
-def reexecute(twin: Item, trace: Trace, new_values: Mapping[int, Fraction]) -> Verdict:
-    """Check ``twin`` against the original's ``trace`` and the drawn ``new_values`` (token index -> value)."""
+def reexecute(twin: Item, trace: Trace, new_values: Mapping[int, Fraction], ambiguity: Ambiguity = "tie"
+              ) -> Verdict:
+    """Check ``twin`` against the original's ``trace`` and the drawn ``new_values`` (token index -> value).
+
+    The twin is traced again against its own question under the ``ambiguity`` rule the original was traced by.
+    """
     toks = find_numbers(twin.question)
     if len(toks) != len(trace.tokens):
         return Verdict(False, f"the twin question has {len(toks)} numbers, the original {len(trace.tokens)}", {})
@@ -81,7 +85,7 @@ def reexecute(twin: Item, trace: Trace, new_values: Mapping[int, Fraction]) -> V
     calcs = [{"expr": e, "result": r} for e, r in written]
     try:
         trace_item(Item(id=twin.id, question=twin.question, answer=twin.answer, solution=twin.solution,
-                        metadata={"calculations": calcs}))
+                        metadata={"calculations": calcs}), ambiguity)
         retraced = "traced"
     except Untraceable as e:
         kind = str(e).split(":", 1)[0]
