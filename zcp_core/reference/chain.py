@@ -48,12 +48,14 @@ class Trace:
     Attributes:
         steps: The annotations with their literals' roles.
         tokens: Every number of the question (:func:`find_numbers`), by position.
-        inputs: Indices into ``tokens`` of the numbers to perturb, in order of first use.
+        inputs: Indices into ``tokens`` of the numbers drawn anew, in order of first use (a tie's other members
+            and bound numbers change with them, through ``ties`` and ``bound``).
         held: ``(value, why)`` for every quantity held fixed although the chain uses it.
         answer_step: The step whose result is the gold answer.
         ties: Groups of question numbers of one value and form that a literal could each stand for ("3
-            families ... each calls 3 other families"); the first of a group is its input, and every member
-            takes the input's new value, so the twin is right whichever the chain reads.
+            families ... each calls 3 other families"), read by the chain at least as often as written; the
+            first of a group is its input, and every member takes the input's new value, so the twin is right
+            whichever the chain reads.
         bound: ``(token, step)`` for a question number that a literal could read as well as an earlier
             step's result of the same value ("24 tiles per square foot" and the 24 square feet step 2
             computes): the number takes the step's new value, so the twin is right whichever the chain reads.

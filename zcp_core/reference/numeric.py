@@ -83,7 +83,7 @@ METHODS = {"tie": METHOD_NUMERIC, "hold": "numeric-perturbation-v5"}  # generato
 RoundRule = Literal["required", "preferred"]
 """``required`` (the default): an item gets a twin only when both sides have one that keeps the answer's
 roundness. ``preferred``: such a twin is chosen when the coin's side has one, else the best other valid twin
-(coverage bought with roundness balance, ``benchmarks/results/twin_card_v5_round_preferred.md``)."""
+(coverage bought with roundness balance, ``benchmarks/results/twin_card_v6_round_preferred.md``)."""
 
 
 def method_for(round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> str:
@@ -258,7 +258,8 @@ def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int,
     solution = new.text + f" {new_answer}" if new.text.endswith("####") else new.text.rstrip()
     meta = {
         "substitutions": {render(trace.tokens[ti].value): render(v) for ti, v in changed.items()},
-        "inputs_changed": [len(changed), len(trace.inputs)],
+        # inputs only: a tied group is one input, and a bound number follows its step
+        "inputs_changed": [len(set(changed) & set(trace.inputs)), len(trace.inputs)],
         "held": [list(h) for h in trace.held],
         "annotated_in_prose": int(item.metadata.get("annotated_in_prose", 0)),
         "prose_lines_replaced": new.lines_replaced,

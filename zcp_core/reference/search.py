@@ -29,7 +29,6 @@ Side = Literal["larger", "smaller"]
 def _evaluate(trace: Trace, values: Mapping[int, Fraction]) -> list[NewStep] | None:
     """Recompute the chain; None when a step breaks a constraint the original met."""
     out: list[NewStep] = []
-    bound = dict(trace.bound)
     for s in trace.steps:
         expr = s.expr
         lits: list[Fraction] = []
@@ -38,8 +37,7 @@ def _evaluate(trace: Trace, values: Mapping[int, Fraction]) -> list[NewStep] | N
                 val = out[int(role.ref)].value
             elif role.kind == "input":
                 ti = int(role.ref)
-                base = out[bound[ti]].value if ti in bound else values.get(ti, trace.tokens[ti].value)
-                val = base * role.scale + role.offset
+                val = values.get(ti, trace.tokens[ti].value) * role.scale + role.offset
             else:
                 lits.append(Fraction(role.ref))
                 continue

@@ -18,7 +18,11 @@ could stand for:
 
 One candidate gives the literal its role. Several (the value 3 is written
 twice, or the medicine's $100 equals an earlier step's 25*4) can not be told
-apart, so nothing is guessed: the literal is *held*, and so is every quantity
+apart, so nothing is guessed. Under ``ambiguity="tie"`` (v6) two such cases are
+settled so that every reading stays true: numbers written alike that the chain
+reads as often as they are written move together (a *tie*), and a question
+number equal to an earlier step's result, read by no step up to it, follows
+that step (a *bind*). Otherwise (and always under ``"hold"``, v5) the literal is *held*, and so is every quantity
 it could stand for (the question numbers are not rewritten, and the steps it
 could be are made to keep their value by holding their inputs). The twin is
 then right whichever reading is meant. Relations the question states without a
@@ -291,12 +295,20 @@ class _Tracer:
     def finish(self, gold: Fraction) -> Trace:
         used = [int(r.ref) for s in self.steps for _, _, r in s.roles if r.kind == "input"]
         used += [ti for u in list(used) for ti in self.ties.get(u, ())[1:]]  # a tied number is read with its group
+        for ti, j in list(self.bound.items()):
+            # a bound number that another step also computes could be stated for that step: hold it (v5's rule)
+            v = self.tokens[ti].value
+            if any(k != j and v in (s.result, stated_value(s.result_text)) for k, s in enumerate(self.steps)):
+                del self.bound[ti]
+                why = f"the question's {self.tokens[ti].text!r} equals more than one step's result"
+                self.held_tokens.setdefault(ti, why)
+                self.fixed_steps.setdefault(j, why)
         read = set(used) | set(self.bound)  # a bound number is read through its step
         results = {x: j for j, s in enumerate(self.steps) for x in (s.result, stated_value(s.result_text))}
         for ti, t in enumerate(self.tokens):
             # A number the chain never reads but derives is stated by the question: it must stay true.
             # (One the chain reads is an input; if a step also derives it and a later literal uses it,
-            # that literal has two candidates and is held above.)
+            # that literal has two candidates and is held, or under v6 bound, above.)
             if t.kind != "fraction" and ti not in read and t.value in results and t.value not in (0, 1):
                 j = results[t.value]  # keep the written number and the step that computes it equal
                 why = f"the question's {t.text!r} equals step {j + 1}'s result"
