@@ -201,7 +201,7 @@ def side_draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max
         with_bound = _with_bound(trace, item.question, changed, chain)
         if with_bound is None:
             continue
-        changed, key = with_bound, tuple(sorted(with_bound.items()))
+        changed = with_bound  # keyed by the drawn values still: the bound numbers follow from them
         answer = chain[trace.answer_step].value
         if not scale_fits(item.question, [t.value for t in trace.tokens],
                           [changed.get(i, t.value) for i, t in enumerate(trace.tokens)], gold, answer):
