@@ -70,13 +70,15 @@ def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
     items, twins = work / "items.jsonl", work / "twins.jsonl"
     with items.open("w", encoding="utf-8") as f:
         for it in ev.originals:
+            # solution and source travel with each item, so a release of the run carries them
             f.write(json.dumps({"id": it.id, "question": it.question, "answer": it.answer,
-                                "split": ev.split_of[it.id]}) + "\n")
+                                "solution": it.solution, "source": it.source, "split": ev.split_of[it.id]}) + "\n")
     with twins.open("w", encoding="utf-8") as f:
         for it in ev.twins:
             # method and the re-execution record travel with each twin, so `zcp release` can verify it
             f.write(json.dumps({"id": it.id, "original_id": it.original_id, "question": it.question,
-                                "answer": it.answer, "method": it.metadata.get("method"),
+                                "answer": it.answer, "solution": it.solution, "source": it.source,
+                                "method": it.metadata.get("method"),
                                 "verification": it.metadata.get("verification")}) + "\n")
     return items, twins
 

@@ -181,12 +181,16 @@ def _math_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
     )
 
 
+_ITEM_FIELDS = frozenset({"id", "question", "answer", "solution", "source", "original_id", "metadata"})
+
+
 def _items_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
     return Item(
         id=_nonempty(path, line, rec, "id"), question=_nonempty(path, line, rec, "question"),
         answer=_nonempty(path, line, rec, "answer"), solution=rec.get("solution"),
         source=str(rec.get("source") or ""), original_id=rec.get("original_id"),
-        metadata=rec.get("metadata") or {},
+        # fields beyond the item's own (a twin's method and verification, a split) are kept, not dropped
+        metadata={**{k: v for k, v in rec.items() if k not in _ITEM_FIELDS}, **(rec.get("metadata") or {})},
     )
 
 

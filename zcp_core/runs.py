@@ -15,7 +15,7 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
@@ -71,10 +71,25 @@ def git_sha() -> str | None:
     return r.stdout.strip() or None
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file next to ``path``, created with mode 0666 less the umask.
+
+    ``tempfile.mkstemp`` creates 0600 files, and ``os.replace`` keeps that mode, so every run and release
+    file would be private; opening with 0666 lets the user's umask decide (0644 under the usual 022).
+    """
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -92,8 +107,8 @@ def atomic_write_json(path: Path, obj: Any) -> None:
 def atomic_write_parquet(path: Path, df: Any) -> None:
     """Write a DataFrame to parquet atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    fd, tmp = _temp_beside(path)
+    os.close(fd)  # the writer reopens it by name and truncates it, keeping its mode
     try:
         df.to_parquet(tmp, index=False)
         os.replace(tmp, path)
