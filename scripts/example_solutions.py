@@ -10,8 +10,8 @@ and ``source`` columns. This script adds them, in place and idempotently:
   kept only when re-execution verifies it; its source is the original's.
 
 It rewrites ``lab-direct-items.jsonl``, ``lab-direct-twins.jsonl`` and each example run's
-``items_original.jsonl``/``items_reference.jsonl`` (matched by id), updates the sha256 the run manifests
-record for the two items files, and notes the change in each manifest's ``example.solutions``.
+``items_original.jsonl``/``items_reference.jsonl`` (matched by id), sets the sha256 the run manifests
+record for the two items files to the files' own, and notes the change in each manifest's ``example.solutions``.
 
     .venv/bin/python scripts/example_solutions.py          # writes data/examples/ in place
 """
@@ -82,14 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gsm8k", type=Path, default=ROOT / "data" / "gsm8k" / "test.jsonl")
     args = ap.parse_args(argv)
     sols = solutions(args.examples, args.gsm8k)
-    shas = {}
+    shas = {}  # file name -> its sha256 now (a manifest records the path it read)
     for name in ("lab-direct-items.jsonl", "lab-direct-twins.jsonl"):
         path = args.examples / name
         rows = _read(path)
-        old = sha256_file(path)
         _fill(rows, sols)
         _write(path, rows)
-        shas[old] = sha256_file(path)
+        shas[name] = sha256_file(path)
     for manifest_path in sorted(args.examples.glob("*/manifest.json")):
         run = manifest_path.parent
         filled = 0
@@ -101,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         manifest = json.loads(manifest_path.read_text())
         touched = False
         for d in manifest.get("datasets", []):
-            if d.get("sha256") in shas:
-                d["sha256"] = shas[d["sha256"]]
+            name = Path(str(d.get("path", ""))).name
+            if name in shas and d.get("sha256") != shas[name]:
+                d["sha256"] = shas[name]
                 touched = True
         if touched or filled:
             manifest.setdefault("example", {})["solutions"] = NOTE

@@ -12,6 +12,8 @@ from zcp_core.publish import (
     Card,
     LicenseInfo,
     LicenseNotRecognised,
+    DerivativesForbidden,
+    LicenseAmbiguous,
     RedistributionForbidden,
     UnlicensedSource,
     find_license,
@@ -60,6 +62,18 @@ CC_NC_TEXT = "Attribution-NonCommercial 4.0 International\n\n===================
     ("entry", "none", "none", "", "unknown", ()),
     ("entry", "**none**: DetectRL ships no licence", "none", "", "unknown", ()),
     ("entry", "permissive, ask the authors", "none", "", "unknown", ()),
+    # no-derivatives: identified, and the restriction is what refuses a replacing release
+    ("entry", "CC-BY-ND-4.0", "identified", "CC-BY-ND-4.0", "cc-by-nd-4.0", ("no-derivatives",)),
+    ("file", "Attribution-NonCommercial-NoDerivatives 4.0 International\n", "identified", "CC-BY-NC-ND-4.0",
+     "cc-by-nc-nd-4.0", ("non-commercial", "no-derivatives")),
+    # a family with no version is ambiguous, never a guessed version (license-expression reads "GPL" as 1.0+)
+    ("file", "GPL\n", "ambiguous", "", "unknown", ()),
+    ("entry", "GPL", "ambiguous", "", "unknown", ()),
+    ("entry", "BSD", "ambiguous", "", "unknown", ()),
+    ("entry", "CC", "ambiguous", "", "unknown", ()),
+    ("entry", "CC BY-SA (see the website)", "ambiguous", "", "unknown", ()),
+    ("file", "GPLv3\n", "ambiguous", "", "unknown", ()),
+    ("entry", "GPL-2.0-or-later", "identified", "GPL-2.0-or-later", "gpl-2.0", ()),
 ])
 def test_license_golden_table(tmp_path: Path, where, text, status, spdx, hub, restrictions) -> None:
     src = tmp_path / "src" / "thing"
@@ -77,6 +91,11 @@ def test_license_golden_table(tmp_path: Path, where, text, status, spdx, hub, re
     elif status == "all_rights_reserved":
         for allow in (False, True):
             with pytest.raises(RedistributionForbidden, match="forbids redistribution"):
+                require_license(info, allow_unlicensed=allow)
+    elif status == "ambiguous":
+        assert "it could be " in info.found_in  # the candidates are listed
+        for allow in (False, True):
+            with pytest.raises(LicenseAmbiguous, match="never guessed"):
                 require_license(info, allow_unlicensed=allow)
     else:
         with pytest.raises(UnlicensedSource, match="--allow-unlicensed"):
@@ -105,6 +124,9 @@ def test_license_given_by_hand_says_so(tmp_path: Path) -> None:
     assert find_license([], "Apache-2.0").hub_id == "apache-2.0"
     with pytest.raises(LicenseNotRecognised, match="not an SPDX"):
         find_license([], "whatever-i-like")
+    for vague in ("GPL", "bsd", "CC BY"):
+        with pytest.raises(LicenseNotRecognised, match="names no single licence: it could be "):
+            find_license([], vague)
     lic = tmp_path / "MY_LICENSE"
     lic.write_text(MIT_TEXT)
     by_file = find_license([], str(lic))
@@ -239,3 +261,97 @@ def test_probe_release_is_publishable(smollm2, gsm8k_items, tmp_path: Path) -> N
     # one schema for every release (GSM8K here, the lab example in test_release_verdict): all strings
     assert dict(ds["test"].features) == {c: datasets.Value("string") for c in RELEASE_COLUMNS}
     assert set(ds["test"]["id"]) >= {it.id for it in items if it.id not in {r.original_id for r in rel.replaced}}
+
+
+def test_ambiguous_licence_lists_candidates_in_the_refusal() -> None:
+    from zcp_core.publish.ambiguous import ambiguous_candidates
+
+    assert ambiguous_candidates("GPL") == ("GPL-2.0-only", "GPL-2.0-or-later", "GPL-3.0-only", "GPL-3.0-or-later")
+    assert ambiguous_candidates("BSD License") == ("BSD-2-Clause", "BSD-3-Clause", "BSD-4-Clause")
+    assert "CC-BY-4.0" in ambiguous_candidates("CC") and "CC0-1.0" in ambiguous_candidates("Creative Commons")
+    assert ambiguous_candidates("GPL v2") == ("GPL-2.0-only", "GPL-2.0-or-later")
+    for exact in ("MIT", "GPL-3.0", "GPL-3.0-only", "Apache 2.0", "CC BY 4.0", "none", "permissive, ask the authors"):
+        assert ambiguous_candidates(exact) == (), exact
+
+
+def test_no_derivatives_refuses_a_replacing_release_and_allows_an_unchanged_one(tmp_path: Path, capsys) -> None:
+    from zcp_core.cli.main import main
+
+    run = _probe_run_with_source(tmp_path, "CC-BY-ND-4.0")
+    assert main(["release", str(run), "--out", str(tmp_path / "a"), "--min-confidence", "0.5"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "forbids derivatives and this release would have 27 items replaced by twins" in err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "a").exists()
+    # the same source released unchanged (the verdict gate replaces nothing) is allowed, and the card says so
+    assert main(["release", str(run), "--out", str(tmp_path / "b"), "--min-confidence", "0.9999"]) == 0
+    card = (tmp_path / "b" / "README.md").read_text()
+    assert card.startswith("---\nlicense: cc-by-nd-4.0\n") and "This release is the source unchanged" in card
+    lic = LicenseInfo("identified", "CC-BY-NC-ND-4.0", None, "x")
+    with pytest.raises(DerivativesForbidden):
+        from zcp_core.publish import require_derivatives_allowed
+
+        require_derivatives_allowed(lic, 1)
+
+
+def test_ambiguous_source_licence_refuses_a_release_with_candidates(tmp_path: Path, capsys) -> None:
+    from zcp_core.cli.main import main
+
+    run = _probe_run_with_source(tmp_path, "GPL")
+    assert main(["release", str(run), "--out", str(tmp_path / "a"), "--allow-unlicensed"]) == 1
+    err = capsys.readouterr().err
+    assert "GPL-2.0-only, GPL-2.0-or-later, GPL-3.0-only or GPL-3.0-or-later" in err and "never guessed" in err
+    assert main(["release", str(run), "--out", str(tmp_path / "b"), "--license", "GPL-3.0-or-later"]) == 0
+
+
+def _reference_run(tmp_path: Path, limit: int = 3) -> Path:
+    """A user's own reference run, built by the real CLI from the bundled GSM8K test set."""
+    from zcp_core.cli.main import main
+
+    out = tmp_path / "ref"
+    assert main(["reference", "build", "--dataset", str(DATA / "gsm8k" / "test.jsonl"), "--limit", str(limit),
+                 "--prior-model", "none", "--out", str(out)]) == 0
+    return out
+
+
+def test_reference_run_inherits_its_source_licence(tmp_path: Path) -> None:
+    import json
+
+    ref = _reference_run(tmp_path)
+    m = json.loads((ref / "manifest.json").read_text())
+    assert m["license"]["status"] == "identified" and m["license"]["spdx"] == "MIT" and m["license"]["file"] == "LICENSE"
+    assert (ref / "LICENSE").read_text() == (DATA / "gsm8k" / "LICENSE").read_text()
+    assert m["source"]["name"].startswith("GSM8K") and m["source"]["url"] == "https://github.com/openai/grade-school-math"
+    assert m["source"]["version"] == "3101c7d50724" and "reference twins made by zcp" in m["source"]["derived"]
+    info = find_license([ref])  # a folder given to --reference
+    assert info.hub_id == "mit" and "inherited by the run ref/" in info.found_in
+    assert find_license([ref / "reference.jsonl"]).hub_id == "mit"
+
+
+def test_release_replacing_user_built_twins_needs_no_licence_flag(tmp_path: Path) -> None:
+    """The user story: originals from GSM8K, twins from the user's own reference run, replaced in a release."""
+    import json
+    import shutil
+
+    from zcp_core.cli.main import main
+
+    ref = _reference_run(tmp_path)
+    run = tmp_path / "p"
+    shutil.copytree(DATA / "examples" / "probe-lab-direct", run)
+    m = json.loads((run / "manifest.json").read_text())
+    m["datasets"] = [{"path": str(DATA / "gsm8k" / "test.jsonl"), "sha256": None}, {"path": str(ref), "sha256": None}]
+    m["command"] = f"zcp probe --dataset {DATA / 'gsm8k' / 'test.jsonl'} --reference {ref} --out {run}"
+    (run / "manifest.json").write_text(json.dumps(m))
+    assert main(["release", str(run), "--out", str(tmp_path / "rel"), "--min-confidence", "0"]) == 0
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert card.startswith("---\nlicense: mit\n")
+    rows = [json.loads(line) for line in (tmp_path / "rel" / "benchmark.jsonl").read_text().splitlines()]
+    assert sum(r["status"] == "replaced" for r in rows) == 27
+    assert "reference twins made by zcp (numeric-perturbation-v6): file `reference.jsonl`" in card
+    for text in (card, (tmp_path / "rel" / "release.json").read_text()):
+        assert str(tmp_path) not in text and "runs/" not in text
+    # without the inherited record and file, the same twins are refused: the licence is what they inherited
+    (ref / "LICENSE").unlink()
+    mm = json.loads((ref / "manifest.json").read_text())
+    del mm["license"]
+    (ref / "manifest.json").write_text(json.dumps(mm))
+    assert main(["release", str(run), "--out", str(tmp_path / "rel2"), "--min-confidence", "0"]) == 1

@@ -81,9 +81,18 @@ def test_the_contaminated_example_releases_as_shipped(tmp_path: Path) -> None:
     summary = json.loads((out / "release.json").read_text())
     assert len(summary["replaced"]) >= 20 and summary["kept"] == []
     card = (out / "README.md").read_text()
+    rows = [json.loads(x) for x in (out / "benchmark.jsonl").read_text().splitlines()]
+    ids = {r["id"] for r in rows} | {r["original_id"] for r in rows if r["original_id"]}
     for text in (card, (out / "release.json").read_text()):
         assert str(tmp_path) not in text and str(EXAMPLE.parent.parent.parent) not in text
         assert not re.search(r"(^|[\s`('\"])/(work|tmp|home|root|usr|var|Users)/", text)
+        assert "runs/" not in text and "--out" not in text  # no run folder of the machine that made it
+        cited = set(re.findall(r"\b(?:gsm8k-test-\d+(?:-ref\d*)?|twins-\d+)\b", text))
+        assert cited and cited <= ids, sorted(cited - ids)  # only ids that are in the data
+    assert all(r["solution"] and r["source"] for r in rows)  # every row carries its worked solution and source
+    twin_rows = [r for r in rows if r["status"] == "replaced"]
+    assert all(r["solution"].rstrip().endswith("#### " + r["answer"]) for r in twin_rows)  # the twin's own solution
+    assert "version `3101c7d50724`" in card  # the source cited by name, version and URL
     citation = card.split("## Citation")[1]
     assert "Grade School Math" in citation and "github.com/openai/grade-school-math" in citation
     assert ".jsonl" not in citation  # the dataset, not a file

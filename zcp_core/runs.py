@@ -13,10 +13,10 @@ import hashlib
 import json
 import os
 import platform
+import secrets
 import subprocess
 import sys
-import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
@@ -129,6 +129,9 @@ class RunSpec:
         model_revision: Backend-reported revision (file hash, commit...).
         dataset: Dataset path(s), when data was read.
         seed: The seed the run used.
+        inherits: What a run whose output is data derived from ``dataset`` inherits, written into the manifest
+            as they are: ``license`` (:func:`zcp_core.publish.license_record`) and ``source``
+            (:func:`zcp_core.publish.derived_ref`), so a release of that data cites and licenses it.
     """
 
     kind: str
@@ -138,6 +141,7 @@ class RunSpec:
     model_revision: str | None = None
     dataset: tuple[str, ...] = ()
     seed: int = 0
+    inherits: Mapping[str, Any] = field(default_factory=dict)
 
 
 def shell_command(argv: Sequence[str]) -> str:
@@ -214,6 +218,7 @@ def write_run(
         "finished": now.isoformat(),
         "tables": sorted(["records", *(tables or {})]),
         "summary": dict(summary),
+        **{k: v for k, v in spec.inherits.items() if k in ("license", "source")},
     }
     atomic_write_json(folder / "manifest.json", manifest)
     return folder

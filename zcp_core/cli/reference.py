@@ -175,13 +175,21 @@ def build(args: argparse.Namespace) -> int:
     card = _card(args, items, rs)  # twin 1: do the twins look like their originals, and are they as easy?
     summary["twin_card"] = card.as_dict()
     write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
-                           model_revision=revision, dataset=(args.dataset,), seed=args.seed),
+                           model_revision=revision, dataset=(args.dataset,), seed=args.seed,
+                           inherits=_inherits(args.dataset, out, f"reference twins made by zcp ({rs.method})")),
               pd.DataFrame(rows), summary, tables={"twin_card": card.frame()})
     text = [f"{ok}/{n} items got a reference twin ({rs.method}); wrote {jsonl}"]
     text += [f"  failed ({k}): {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])]
     text += ["twin card (originals against twins):", card.markdown()]
     emit(args, summary, "\n".join(text))
     return 0
+
+
+def _inherits(dataset: str, out: Path, derived: str) -> dict[str, Any]:
+    """The source's licence (its file copied into the run) and citation, which the twins inherit."""
+    from zcp_core.publish import derived_ref, license_record
+
+    return {"license": license_record([dataset], out), "source": derived_ref([dataset], derived)}
 
 
 def _row(it: Any, twin: Any, fail: Any, config: dict[str, Any], method: str, k: int) -> dict[str, Any]:
@@ -249,7 +257,8 @@ def paraphrase(args: argparse.Namespace) -> int:
     }
     config = {"subcommand": "paraphrase", "method": args.method, "versions": args.versions, "limit": args.limit}
     write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
-                           model_revision=revision, dataset=(args.dataset,), seed=args.seed),
+                           model_revision=revision, dataset=(args.dataset,), seed=args.seed,
+                           inherits=_inherits(args.dataset, out, f"paraphrases made by zcp ({ps.method})")),
               pd.DataFrame(rows).sort_values(["original_id", "version"], kind="stable"), summary)
     mean = f"{summary['change_fraction_mean']:.3f}" if fr else "n/a"
     lo = f"{summary['change_fraction_min']:.3f}" if fr else "n/a"

@@ -30,7 +30,14 @@ of memorised items.
 
 When none of the dataset files the run's manifest names exists any more (a run
 copied elsewhere, e.g. the bundled examples), the licence is looked for beside
-the run folder instead.
+the run folder instead. Twins from a reference run (``--reference runs/ref``)
+inherit the licence its source had when they were built. A no-derivatives
+licence allows only a release that replaces nothing.
+
+The card and ``release.json`` name no path of the machine that made them: the
+source is cited by dataset name, version and URL, the run by its folder's name,
+the command in a form any checkout runs, and twins by the ids they have in
+``benchmark.jsonl`` (``<original id>-ref``).
 
 A release folder holds:
 
@@ -212,7 +219,7 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     """
     from zcp_core.errors import DataError
     from zcp_core.probe.run import load_item_set
-    from zcp_core.publish import display_path, find_license, publish_files, require_license
+    from zcp_core.publish import find_license, publish_files, require_derivatives_allowed, require_license
     from zcp_core.runs import atomic_write_bytes, atomic_write_json, load_run
 
     run = load_run(run_path)
@@ -240,12 +247,14 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
             kept.append(KeptFlagged(oid, "no reference twin"))
             continue
         check = twin_verification(twin)
-        if check.verification is None:
-            kept.append(KeptFlagged(oid, f"twin {twin.id} is not verified: {check.detail}"))
+        if check.verification is None:  # its twin is not in the release, so the reason names no twin id
+            kept.append(KeptFlagged(oid, f"its twin is not verified: {check.detail}"))
             continue
         swap[oid] = twin
         replaced.append(Replacement(oid, twin_id(twin), check.verification, check.detail, row["flip"],
-                                    _num(row["p_all_gap"]), _num(row["p_all_gap_rank"]), row["evidence"]))
+                                    _num(row["p_all_gap"]), _num(row["p_all_gap_rank"]),
+                                    cite_twin(str(row["evidence"]), twin)))
+    require_derivatives_allowed(lic, len(replaced), "items replaced by twins")
     verified = {r.original_id: r.verification for r in replaced}
     rows = [release_row(it, swap.get(it.id), verified.get(it.id, ""), canary) for it in originals]
     folder = Path(out)
@@ -261,10 +270,39 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     untested = tuple(it.id for it in originals if it.id not in twins)
     res = ReleaseResult(folder, len(rows), tuple(replaced), tuple(kept), canary, str(run.path), model,
                         untested, verdict)
-    # The published summary names no local path: the folder is "." and the run is shown as a card shows it.
-    atomic_write_json(folder / "release.json", {**res.to_dict(), "path": ".", "run": display_path(run.path)})
+    # The published summary names no local path: the folder is "." and the run is its folder's name.
+    atomic_write_json(folder / "release.json", {**res.to_dict(), "path": ".", "run": run.path.name,
+                                                "command": _command(dict(run.manifest)),
+                                                "sources": _source_refs(dict(run.manifest)),
+                                                "license": {"spdx": lic.spdx, "hub_id": lic.hub_id,
+                                                            "basis": lic.basis or lic.found_in}})
     publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
+
+
+def cite_twin(text: str, twin: Item) -> str:
+    """``text`` with the twin's internal id (``twins-12`` in runs made before ids were read) replaced by the id
+    the release gives it, so evidence cites only ids that are in the data."""
+    import re
+
+    rid = twin_id(twin)
+    return text if rid == twin.id else re.sub(rf"(?<![\w-]){re.escape(twin.id)}(?![\w-])", rid, text)
+
+
+def _datasets(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    return [d for d in manifest.get("datasets", []) if d.get("path")]
+
+
+def _source_refs(manifest: dict[str, Any]) -> list[dict[str, str]]:
+    from zcp_core.publish import source_ref
+
+    return [{**source_ref(d["path"]).to_dict(), "sha256": str(d.get("sha256") or "")} for d in _datasets(manifest)]
+
+
+def _command(manifest: dict[str, Any]) -> str:
+    from zcp_core.publish import portable_command
+
+    return portable_command(str(manifest.get("command", "")))
 
 
 def twin_id(twin: Item) -> str:
@@ -289,14 +327,14 @@ def release_row(original: Item, twin: Item | None, verification: str, canary: st
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.publish import Card, citation_for, display_path, portable_command, source_line
+    from zcp_core.publish import Card, citation_for, source_line
 
     s = manifest.get("summary", {})
     head = s.get("headline", {})
     conf = head.get("confidence", head.get("value"))
     verdict = (f"{conf:.3f} ({head.get('metric')})" if isinstance(conf, (int, float))
                else f"no verdict was possible: {head.get('reason') or 'no metric could be tested'}")
-    datasets = [d for d in manifest.get("datasets", []) if d.get("path")]
+    datasets = _datasets(manifest)
     title = ("Refreshed benchmark: " + f"{len(res.replaced)} flagged items replaced by verified twins"
              if res.replaced else "Audited benchmark: nothing replaced")
     v = res.verdict
@@ -325,7 +363,7 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
     return Card(
         title=title, data_file="benchmark.jsonl", split="test", license=lic,
         source=(*[source_line(d["path"], d.get("sha256")) for d in datasets],
-                f"zcp probe run `{display_path(res.run)}`: `{portable_command(manifest.get('command', ''))}`",
+                f"zcp probe run `{Path(res.run).name}`: `{_command(manifest)}`",
                 f"model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
                 f"Contamination Confidence: {verdict}"),
         citation=citation_for([d["path"] for d in datasets]), canary=res.canary,

@@ -5,22 +5,26 @@ from __future__ import annotations
 from zcp_core.publish.card import Card, citation_for, front_matter, publish_files, render_card
 from zcp_core.publish.license import (
     ALL_RIGHTS_RESERVED,
+    DerivativesForbidden,
+    LicenseAmbiguous,
     LicenseInfo,
     LicenseNotRecognised,
     RedistributionForbidden,
     UnlicensedSource,
-    display_path,
     find_license,
     identify_entry,
     identify_text,
-    portable_command,
+    license_record,
+    require_derivatives_allowed,
     require_license,
-    source_line,
     spdx_expression,
 )
+from zcp_core.publish.sources import SourceRef, derived_ref, display_path, portable_command, source_line, source_ref
 
 __all__ = [
-    "ALL_RIGHTS_RESERVED", "Card", "LicenseInfo", "LicenseNotRecognised", "RedistributionForbidden",
-    "UnlicensedSource", "citation_for", "display_path", "find_license", "front_matter", "identify_entry",
-    "identify_text", "portable_command", "publish_files", "render_card", "require_license", "source_line", "spdx_expression",
+    "ALL_RIGHTS_RESERVED", "Card", "DerivativesForbidden", "LicenseAmbiguous", "LicenseInfo", "LicenseNotRecognised",
+    "RedistributionForbidden", "SourceRef", "UnlicensedSource", "citation_for", "derived_ref", "display_path",
+    "find_license", "front_matter", "identify_entry", "identify_text", "license_record", "portable_command",
+    "publish_files", "render_card", "require_derivatives_allowed", "require_license", "source_line", "source_ref",
+    "spdx_expression",
 ]

@@ -2,14 +2,13 @@
 
 A release folder gets a ``README.md`` with YAML front matter (licence, a ``configs:`` block so that
 ``datasets.load_dataset(DIR)`` reads the data file alone, tags) above the human card, the upstream
-licence file copied beside it, and world-readable files (0644). The licence is identified by
+licence file copied beside it, and files whose modes follow the user's umask (0644 under the usual 022). The licence is identified by
 :mod:`zcp_core.publish.license`; a non-commercial or no-derivatives licence is announced at the top of
 the card, and the card says where the licence came from.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -71,19 +70,20 @@ def _notice(lic: LicenseInfo) -> list[str]:
         out.append(f"> **Licensed for non-commercial use only ({lic.spdx}).** This data may not be used for "
                    "commercial purposes.")
     if "no-derivatives" in lic.restrictions:
-        out.append(f"> **A no-derivatives licence ({lic.spdx}).** Sharing modified versions of this data may not "
-                   "be permitted; check the licence before publishing this release.")
+        out.append(f"> **A no-derivatives licence ({lic.spdx}).** This release is the source unchanged: zcp refuses "
+                   "a release that replaces or edits items under this licence.")
     if lic.given:
-        out.append(f"> **Licence given by hand:** {lic.found_in}.")
+        out.append(f"> **Licence given by hand:** {lic.basis or lic.found_in}.")
     return [x for o in out for x in (o, "")]
 
 
 def _license_section(lic: LicenseInfo) -> list[str]:
     copied = f" The licence file is copied beside this card as `{lic.file.name}`." if lic.file else ""
     if lic.status == "identified":
-        how = lic.found_in if lic.given else f"inherited from the source: {lic.found_in}"
+        basis = lic.basis or lic.found_in  # basis names no local path
+        how = basis if lic.given else f"inherited from the source: {basis}"
         return [f"`{lic.spdx}` (hub id `{lic.hub_id}`), {how}.{copied}"]
-    return [f"**The source data has no licence** ({lic.found_in}). This release was made with "
+    return [f"**The source data has no licence** ({lic.basis or lic.found_in}). This release was made with "
             "`--allow-unlicensed`; check the source's terms before redistributing it."]
 
 
@@ -103,7 +103,7 @@ def citation_for(dataset_paths: Sequence[str | Path]) -> str:
     out = []
     for ds in dataset_paths:
         from zcp_core.data import resolve_dataset
-        from zcp_core.publish.license import display_path
+        from zcp_core.publish.sources import display_path
 
         folder = resolve_dataset(ds).resolve().parent
         src = folder / "SOURCE.txt"
@@ -121,16 +121,10 @@ def citation_for(dataset_paths: Sequence[str | Path]) -> str:
 
 
 def publish_files(folder: Path, card: Card) -> Path:
-    """Write the card and the licence file, and make every file 0644 (directories 0755)."""
+    """Write the card and the licence file (modes follow the user's umask: 0644 under the usual 022)."""
     from zcp_core.runs import atomic_write_bytes
 
     if card.license.file is not None:
         shutil.copyfile(card.license.file, folder / card.license.file.name)
     atomic_write_bytes(folder / "README.md", render_card(card).encode())
-    for root, dirs, files in os.walk(folder):
-        for d in dirs:
-            os.chmod(Path(root) / d, 0o755)
-        for f in files:
-            os.chmod(Path(root) / f, 0o644)
-    os.chmod(folder, 0o755)
     return folder / "README.md"

@@ -12,9 +12,17 @@ places, in this order:
    read up to its first ``(``, ``,``, ``;`` or ``:``);
 3. ``--license``, given by the person who runs the release.
 
+A reference run folder (``zcp reference build``) carries its source's licence
+file and a ``license`` record in its manifest, so twins inherit their source's
+licence.
+
 "All rights reserved" is a known licence that forbids redistribution, not an
 unknown one: :func:`require_license` refuses it whatever ``allow_unlicensed``
-says, and only ``--license`` overrides it. Anything else is unknown.
+says, and only ``--license`` overrides it. A family name with no version
+("GPL", "BSD", "CC") is ambiguous and refused the same way, with the candidates
+listed (:mod:`zcp_core.publish.ambiguous`): a version is never guessed. A
+no-derivatives licence allows only a release that changes nothing
+(:func:`require_derivatives_allowed`). Anything else is unknown.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from zcp_core.errors import ZcpError
+from zcp_core.publish.ambiguous import ambiguous_candidates
 
 LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "COPYING")
-LicenseStatus = Literal["identified", "all_rights_reserved", "none"]
+LicenseStatus = Literal["identified", "all_rights_reserved", "ambiguous", "none"]
 #: The SPDX-like name the card gives a source that reserves all rights.
 ALL_RIGHTS_RESERVED = "LicenseRef-All-Rights-Reserved"
 
@@ -87,17 +96,27 @@ class LicenseNotRecognised(ZcpError):
     """``--license`` names no valid SPDX licence or recognised licence file."""
 
 
+class LicenseAmbiguous(UnlicensedSource):
+    """The source's licence names a family without a version ("GPL"); only ``--license`` settles it."""
+
+
+class DerivativesForbidden(UnlicensedSource):
+    """A release that replaces or edits items of data under a no-derivatives licence."""
+
+
 @dataclass(frozen=True)
 class LicenseInfo:
     """The licence a release inherits.
 
     Attributes:
-        status: ``identified``, ``all_rights_reserved`` (a known licence forbidding redistribution) or ``none``.
+        status: ``identified``, ``all_rights_reserved`` (a known licence forbidding redistribution),
+            ``ambiguous`` (a family name with no version; the candidates are in ``found_in``) or ``none``.
         spdx: The normalised SPDX expression (``CC-BY-NC-4.0``), :data:`ALL_RIGHTS_RESERVED`, or ``""``.
         file: The upstream licence file to copy, when there is one.
         found_in: Where the licence came from, in words a maintainer can check
             ("found in data/gsm8k/LICENSE"), or where we looked and found none.
         given: Whether it was given with ``--license`` rather than read from the source.
+        basis: How it was found, in words a card may print (no local path); ``found_in`` when empty.
     """
 
     status: LicenseStatus
@@ -105,6 +124,7 @@ class LicenseInfo:
     file: Path | None
     found_in: str
     given: bool = False
+    basis: str = ""
 
     @property
     def known(self) -> bool:
@@ -114,7 +134,7 @@ class LicenseInfo:
     @property
     def hub_id(self) -> str:
         """The dataset hub's licence id (``mit``, ``cc-by-nc-4.0``, ``other``) or ``unknown``."""
-        if self.status == "none":
+        if self.status in ("none", "ambiguous"):
             return "unknown"
         return HUB_IDS.get(self.spdx, "other")
 
@@ -181,6 +201,8 @@ def identify_text(text: str) -> tuple[LicenseStatus, str, str]:
         if valid := spdx_expression("-".join(["CC-BY", *parts, cc.group(2)])):
             return "identified", valid, "its Creative Commons licence title"
     first = next((ln for ln in opening.splitlines() if ln.strip()), "")
+    if first and (cands := ambiguous_candidates(first)):
+        return "ambiguous", "", f"its first line \"{first.strip()}\" names no single licence: {_candidates(cands)}"
     if first and len(first) <= 80 and (sid := spdx_expression(first)):
         return "identified", sid, "its first line"
     if _ARR.search(head[:4000]) and not _GRANT.search(head):
@@ -188,9 +210,14 @@ def identify_text(text: str) -> tuple[LicenseStatus, str, str]:
     return "none", "", "it is empty" if not head.strip() else "it is not a licence we can identify"
 
 
+def _candidates(cands: Sequence[str]) -> str:
+    return "it could be " + ", ".join(cands[:-1]) + f" or {cands[-1]}"
+
+
 def identify_entry(entry: str) -> tuple[LicenseStatus, str]:
     """Identify a ``SOURCES.md`` licence entry: a licence title, or its text up to the first ``(``, ``,``,
-    ``;`` or ``:`` as an SPDX id; ``none`` there means the source has no licence."""
+    ``;`` or ``:`` as an SPDX id; ``none`` there means the source has no licence; a family name with no
+    version is ``ambiguous``."""
     clean = re.sub(r"[*`_]", "", entry)
     name = re.split(r"[(,;:]", clean, maxsplit=1)[0]
     if _NONE.search(name):
@@ -198,6 +225,8 @@ def identify_entry(entry: str) -> tuple[LicenseStatus, str]:
     status, sid, _ = identify_text(clean)
     if status == "identified":
         return status, sid
+    if status == "ambiguous" or ambiguous_candidates(name):  # "GPL (see COPYING)": a family, no version
+        return "ambiguous", ""
     if named := spdx_expression(name):
         return "identified", named
     if _ARR.search(clean):
@@ -205,34 +234,6 @@ def identify_entry(entry: str) -> tuple[LicenseStatus, str]:
     return "none", ""
 
 
-def display_path(path: str | Path) -> str:
-    """A path as a card may print it: relative to a data root (the bundled one as ``data/...``) or to
-    the checkout, else the file name alone; never an absolute local path."""
-    from zcp_core.data import data_roots, install_root, resolve_dataset
-
-    p = resolve_dataset(path)
-    try:
-        p = p.resolve()
-    except OSError:
-        return Path(path).name
-    root = install_root().resolve()
-    for r in data_roots():
-        if p.is_relative_to(r):
-            return str(p.relative_to(root)) if r.is_relative_to(root) else str(p.relative_to(r))
-    if p.is_relative_to(root):
-        return str(p.relative_to(root))
-    return p.name
-
-
-def portable_command(command: str) -> str:
-    """A recorded command as a card may print it: every absolute path in it shown by :func:`display_path`."""
-    import shlex
-
-    try:
-        words = shlex.split(command)
-    except ValueError:  # unbalanced quotes: shown as recorded, minus nothing
-        return command
-    return shlex.join(display_path(w) if w.startswith("/") else w for w in words)
 
 
 def _sources_md_entry(folder: Path) -> tuple[Path, str] | None:
@@ -247,7 +248,33 @@ def _sources_md_entry(folder: Path) -> tuple[Path, str] | None:
     return None
 
 
+
+def _display(path: Path) -> str:
+    from zcp_core.publish.sources import display_path
+
+    return display_path(path)
+
+
+def _from_manifest(folder: Path) -> LicenseInfo | None:
+    """The licence a run folder recorded at build time (a reference run inherits its source's)."""
+    import json
+
+    m = folder / "manifest.json"
+    try:
+        rec = json.loads(m.read_text(encoding="utf-8")).get("license") if m.is_file() else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("status") not in ("identified", "all_rights_reserved", "ambiguous", "none"):
+        return None
+    file = folder / str(rec["file"]) if rec.get("file") and (folder / str(rec["file"])).is_file() else None
+    return LicenseInfo(rec["status"], str(rec.get("spdx") or ""), file,
+                       f"inherited by the run {folder.name}/ from its source: {rec.get('found_in', '')}",
+                       basis=f"inherited from the data the twins were made from: {rec.get('basis', '')}")
+
+
 def _from_folder(folder: Path) -> LicenseInfo:
+    if (inherited := _from_manifest(folder)) is not None:
+        return inherited
     notes = []
     for name in LICENSE_FILES:
         f = folder / name
@@ -255,23 +282,28 @@ def _from_folder(folder: Path) -> LicenseInfo:
             status, sid, how = identify_text(f.read_text(encoding="utf-8", errors="replace"))
             if status != "none":
                 return LicenseInfo(status, sid, f if status == "identified" else None,
-                                   f"found in {display_path(f)}, by {how}")
-            notes.append(f"{display_path(f)}: {how}")
+                                   f"found in {_display(f)}, by {how}", basis=f"the source's {name} file, by {how}")
+            notes.append(f"{_display(f)}: {how}")
     hit = _sources_md_entry(folder)
     if hit:
         table, entry = hit
         status, sid = identify_entry(entry)
-        where = f"the {display_path(table)} entry for {folder.name}/: \"{entry}\""
+        where = f"the {_display(table)} entry for {folder.name}/: \"{entry}\""
+        if status == "ambiguous":
+            name = re.split(r"[(,;:]", re.sub(r"[*`_]", "", entry), maxsplit=1)[0].strip()
+            return LicenseInfo(status, "", None, f"{where} names no single licence: "
+                               f"{_candidates(ambiguous_candidates(name))}")
         if status != "none":
-            return LicenseInfo(status, sid, None, f"found in {where}")
+            return LicenseInfo(status, sid, None, f"found in {where}",
+                               basis=f"the source's entry in its data table: \"{entry}\"")
         notes.append(f"no licence in {where}")
     else:
-        notes.append(f"no LICENSE file or SOURCES.md entry for {display_path(folder)}/")
+        notes.append(f"no LICENSE file or SOURCES.md entry for {_display(folder)}/")
     return LicenseInfo("none", "", None, "; ".join(notes))
 
 
 def _combine(found: list[LicenseInfo]) -> LicenseInfo:
-    for status in ("all_rights_reserved", "none"):
+    for status in ("all_rights_reserved", "ambiguous", "none"):
         bad = [i for i in found if i.status == status]
         if bad:
             return LicenseInfo(status, bad[0].spdx, None, "; ".join(dict.fromkeys(i.found_in for i in bad)))
@@ -279,7 +311,8 @@ def _combine(found: list[LicenseInfo]) -> LicenseInfo:
     if len(spdx) == 1:
         return found[0]
     expr = str(_licensing().parse(" AND ".join(f"({s})" for s in spdx)).render())
-    return LicenseInfo("identified", expr, None, "; ".join(dict.fromkeys(i.found_in for i in found)))
+    return LicenseInfo("identified", expr, None, "; ".join(dict.fromkeys(i.found_in for i in found)),
+                       basis="; ".join(dict.fromkeys(i.basis or i.found_in for i in found)))
 
 
 def _given(override: str, source: LicenseInfo) -> LicenseInfo:
@@ -290,41 +323,65 @@ def _given(override: str, source: LicenseInfo) -> LicenseInfo:
             raise LicenseNotRecognised(f"--license {p.name}: {how}; give an SPDX id (mit, cc-by-4.0...) instead")
         given_as, file = f"--license {p.name}", p
     else:
+        if cands := ambiguous_candidates(override):
+            raise LicenseNotRecognised(f"--license {override!r} names no single licence: {_candidates(cands)}; "
+                                       "give the exact SPDX id")
         sid = spdx_expression(override) or ""
         if not sid:
             raise LicenseNotRecognised(f"--license {override!r} is not an SPDX licence id or expression "
                                        "(e.g. mit, apache-2.0, cc-by-4.0, cc-by-nc-4.0) nor a licence file")
         given_as, file = f"--license {override}", None
-    own = {"none": "the source itself has no licence",
+    own = {"none": "the source itself has no licence", "ambiguous": "the source's own licence names no version",
            "all_rights_reserved": "the source itself reserves all rights"}.get(
                source.status, f"the source's own licence is {source.spdx}")
     return LicenseInfo("identified", sid, file, f"given with {given_as} by the person who ran the release; "
-                       f"{own} ({source.found_in})", given=True)
+                       f"{own} ({source.found_in})", given=True,
+                       basis=f"given with {given_as} by the person who ran the release; {own}")
 
 
 def find_license(dataset_paths: Sequence[str | Path], override: str | None = None) -> LicenseInfo:
     """The licence of the data a release derives from (identified, never guessed).
 
     Args:
-        dataset_paths: The source dataset files.
+        dataset_paths: The source dataset files (or run folders, e.g. a reference run given to ``--reference``).
         override: ``--license``: a licence file to copy, or an SPDX id (``mit``, ``cc-by-nc-4.0``...).
 
     Raises:
-        LicenseNotRecognised: ``override`` is neither an SPDX id nor an identifiable licence file.
+        LicenseNotRecognised: ``override`` is neither an SPDX id nor an identifiable licence file, or names no
+            single licence ("GPL").
     """
     from zcp_core.data import resolve_dataset
 
-    folders = list(dict.fromkeys(resolve_dataset(d).resolve().parent for d in dataset_paths))
+    paths = [resolve_dataset(d).resolve() for d in dataset_paths]
+    folders = list(dict.fromkeys(p if p.is_dir() else p.parent for p in paths))
     source = (_combine([_from_folder(f) for f in folders]) if folders
               else LicenseInfo("none", "", None, "no source dataset recorded"))
     return _given(override, source) if override else source
 
 
+def license_record(dataset_paths: Sequence[str | Path], folder: Path) -> dict[str, Any]:
+    """What a run made from ``dataset_paths`` inherits: the source's licence file, copied into ``folder``,
+    and the manifest record :func:`find_license` reads back from that folder (never guessed: an unknown or
+    ambiguous source is recorded as such and refused at release time)."""
+    import shutil
+
+    info = find_license(dataset_paths)
+    rec: dict[str, Any] = {"status": info.status, "spdx": info.spdx, "found_in": info.found_in,
+                           "basis": info.basis or info.found_in, "file": None}
+    if info.file is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(info.file, folder / info.file.name)
+        rec["file"] = info.file.name
+    return rec
+
+
 def require_license(info: LicenseInfo, allow_unlicensed: bool) -> None:
-    """Refuse a release of data whose licence forbids it, or is unknown unless that was allowed.
+    """Refuse a release of data whose licence forbids it, names no single licence, or is unknown unless
+    that was allowed.
 
     Raises:
         RedistributionForbidden: The source reserves all rights (``allow_unlicensed`` does not override it).
+        LicenseAmbiguous: The source's licence is a family name with no version (nor does it override that).
         UnlicensedSource: No licence was identified and ``allow_unlicensed`` is False.
     """
     if info.status == "all_rights_reserved":
@@ -332,17 +389,27 @@ def require_license(info: LicenseInfo, allow_unlicensed: bool) -> None:
             f"the source data reserves all rights ({info.found_in}): that licence forbids redistribution, and "
             "--allow-unlicensed does not override it. Only someone who holds permission may release it, by "
             "giving the licence they hold with --license ID_OR_FILE (the card records it)")
+    if info.status == "ambiguous":
+        raise LicenseAmbiguous(f"the source's licence is ambiguous ({info.found_in}); a version is never guessed: "
+                               "give the one that applies with --license ID")
     if info.status == "none" and not allow_unlicensed:
         raise UnlicensedSource(f"the source data has no licence we can identify ({info.found_in}); a derivative may "
                                "not be redistributable. Give it with --license ID_OR_FILE, or pass "
                                "--allow-unlicensed to release anyway (the card will say so)")
 
 
-def source_line(path: str | Path, sha256: str | None = None) -> str:
-    """A card's provenance line for a source file: its display path and sha256 (computed when not given)."""
-    from zcp_core.data import resolve_dataset
-    from zcp_core.runs import sha256_file
+def require_derivatives_allowed(info: LicenseInfo, changed: int, what: str = "items replaced or edited") -> None:
+    """Refuse a release that changes data under a no-derivatives licence; an unchanged release is allowed.
 
-    p = resolve_dataset(path)
-    sha = sha256 or (sha256_file(p) if p.is_file() else "n/a")
-    return f"`{display_path(path)}` (sha256 `{sha}`)"
+    Args:
+        info: The licence the release inherits.
+        changed: How many items the release replaces, edits or drops.
+        what: What ``changed`` counts, for the message.
+
+    Raises:
+        DerivativesForbidden: The licence forbids derivatives and ``changed > 0``.
+    """
+    if changed > 0 and "no-derivatives" in info.restrictions:
+        raise DerivativesForbidden(
+            f"the source's licence {info.spdx} forbids derivatives and this release would have {changed} {what}; "
+            "only an unchanged release is allowed (or one made under a licence you hold, given with --license)")
