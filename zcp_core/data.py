@@ -9,8 +9,10 @@ DetectRL ``<file stem>-<index>``, generic files their ``id`` field (or ``--id-fi
 else ``<file stem>-<line>``.
 
 Bad input raises :class:`~zcp_core.errors.DataError` naming file, line and
-field. With ``on_error="skip"`` bad rows are collected in the result's
-``bad_rows`` instead, never dropped silently.
+field; the whole file is read first, so the error names its first bad row and
+counts the others (a duplicate id is a bad row naming both lines). With
+``on_error="skip"`` bad rows are collected in the result's ``bad_rows``
+instead, never dropped silently.
 """
 
 from __future__ import annotations
@@ -334,7 +336,8 @@ def _first_of(bad: list[BadRow], path: Path) -> DataError:
     """The first bad row as the error to raise, with the lines of the others, so none is lost."""
     first, rest = bad[0], [str(b.line) for b in bad[1:]]
     shown = ", ".join(rest[:5]) + (f" and {len(rest) - 5} more" if len(rest) > 5 else "")
-    more = f" (and {len(rest)} more bad rows: line {shown}; `zcp data inspect {path}` lists every one)" if rest else ""
+    rows = "row: line" if len(rest) == 1 else "rows: lines"
+    more = f" (and {len(rest)} more bad {rows} {shown}; `zcp data inspect {path}` lists every one)" if rest else ""
     return DataError(first.path, first.line, first.field, first.message + more)
 
 
@@ -351,7 +354,7 @@ def load_dataset(
         path: File (or ``datasets`` folder) to read.
         fmt: Format; ``auto`` detects it from the content.
         fields: Field names for generic files.
-        on_error: ``raise`` on the first bad row, or ``skip`` and report it.
+        on_error: ``raise`` on the first bad row (counting the others), or ``skip`` them and list them.
         corpus: For generic files, whether rows are problems or texts.
 
     Returns:
