@@ -21,7 +21,7 @@ def _conditions(s: str) -> list[str]:
     out = [c.strip() for c in s.split(",") if c.strip()]
     bad = [c for c in out if c not in CONDITIONS]
     if bad:
-        raise argparse.ArgumentTypeError(f"unknown condition(s) {bad}; choose from {','.join(CONDITIONS)}")
+        raise argparse.ArgumentTypeError(f"unknown condition(s) {', '.join(bad)}; choose from {','.join(CONDITIONS)}")
     return out
 
 
