@@ -403,7 +403,10 @@ def load_dataset(
                 raise DataError(str(p), n, _id_field(fmt, fm), f"duplicate id {row.id!r}: line {first_line[row.id]} "
                                 "has it too; ids must be unique")
             first_line[row.id] = n
-            (texts if isinstance(row, TextRecord) else items).append(row)
+            if isinstance(row, TextRecord):
+                texts.append(row)
+            else:
+                items.append(row)
         except DataError as e:
             bad.append(BadRow(e.path, e.line, e.field, e.message))
     if not items and not texts and not bad:
