@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exec ``streamlit run app.py`` with the project's defaults."""
+    """Check the port, then exec ``streamlit run app.py`` with the project's defaults (``--check-port``: only check)."""
     import os
     import sys
     from pathlib import Path
