@@ -9,8 +9,10 @@ DetectRL ``<file stem>-<index>``, generic files their ``id`` field (or ``--id-fi
 else ``<file stem>-<line>``.
 
 Bad input raises :class:`~zcp_core.errors.DataError` naming file, line and
-field. With ``on_error="skip"`` bad rows are collected in the result's
-``bad_rows`` instead, never dropped silently.
+field; the whole file is read first, so the error names its first bad row and
+counts the others (a duplicate id is a bad row naming both lines). With
+``on_error="skip"`` bad rows are collected in the result's ``bad_rows``
+instead, never dropped silently.
 """
 
 from __future__ import annotations
@@ -251,6 +253,23 @@ def _records_from_table(path: Path, fmt: str) -> Iterator[tuple[int, Any, str | 
         yield n, row, None
 
 
+def _line_rows(path: Path, fmt: str) -> Iterator[tuple[int, Any, str | None]]:
+    if fmt in {"gsm8k", "math", "items", "jsonl"}:
+        return _jsonl_rows(path, _read_text(path))
+    return _records_from_table(path, fmt)
+
+
+def iter_records(path: str | Path, fmt: str = "auto") -> Iterator[Mapping[str, Any]]:
+    """The raw records of a file as found (before any field mapping), skipping rows that are not objects."""
+    p = resolve_dataset(path)
+    fmt = detect_format(p) if fmt == "auto" else fmt
+    if fmt == "detectrl":
+        arr = json.loads(_read_text(p))
+        yield from (rec for rec in (arr if isinstance(arr, list) else []) if isinstance(rec, dict))
+        return
+    yield from (rec for _, rec, _ in _line_rows(p, fmt) if isinstance(rec, dict))
+
+
 # ---- where data lives --------------------------------------------------------------------------
 
 
@@ -295,6 +314,37 @@ def resolve_dataset(path: str | Path) -> Path:
     return p
 
 
+def _row(path: Path, n: int, rec: Mapping[str, Any], fmt: str, fm: FieldMap, corpus: str) -> Item | TextRecord:
+    """One record of a line-based file: a text when ``corpus`` says so or it has a text and no question."""
+    if fmt == "gsm8k":
+        return _gsm8k_item(path, n, rec)
+    if fmt == "math":
+        return _math_item(path, n, rec)
+    if fmt == "items":
+        return _items_item(path, n, rec)
+    if fmt == "gsm1k":
+        return Item(id=f"gsm1k-{n - 1}", question=_nonempty(path, n, rec, "question"),
+                    answer=_nonempty(path, n, rec, "answer").replace(",", ""), source="gsm1k")
+    if corpus == "texts" or (corpus == "auto" and fm.text in rec and fm.question not in rec):
+        rid = _nonempty(path, n, rec, fm.id, "id") if fm.id else f"{path.stem}-{n}"
+        return _text_record(path, n, rid, rec, fm)
+    return _generic_item(path, n, rec, fm)
+
+
+def _id_field(fmt: str, fm: FieldMap) -> str:
+    """The field a format's ids come from (GSM8K's are made from the question)."""
+    return {"gsm8k": "question", "math": "unique_id", "items": "id"}.get(fmt) or fm.id or "id"
+
+
+def _first_of(bad: list[BadRow], path: Path) -> DataError:
+    """The first bad row as the error to raise, with the lines of the others, so none is lost."""
+    first, rest = bad[0], [str(b.line) for b in bad[1:]]
+    shown = ", ".join(rest[:5]) + (f" and {len(rest) - 5} more" if len(rest) > 5 else "")
+    rows = "row: line" if len(rest) == 1 else "rows: lines"
+    more = f" (and {len(rest)} more bad {rows} {shown}; `zcp data inspect {path}` lists every one)" if rest else ""
+    return DataError(first.path, first.line, first.field, first.message + more)
+
+
 def load_dataset(
     path: str | Path,
     fmt: Format = "auto",
@@ -308,7 +358,7 @@ def load_dataset(
         path: File (or ``datasets`` folder) to read.
         fmt: Format; ``auto`` detects it from the content.
         fields: Field names for generic files.
-        on_error: ``raise`` on the first bad row, or ``skip`` and report it.
+        on_error: ``raise`` on the first bad row (counting the others), or ``skip`` them and list them.
         corpus: For generic files, whether rows are problems or texts.
 
     Returns:
@@ -344,42 +394,29 @@ def load_dataset(
                 fail(DataError(e.path, e.line, e.field, f"record {i}: {e.message}"))
         return Dataset(str(p), fmt, texts=tuple(texts), bad_rows=tuple(bad))
 
-    if fmt in {"gsm8k", "math", "items", "jsonl"}:
-        rows: Iterator[tuple[int, Any, str | None]] = _jsonl_rows(p, _read_text(p))
-    else:
-        rows = _records_from_table(p, fmt)
-    want_texts = corpus == "texts"
+    rows = _line_rows(p, fmt)
+    first_line: dict[str, int] = {}  # id -> the line that first had it, so a duplicate names both lines
     for n, rec, err in rows:
         try:
             if err:
                 raise DataError(str(p), n, None, err)
             if not isinstance(rec, dict):
                 raise DataError(str(p), n, None, "record is not an object")
-            if fmt == "gsm8k":
-                items.append(_gsm8k_item(p, n, rec))
-            elif fmt == "math":
-                items.append(_math_item(p, n, rec))
-            elif fmt == "items":
-                items.append(_items_item(p, n, rec))
-            elif fmt == "gsm1k":
-                items.append(Item(
-                    id=f"gsm1k-{n - 1}", question=_nonempty(p, n, rec, "question"),
-                    answer=_nonempty(p, n, rec, "answer").replace(",", ""), source="gsm1k",
-                ))
-            elif want_texts or (corpus == "auto" and fm.text in rec and fm.question not in rec):
-                rid = _nonempty(p, n, rec, fm.id, "id") if fm.id else f"{p.stem}-{n}"
-                texts.append(_text_record(p, n, rid, rec, fm))
+            row = _row(p, n, rec, fmt, fm, corpus)
+            if row.id in first_line:
+                raise DataError(str(p), n, _id_field(fmt, fm), f"duplicate id {row.id!r}: line {first_line[row.id]} "
+                                "has it too; ids must be unique")
+            first_line[row.id] = n
+            if isinstance(row, TextRecord):
+                texts.append(row)
             else:
-                items.append(_generic_item(p, n, rec, fm))
+                items.append(row)
         except DataError as e:
-            fail(e)
+            bad.append(BadRow(e.path, e.line, e.field, e.message))
     if not items and not texts and not bad:
         raise DataError(str(p), None, None, "no records: the file is empty")
-    ids = [x.id for x in items] or [t.id for t in texts]
-    if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
-        raise DataError(str(p), None, fm.id or "id", f"duplicate id {dup!r}; ids must be unique")
+    if bad and on_error == "raise":
+        raise _first_of(bad, p)
     return Dataset(str(p), fmt, items=tuple(items), texts=tuple(texts), bad_rows=tuple(bad))
 
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from zcp_core.cli.common import add_common, add_model, emit, log
+from zcp_core.cli.common import add_common, add_model, emit, log, positive_int
 
 
 def _conditions(s: str) -> list[str]:
@@ -21,7 +21,7 @@ def _conditions(s: str) -> list[str]:
     out = [c.strip() for c in s.split(",") if c.strip()]
     bad = [c for c in out if c not in CONDITIONS]
     if bad:
-        raise argparse.ArgumentTypeError(f"unknown condition(s) {bad}; choose from {','.join(CONDITIONS)}")
+        raise argparse.ArgumentTypeError(f"unknown condition(s) {', '.join(bad)}; choose from {','.join(CONDITIONS)}")
     return out
 
 
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("--finish", choices=["as_is", "box_prefill"], default="as_is",
                    help="box_prefill: give chains without \\boxed{} a boxed final answer by a short greedy "
                         "continuation (for weak models; the appended tail is recorded)")
-    g.add_argument("--limit", type=int, default=None, help="first N problems only")
+    g.add_argument("--limit", type=positive_int, default=None, help="first N problems only")
     add_common(g)
     g.set_defaults(func=generate)
 
@@ -88,7 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--threshold", type=float, default=0.2)
     r.add_argument("--n-boot", type=int, default=2000)
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--limit", type=int, default=None, help="first N problems only")
+    r.add_argument("--limit", type=positive_int, default=None, help="first N problems only")
     r.add_argument("--out", default=None, help="run folder (default runs/afr-profile-<name>)")
     add_common(r)
     r.set_defaults(func=profile_cmd)

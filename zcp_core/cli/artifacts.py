@@ -108,6 +108,20 @@ def run_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What each kind of clean flag means, for the summary line (the run's flags table has one row per flag).
+FLAG_WORDS = {"pattern": "matches of review-only patterns (left in place)",
+              "shrunk": "edited texts that shrank too much",
+              "sentences_far": "edited texts with a sentence count far from their domain's",
+              "tokens_far": "edited texts with a token count far from their domain's",
+              "residual_score": "texts the under-cleaning scorer marked"}
+
+
+def flags_text(flags: dict[str, int]) -> str:
+    """``flags to review: 97 matches of review-only patterns (left in place), 3 ...``, or that there are none."""
+    parts = [f"{n} {FLAG_WORDS.get(kind, kind)}" for kind, n in sorted(flags.items(), key=lambda kv: -kv[1])]
+    return "flags to review: " + ("; ".join(parts) if parts else "none")
+
+
 def _residual_scorer(spec: str, texts: list[Any]) -> tuple[Any, str]:
     """The under-cleaning scorer ``--scorer`` names, and how the cards describe it.
 
@@ -155,7 +169,7 @@ def run_clean(args: argparse.Namespace) -> int:
              if u["assessed"] else f"under-cleaning flag: not assessed ({note}); rule: {u['rule_text']}")
     text = (f"{summary['texts']} distinct texts: {summary['edited_texts']} edited or dropped "
             f"({summary['applied']} edits applied, {summary['rejected']} rejected by decision), "
-            f"{summary['dropped']} dropped, kept {summary['kept']}\nflags: {summary['flags']}\n{under}\n"
+            f"{summary['dropped']} dropped, kept {summary['kept']}\n{flags_text(summary['flags'])}\n{under}\n"
             f"release: {folder / 'cleaned'}  audit card: {folder / 'README.md'}")
     emit(args, summary, text)
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from zcp_core.cli.common import add_common, add_model, emit, log
+from zcp_core.cli.common import add_common, add_model, emit, log, positive_int
 from zcp_core.cli.data import add_fields, fields_from_args
 
 
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("baselines", help="membership-inference baselines (Min-K%% Prob, zlib ratio) per question")
     add_model(p)
     p.add_argument("--dataset", required=True, help="benchmark file whose questions are scored")
-    p.add_argument("--limit", type=int, default=None, help="first N items")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N items")
     p.add_argument("--k", type=float, default=0.2, help="Min-K%% Prob fraction, in (0, 1] (default %(default)s)")
     p.add_argument("--out", required=True, help="run folder to write")
     add_fields(p)

@@ -1,4 +1,8 @@
-"""Helpers shared by subcommands: ``--json`` output, errors, run paths."""
+"""Helpers shared by subcommands: ``--json`` output, errors, run paths, and argument checks.
+
+The checks are argparse ``type=`` functions: a bad value stops the command before it reads or loads
+anything, with argparse's one-line ``error: argument --limit: ...`` and exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,54 @@ import argparse
 import json
 import sys
 from typing import Any, Mapping
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1 (``--limit``): leaving the flag out means every item, so 0 or less is a mistake."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value} (leave the flag out for every item)")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if value != value:  # NaN passes no range check below, so name it here
+        raise argparse.ArgumentTypeError("must be a number, not NaN")
+    return value
+
+
+def probability(text: str) -> float:
+    """A probability in [0, 1] (``--min-confidence``)."""
+    value = _number(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie between 0 and 1, not {text}")
+    return value
+
+
+def open_probability(text: str) -> float:
+    """A probability strictly between 0 and 1 (``--prior``, ``--fdr``): 0 or 1 would settle the answer in advance."""
+    value = _number(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, not {text}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 1 to 65535 (``--port``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, not {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, not {value}")
+    return value
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from zcp_core.cli.common import add_common, add_model, emit, log
+from zcp_core.cli.common import add_common, add_model, emit, log, positive_int
 from zcp_core.cli.data import add_fields, fields_from_args
 
 SINGLE_KEYS = ("partition", "n", "prompt_style", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated")
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--compare-dataset", default=None, help="a second partition of the same dataset")
     p.add_argument("--compare-split-name", default="train", help="name of the second partition")
     p.add_argument("--out", required=True, help="run folder to write")
-    p.add_argument("--limit", type=int, default=None, help="first N instances of each partition")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N instances of each partition")
     p.add_argument("--task", default="auto", choices=["auto", "classification", "nli", "summarization", "math", "open"])
     p.add_argument("--math-mode", default="question", choices=["question", "question-solution"],
                    help="cut the question, or use the question as first piece and the solution as second")

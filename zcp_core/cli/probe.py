@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zcp_core.cli.common import add_common, add_model, emit, log
+from zcp_core.cli.common import add_common, add_model, emit, log, open_probability, positive_int, probability
 
 
 def _floats(s: str) -> tuple[float, ...]:
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="also measure p_first_cal/p_all_cal: each logit metric against its answer's own prior (the "
                         "gold after the question with its numbers masked); one more prefill per item")
     p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
-    p.add_argument("--limit", type=int, default=None, help="first N originals (and their twins)")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N originals (and their twins)")
     p.add_argument("--cot-tokens", type=int, default=256, help="full-CoT token cap")
     p.add_argument("--full-cot", action="store_true", help="generate the full CoT even when r=0 only")
     p.add_argument("--mode", choices=["prefill", "prompt"], default="prefill",
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "'The answer is N.' loses Acc); auto: number when every gold is a plain number and the "
                         "backend can constrain decoding")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--prior", type=float, default=0.5, help="prior probability of contamination for C")
+    p.add_argument("--prior", type=open_probability, default=0.5, help="prior probability of contamination for C")
     p.add_argument("--paired-test", choices=["permutation", "bootstrap"], default="permutation",
                    help="test of the continuous metrics (p_first, p_all): sign-flip permutation (exact up to 16 "
                         "pairs; holds its size at every n) or the paired bootstrap (anti-conservative at small n)")
@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c = sub.add_parser("confidence", help="Contamination Confidence of a probe run, per metric")
     c.add_argument("run", help="probe run folder")
     c.add_argument("--arm", default="original", choices=["original", "paraphrased"], help="suspect arm")
-    c.add_argument("--prior", type=float, default=None, help="recompute with this prior (default: as stored)")
+    c.add_argument("--prior", type=open_probability, default=None, help="recompute with this prior (default: as stored)")
     add_common(c)
     c.set_defaults(func=confidence_cmd)
 
@@ -89,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--allow-unlicensed", action="store_true",
                    help=("release data whose source has no identifiable licence (the card says so); never overrides "
                          "'All rights reserved'"))
-    r.add_argument("--min-confidence", type=float, default=0.95,
+    r.add_argument("--min-confidence", type=probability, default=0.95,
                    help="replace flagged items only when the run has a verdict (n >= 10 pairs) and its headline "
                         "Contamination Confidence is at least this (default %(default)s); otherwise the benchmark is "
                         "written unchanged and the card says why")

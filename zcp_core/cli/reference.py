@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zcp_core.cli.common import add_common, emit, log
+from zcp_core.cli.common import add_common, emit, log, positive_int
 from zcp_core.cli.data import add_fields, fields_from_args
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _shared(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output folder (a run folder)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--limit", type=positive_int, default=None, help="only the first N items")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--batch-size", type=int, default=16)

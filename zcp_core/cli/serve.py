@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from zcp_core.cli.common import add_common, add_model, emit, log
+from zcp_core.cli.common import add_common, add_model, emit, log, port
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_common(p)
     add_model(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default %(default)s)")
+    p.add_argument("--port", type=port, default=8000, help="port (default %(default)s)")
     p.add_argument("--served-model-name", default=None,
                    help="model name clients send (default: the --model spec)")
     p.add_argument("--max-batch", type=int, default=16, help="most concurrent requests batched into one backend call")
