@@ -180,7 +180,8 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
     """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit."""
     import hashlib
 
-    from zcp_core.publish import Card, citation_for, source_line
+    from zcp_core.artifacts.residual import residual_lines
+    from zcp_core.publish import Card, citation_for, portable_command, source_line
 
     applied = result.edits[result.edits["applied"]]
     edited = int(applied["id"].nunique())
@@ -191,13 +192,15 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
     return Card(
         title=title, data_file="data.parquet", split="test", license=lic,
         source=(*[source_line(p) for p in inputs.paths],
-                f"command: `{inputs.command}`", f"pattern library {library.version} (sha256 `{library.sha256}`)"),
+                f"command: `{portable_command(inputs.command)}`",
+                f"pattern library {library.version} (sha256 `{library.sha256}`)"),
         citation=citation_for(inputs.paths), canary=canary,
         counts={"texts (distinct)": str(len(texts)), "kept": str(len(result.texts)),
                 "edited (kept, with spans removed)": str(int(applied[applied["action"] != "drop_text"]["id"].nunique())),
                 "dropped": f"{len(result.dropped)}" + (f" ({reasons})" if reasons else ""),
                 "edits rejected by a reviewer": str(int((~result.edits["accepted"]).sum()))},
-        body=audit_card(result, texts, library, release=True, scorer=_scorer_note(inputs)),
+        body="\n".join([*residual_lines(library), audit_card(result, texts, library, release=True,
+                                                             scorer=_scorer_note(inputs))]),
         tags=("ai-text-detection", "artifact-cleaning"),
     )
 
@@ -217,7 +220,7 @@ def write_clean_run(
     ``config`` holds the flag thresholds and the under-cleaning rule (default: top 10% of residual scores).
     """
     from zcp_core.data import texts_frame
-    from zcp_core.publish import find_license, require_license
+    from zcp_core.publish import find_license, require_derivatives_allowed, require_license
 
     lic = find_license(inputs.paths, inputs.license)
     require_license(lic, inputs.allow_unlicensed)  # before any work: an unlicensed source is refused up front
@@ -225,6 +228,8 @@ def write_clean_run(
     cfg = config or CleanConfig()
     result = clean(uniq, library, decisions=decisions, scorer=scorer, config=cfg, engine=engine)  # type: ignore[arg-type]
     applied = result.edits[result.edits["applied"]]
+    # a no-derivatives source may be released only unchanged: refused before anything is written
+    require_derivatives_allowed(lic, int(applied["id"].nunique()) + len(result.dropped), "texts edited or dropped")
     summary = {
         "texts": len(uniq), "kept": len(result.texts), "dropped": len(result.dropped), "duplicates": len(dups),
         "edits": len(result.edits), "applied": len(applied), "edited_texts": int(applied["id"].nunique()),
