@@ -1,0 +1,89 @@
+"""The residual artifact rate of the frozen pattern library, from an independent review of a random sample.
+
+Inputs, both committed:
+* ``benchmarks/results/clean_residual_sample.jsonl``: the seeded sample of cleaned DetectRL LLM texts drawn by
+  ``benchmarks/clean_residual_sample.py`` after the library was frozen (its first line is a header);
+* ``benchmarks/results/clean_residual_review.jsonl``: one row per sampled text, marked by a reviewer who did not
+  write the patterns (``sample_id``, ``id``, ``artifact`` true/false, ``span`` quoting what is left, ``kind``,
+  ``note``).
+
+Writes ``benchmarks/results/clean_residual.md`` (share, Clopper–Pearson 95% interval, every marked text) and
+stores the measurement beside the library (``zcp_core/artifacts/library/<name>.residual.yaml``), so clean
+release cards quote it for exactly this library.
+
+    .venv/bin/python benchmarks/clean_residual.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import ROOT, header  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The script's options."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample", type=Path, default=RESULTS / "clean_residual_sample.jsonl")
+    ap.add_argument("--review", type=Path, default=RESULTS / "clean_residual_review.jsonl")
+    ap.add_argument("--result", type=Path, default=RESULTS / "clean_residual.md")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compute the residual rate and write the report and the library's stored measurement."""
+    from zcp_core.artifacts.patterns import load_library
+    from zcp_core.artifacts.residual import measure, save_residual
+
+    args = build_parser().parse_args(argv)
+    sample = _rows(args.sample)
+    head = sample[0] if sample and sample[0].get("header") else {}
+    texts = [r for r in sample if not r.get("header")]
+    review = {r["sample_id"]: r for r in _rows(args.review)}
+    missing = [t["sample_id"] for t in texts if t["sample_id"] not in review]
+    if missing:
+        raise SystemExit(f"{args.review}: {len(missing)} sampled texts not reviewed (first: {missing[0]})")
+    lib = load_library()
+    marks = [bool(review[t["sample_id"]]["artifact"]) for t in texts]
+    reviewers = sorted({str(r.get("reviewer") or "") for r in review.values()} - {""})
+    population = str(head.get("population") or "cleaned LLM texts of the DetectRL test splits")
+    rate = measure(lib, f"DetectRL test splits: {population}", marks,
+                   "a reviewer who did not write the patterns" + (f" ({', '.join(reviewers)})" if reviewers else ""))
+    stored = save_residual(rate, lib)
+    lines = [header("Residual artifacts after cleaning: an independent review of a random sample",
+                    f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); sample drawn by "
+                    f"`{head.get('command', 'benchmarks/clean_residual_sample.py')}`"),
+             "DetectRL has no licence: the sample is an attributed research sample (github.com/NLP2CT/DetectRL).", "",
+             f"- Population: {population}.",
+             f"- Sample: {head.get('sample', f'{len(texts)} texts')}.",
+             f"- Reviewed: {rate.reviewed}; still holding an artifact: **{rate.with_artifact}** "
+             f"({rate.share:.2%}); Clopper–Pearson 95% interval {rate.ci_low:.2%} to {rate.ci_high:.2%}.",
+             f"- Target: at most 1% as a point estimate (at most 3 of 300): "
+             f"{'met' if rate.share <= 0.01 else f'missed by {rate.with_artifact - int(0.01 * rate.reviewed)} texts'}.",
+             f"- Stored for the cards as `{stored.relative_to(ROOT)}`.", "",
+             "| sample | text id | model | kind | what is left |", "|---|---|---|---|---|"]
+    for t in texts:
+        r = review[t["sample_id"]]
+        if r["artifact"]:
+            span = str(r.get("span") or "").replace("|", "/").replace("\n", " ")[:160]
+            lines.append(f"| {t['sample_id']} | {t['id']} | {t.get('llm_type', '')} | {r.get('kind', '')} | {span} |")
+    if not rate.with_artifact:
+        lines.append("| (none) | | | | |")
+    args.result.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{rate.with_artifact} of {rate.reviewed} hold an artifact ({rate.share:.2%}; 95% CI "
+          f"{rate.ci_low:.2%} to {rate.ci_high:.2%}); wrote {args.result}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
