@@ -235,15 +235,20 @@ def test_zcp_clean_uses_the_same_licence_logic(tmp_path: Path, capsys) -> None:
 def test_probe_release_is_publishable(smollm2, gsm8k_items, tmp_path: Path) -> None:
     import datasets
 
+    from zcp_core.data import load_items
     from zcp_core.probe import ProbeConfig, release, run_probe
     from zcp_core.probe.release import RELEASE_COLUMNS
     from zcp_core.reference import perturb_gsm8k
 
     items = gsm8k_items[:4]
-    twins = list(perturb_gsm8k(items).items)
     gsm8k = str(DATA / "gsm8k" / "test.jsonl")
+    # the user's story: their own reference run (`zcp reference build`) given to the probe, released with no
+    # licence flag because the twins inherit GSM8K's licence
+    ref = _reference_run(tmp_path, limit=len(items))
+    twins = [t for t in load_items(ref / "reference.jsonl")]
+    assert [t.question for t in twins] == [t.question for t in perturb_gsm8k(items).items]
     res = run_probe(smollm2, items, twins, ProbeConfig(metrics=("acc",), max_new_tokens=8, n_resamples=200),
-                    out=tmp_path / "run", model_spec="smollm2", dataset_paths=(gsm8k,))
+                    out=tmp_path / "run", model_spec="smollm2", dataset_paths=(gsm8k, str(ref)))
     rel = release(res.run_path, tmp_path / "rel")
     folder = tmp_path / "rel"
     card = (folder / "README.md").read_text()
