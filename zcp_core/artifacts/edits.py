@@ -22,11 +22,21 @@ def sentence_end(text: str, pos: int) -> int:
     return min(idx) + 1 if idx else len(text)
 
 
+def _closes_bold(match: str) -> bool:
+    """Whether a match ends in a terminator and the ``**`` closing its own bold (``**Here is the section:**``).
+
+    Only then is the sentence over at the match's end; ``Here's the article:**Title**`` ends at the next
+    terminator, as before (the ``**`` there may open a bold title).
+    """
+    body = match.rstrip("*")
+    return len(match) - len(body) >= 2 and body[-1:] in tuple(TERMINATORS) and "**" in body
+
+
 def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
     """The characters an action removes for a match at [start, end)."""
     if action == "drop_text":
         return 0, len(text)
-    if action == "strip_sentence":
+    if action == "strip_sentence" and not _closes_bold(text[start:end]):
         end = sentence_end(text, end)
     # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
     while end < len(text) and text[end].isspace():
