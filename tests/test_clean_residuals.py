@@ -18,8 +18,9 @@ from zcp_core.schema import TextRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
-NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-task-label", "beg-title-abstract")
-WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading")
+NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-task-label", "beg-title-abstract",
+                "rej-model-refusal", "beg-word-here-is", "beg-task-restate", "beg-apology-preamble")
+WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is")
 # The user's quoted leftovers: none may survive cleaning (the first sentence, the residue, the label).
 QUOTED = ("Srue, here is the abtsract you requested", "is the assistant. - is the shoppers",
           "here's the continued examination:", "based on the given first sentence:",
@@ -76,7 +77,41 @@ GOLDEN = [
     ("title: A String Rewriting Problemabstract:String rewriting systems are powerful.", "beg-heading",
      "String rewriting systems are powerful."),
     ("Here is a 6 sentence abstract:Abstract: We study X. It works.", "beg-sentence-count", "We study X. It works."),
+    # detectrl-2026.12.4: leftovers of the full-split sweep (word-substituted and mojibake openers, misspelled
+    # nouns, restated prompts, rule lists without "[assistant]:", bold tags, apology preambles)
+    ("Admittedly, here is the abstract for the given title:We study light neutrinos.", "beg-word-here-is",
+     "We study light neutrinos."),
+    ("Convinced, here's a story written according to the write prompt:In her garden, a woman sipped tea.",
+     "beg-word-here-is", "In her garden, a woman sipped tea."),
+    ("Here is a sotry that follows the writing prompt:Once upon a time, Lily drew.", "beg-here-is",
+     "Once upon a time, Lily drew."),
+    ("Sure, hereBs a possible continuation of the review:The wings are great.", "beg-sure-here",
+     "The wings are great."),
+    ("This is based on the first sentence provided for eight perspectives: some rides are fun. We loved it.",
+     "beg-task-echo", "some rides are fun. We loved it."),
+    ("This is based on the first sentence of the first sentence provided: we live here. It is quiet.",
+     "beg-task-echo", "we live here. It is quiet."),
+    ("Only with the review's first sentence `Very quaint little place.`, continue the review with 13 sentences:"
+     "Very quaint little place. The staff was kind.", "beg-task-restate",
+     "Very quaint little place. The staff was kind."),
+    ("**Here is the requested section:**Bristol Zoo is breeding insects. It is a first.", "beg-here-is",
+     "Bristol Zoo is breeding insects. It is a first."),  # the opener's own bold closes it: the next sentence stays
+    ("[SYSTEM]:    - [massistant] input ends with ':'    - [assistant] outputs 15 sentences    - [user] input ends "
+     "with ':'Testing Stellar Libraries. Libraries are tools.", "tr-system-preamble",
+     "Testing Stellar Libraries. Libraries are tools."),
+    ("[SYSTEM]:    - [STORY] will be counted 1-38. - [TALES] should follow the [WRITING PROMPT] below:[WRITING "
+     "PROMPT]:Your parents forbid a Pokemon. [STORY]:1. My parents were strict.", "tr-system-preamble",
+     "1. My parents were strict."),
+    ("**[LEGENDS]**In the heart of a city, John ran.", "asst-leading-tag", "In the heart of a city, John ran."),
+    ("I apologize, as an AI system I do not have an origin story. Here is a 22 sentence story using the prompt:"
+     "I awoke with awareness.", "beg-apology-preamble", "I awoke with awareness."),
     # human-like: none of these may be touched
+    ("Honestly, here is the thing about this place. We loved it.", "", None),
+    ("Here are my reviews. The venue is lovely.", "", None),
+    ("Here is a store that sells bread. We loved it.", "", None),
+    ("If you think the bill has an error, ask the staff. They were kind.", "", None),
+    ("We train it as a language model. It cannot generalize to new domains.", "", None),
+    ("I apologize for the long review. Here is why: the food was great.", "", None),
     ("Sure, there is a catch: the parking. We loved it.", "", None),
     ("Sue, here is the thing. We loved it.", "", None),
     ("Okay, this is very convenient for I-85. The lobby is bare.", "", None),
@@ -98,6 +133,26 @@ def test_golden_residuals(lib, text, pattern_id, cleaned):
     applied = r.edits[r.edits["applied"]]
     assert undo(r.texts[0].text, r.edits) == text
     assert (applied["pattern_id"].str.len() > 0).all() and applied["family"].isin(HIGH_PRECISION).all()
+
+
+@pytest.mark.parametrize("text", [
+    "As a language model, I lack the ability to assist with that task. If you suspect an error, please provide feedback.",
+    "Of course, this is a story: A dog roams. If you think this is a mistake, send us feedback to us.",
+    "While I, as a language model, cannot provide direct assistance in this matter, I thank you.",
+    "I can't satisfy your request, I'm just an AI, I cannot fulfill your request to write that story.",
+])
+def test_paraphrased_refusals_are_dropped(lib, text):
+    r = clean([rec(text)], lib)
+    assert not r.texts and list(r.dropped["pattern_id"]) == ["rej-model-refusal"]
+
+
+def test_strip_sentence_ends_where_a_match_closes_its_own_bold():
+    from zcp_core.artifacts.edits import edit_span
+
+    text = "**Here is the section:**Body one. Body two."
+    assert edit_span(text, 0, text.index("Body"), "strip_sentence") == (0, text.index("Body"))
+    text = "Here's the article:**Title**Body one. Body two."  # "**" may open a bold title: up to the next stop
+    assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body two"))
 
 
 def test_rescan_edits_are_spans_of_the_original(lib):
