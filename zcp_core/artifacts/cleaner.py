@@ -2,8 +2,10 @@
 
 A rejection (``drop_text``) drops the text; ``strip_sentence`` removes from the
 match to the next ``.``, ``?``, ``!`` or ``:``; ``strip_match`` removes only
-the match; ``flag`` never edits. Each edit keeps its span in the original text
-and the removed characters, so :func:`undo` restores the original exactly.
+the match; ``flag`` never edits. Edited texts are scanned again until nothing
+more matches (:mod:`zcp_core.artifacts.rescan`: a cut can uncover a second
+leftover). Each edit keeps its span in the original text and the removed
+characters, so :func:`undo` restores the original exactly.
 Accept/reject decisions per ``edit_id`` are respected; over-cleaning (text
 shrank a lot, or sentence/token counts far from the human median of its
 domain) and under-cleaning are flagged.
@@ -24,8 +26,11 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
+# TERMINATORS, sentence_end and undo moved to edits.py; re-exported so this module's public names stay.
+from zcp_core.artifacts.edits import TERMINATORS, apply_edits, edit_span, sentence_end, undo  # noqa: F401
 from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary
-from zcp_core.artifacts.scanner import scan
+from zcp_core.artifacts.rescan import rescan_text
+from zcp_core.artifacts.scanner import compiled_for, scan
 from zcp_core.artifacts.shards import Engine
 
 if TYPE_CHECKING:
@@ -40,7 +45,6 @@ EDIT_COLUMNS = ["edit_id", "id", "pattern_id", "family", "action", "start", "end
                 "accepted", "applied", "stage"]
 DROPPED_COLUMNS = ["id", "pattern_id", "reason", "original_text"]
 FLAG_COLUMNS = ["id", "kind", "value", "threshold"]
-TERMINATORS = ".?!:"
 # DetectRL file stems name the domain; human data_type values are the domain's own name.
 DOMAIN_BY_STEM = {"arxiv": "abstract", "xsum": "document", "writing_prompt": "story", "yelp_review": "content"}
 _SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
@@ -122,29 +126,6 @@ class CleanResult:
     under_cleaning: Mapping[str, Any] = field(default_factory=dict)
 
 
-def sentence_end(text: str, pos: int) -> int:
-    """Index just past the first ``.?!:`` at or after ``pos - 1`` (the text's end if none)."""
-    if pos > 0 and text[pos - 1] in TERMINATORS:
-        return pos
-    idx = [i for i in (text.find(c, pos) for c in TERMINATORS) if i >= 0]
-    return min(idx) + 1 if idx else len(text)
-
-
-def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
-    """The characters an action removes for a match at [start, end)."""
-    if action == "drop_text":
-        return 0, len(text)
-    if action == "strip_sentence":
-        end = sentence_end(text, end)
-    # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
-    while end < len(text) and text[end].isspace():
-        end += 1
-    if end == len(text):
-        while start > 0 and text[start - 1].isspace():
-            start -= 1
-    return start, end
-
-
 def propose_edits(texts: Sequence[TextRecord], matches: pd.DataFrame) -> list[dict[str, Any]]:
     """One proposed edit per distinct span of non-flag matches (before decisions and overlap resolution).
 
@@ -183,47 +164,6 @@ def _resolve(edits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
         else:
             e["applied"] = False
     return edits, drop is not None
-
-
-def apply_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> str:
-    """The text with the given (non-overlapping) edits applied."""
-    out, cur = [], 0
-    for e in sorted(edits, key=lambda x: x["start"]):
-        out.append(text[cur:int(e["start"])])
-        out.append(str(e["replacement"]))
-        cur = int(e["end"])
-    out.append(text[cur:])
-    return "".join(out)
-
-
-def undo(cleaned_text: str | None, edits: Any) -> str:
-    """Restore the original text from a cleaned one and its applied edits.
-
-    Args:
-        cleaned_text: The cleaned text (None or ``""`` for a dropped text).
-        edits: The text's edits (DataFrame or list of mappings); rows with
-            ``applied`` False are ignored. Edits of a later ``stage`` (LLM
-            re-cleaning, offsets into the stage-0 result) are undone first.
-    """
-    rows = edits.to_dict("records") if hasattr(edits, "to_dict") else list(edits)
-    rows = [r for r in rows if r.get("applied", True)]
-    text = cleaned_text or ""
-    for stage in sorted({int(r.get("stage", 0)) for r in rows}, reverse=True):
-        text = _undo_stage(text, sorted((r for r in rows if int(r.get("stage", 0)) == stage),
-                                        key=lambda r: int(r["start"])))
-    return text
-
-
-def _undo_stage(cleaned: str, rows: list[Mapping[str, Any]]) -> str:
-    out, cur, prev_end = [], 0, 0
-    for r in rows:
-        keep = int(r["start"]) - prev_end
-        out.append(cleaned[cur:cur + keep])
-        out.append(str(r["original"]))
-        cur += keep + len(str(r["replacement"]))
-        prev_end = int(r["end"])
-    out.append(cleaned[cur:])
-    return "".join(out)
 
 
 def domain_of(t: TextRecord) -> str:
@@ -276,6 +216,7 @@ def clean(
     scorer: Callable[[list[str]], list[float]] | None = None,
     config: CleanConfig | None = None,
     engine: Engine = "local",
+    rescan: bool = True,
 ) -> CleanResult:
     """Clean artifacts out of texts.
 
@@ -287,6 +228,9 @@ def clean(
             (under-cleaning flags); called once with all edited texts.
         config: Flag thresholds and the under-cleaning rule.
         engine: ``local`` or ``ray`` for the scan step (identical results).
+        rescan: Scan each edited text again and clean what the first pass
+            uncovered (see :mod:`zcp_core.artifacts.rescan`); False gives the
+            single pass of earlier versions.
 
     Returns:
         A :class:`CleanResult`.
@@ -306,12 +250,17 @@ def clean(
     medians = human_medians(texts)
     kept, all_edits, dropped, flags = [], [], [], []
     edited_ids: list[str] = []
+    compiled = compiled_for(library)
+    pass_flags: set[tuple[str, str]] = set()
     for t in texts:
         edits, is_dropped = _resolve(per_text.get(t.id, []))
+        if rescan and not is_dropped:
+            edits, later, is_dropped = rescan_text(t.id, t.text, edits, compiled, decisions)
+            pass_flags.update(later)
         all_edits.extend(edits)
         applied = [e for e in edits if e["applied"]]
         if is_dropped:
-            d = applied[0]
+            d = next(e for e in applied if e["action"] == "drop_text")
             reason = f"{d['family']} ({d['pattern_id']}): {d['match'][:120]!r}"
             dropped.append({"id": t.id, "pattern_id": d["pattern_id"], "reason": reason, "original_text": t.text})
             continue
@@ -320,8 +269,11 @@ def clean(
         if applied:
             edited_ids.append(t.id)
             flags.extend(_flags(t, new, medians, cfg))
+    first = {(str(m.id), f"pattern:{m.pattern_id}") for m in matches[matches["action"] == "flag"].itertuples()}
     for m in matches[matches["action"] == "flag"].itertuples(index=False):
         flags.append({"id": str(m.id), "kind": f"pattern:{m.pattern_id}", "value": 1.0, "threshold": float("nan")})
+    for rid, kind in sorted(pass_flags - first):  # flag-only matches a re-scan pass found in a cleaned text
+        flags.append({"id": rid, "kind": kind, "value": 1.0, "threshold": float("nan")})
     under = {"rule": cfg.residual_rule, "rule_text": cfg.residual_rule_text(), "assessed": scorer is not None,
              "scored": 0, "marked": 0, "cut": None}
     if scorer is not None and edited_ids:

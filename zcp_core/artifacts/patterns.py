@@ -1,7 +1,8 @@
 """The artifact pattern library: versioned YAML data, compiled with RE2.
 
 A library file holds ``version``, optional ``macros`` (named regex fragments
-used as ``{{NAME}}``) and ``patterns``. Each pattern has ``id``,
+used as ``{{NAME}}``), optional ``typo_exclude`` (real words that ``{{TYPO:word}}``
+must not match, see :mod:`zcp_core.artifacts.fuzzy`) and ``patterns``. Each pattern has ``id``,
 ``description``, ``source``, ``family``, ``regex``, ``flags``, ``scope`` and
 ``action`` (see :class:`Pattern`). Patterns are compiled with google-re2 so a
 scan runs in linear time whatever a user writes; a pattern RE2 rejects raises
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
+from zcp_core.artifacts.fuzzy import expand_typos
 from zcp_core.errors import ZcpError
 
 Family = Literal["rejection", "prompt", "beginning", "ending", "domain", "assistant"]
@@ -111,9 +113,10 @@ class PatternLibrary:
         return tuple(sorted(self.patterns, key=lambda p: rank[p.family]))
 
 
-def _expand(regex: str, macros: dict[str, str], where: str) -> str:
+def _expand(regex: str, macros: dict[str, str], where: str, typo_exclude: Sequence[str] = ()) -> str:
     out = regex
     for _ in range(5):  # macros may use macros, a few levels deep
+        out = expand_typos(out, typo_exclude)
         if "{{" not in out:
             return out
         for name, frag in macros.items():
@@ -134,6 +137,7 @@ def _parse(path: Path, macros: dict[str, str]) -> tuple[str, list[Pattern], byte
     if not isinstance(doc, dict) or "patterns" not in doc or "version" not in doc:
         raise PatternError(f"{path}: a pattern library needs 'version' and 'patterns'")
     macros = {**macros, **{str(k): str(v) for k, v in (doc.get("macros") or {}).items()}}
+    typo_exclude = tuple(str(w) for w in (doc.get("typo_exclude") or ()))
     out = []
     for i, p in enumerate(doc["patterns"] or []):
         where = f"{path}: pattern {p.get('id', f'#{i}') if isinstance(p, dict) else f'#{i}'}"
@@ -153,7 +157,7 @@ def _parse(path: Path, macros: dict[str, str]) -> tuple[str, list[Pattern], byte
             raise PatternError(f"{where}: domain patterns may only 'flag' (got {p['action']!r})")
         out.append(Pattern(
             id=str(p["id"]), description=str(p.get("description", "")), source=str(p.get("source", "")),
-            family=p["family"], regex=_expand(str(p["regex"]), macros, where), flags=flags,
+            family=p["family"], regex=_expand(str(p["regex"]), macros, where, typo_exclude), flags=flags,
             scope=p["scope"], action=p["action"],
         ))
     return str(doc["version"]), out, raw, macros

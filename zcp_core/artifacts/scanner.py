@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
+from zcp_core.artifacts.fuzzy import fold_confusables
 from zcp_core.artifacts.patterns import FAMILY_ORDER, HIGH_PRECISION, CompiledLibrary, PatternLibrary, compile_library
 from zcp_core.artifacts.shards import SHARD_SIZE, Engine, map_shards, shard_ranges
 
@@ -46,16 +47,21 @@ class ScanTask:
 
 
 def text_matches(compiled: CompiledLibrary, text: str, mode: ScanMode = "all") -> list[tuple[int, int, int, str]]:
-    """Matches in one text as (pattern index, start, end, matched text), in family order."""
+    """Matches in one text as (pattern index, start, end, matched text), in family order.
+
+    Patterns run on the text with look-alike letters folded to ASCII (same
+    length, so offsets hold); the matched text is the original's.
+    """
+    folded = fold_confusables(text)
     out: list[tuple[int, int, int, str]] = []
-    for i in compiled.candidates(text):
-        hits = compiled.finditer(i, text)
+    for i in compiled.candidates(folded):
+        hits = compiled.finditer(i, folded)
         if not hits:
             continue
         if mode == "first":
-            s, e, m = hits[0]
-            return [(i, s, e, m)]
-        out.extend((i, s, e, m) for s, e, m in hits)
+            s, e, _ = hits[0]
+            return [(i, s, e, text[s:e])]
+        out.extend((i, s, e, text[s:e]) for s, e, _ in hits)
     return out
 
 
@@ -114,6 +120,11 @@ def scan(
 def _compiled(library: PatternLibrary) -> CompiledLibrary:
     # A pure memo (libraries are frozen): compiling the RE2 set takes ~50 ms, too much per text in a loop.
     return compile_library(library)
+
+
+def compiled_for(library: PatternLibrary) -> CompiledLibrary:
+    """The library compiled once per process (memoised; libraries are frozen)."""
+    return _compiled(library)
 
 
 def artifact_spans(

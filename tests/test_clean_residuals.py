@@ -1,0 +1,258 @@
+"""Leftovers the cleaner used to miss: misspelled openers, role-tag residue, task echoes and labels.
+
+Golden tables per new or widened pattern (input, first pattern, cleaned output), the re-scan passes
+(edits stay spans of the original, undo, decisions), and the quoted leftovers gone from the bundled sample
+and, when present, the full DetectRL test splits, with no human text flagged.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from zcp_core.artifacts import HIGH_PRECISION, clean, dedupe_texts, load_library, scan, undo
+from zcp_core.artifacts.fuzzy import fold_confusables, one_edit_variants, typo_regex
+from zcp_core.schema import TextRecord
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
+NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-task-label", "beg-title-abstract",
+                "rej-model-refusal", "beg-word-here-is", "beg-task-restate", "beg-apology-preamble")
+WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is")
+# The user's quoted leftovers: none may survive cleaning (the first sentence, the residue, the label).
+QUOTED = ("Srue, here is the abtsract you requested", "is the assistant. - is the shoppers",
+          "here's the continued examination:", "based on the given first sentence:",
+          "the first sentence of the comment:", "review's first sentence:", "**Abstract**", "Continued review:")
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return load_library()
+
+
+def rec(text: str, rid: str = "t", label: str = "llm") -> TextRecord:
+    return TextRecord(id=rid, text=text, label=label, llm_type="Google-PaLM" if label == "llm" else "",
+                      data_type="direct_prompt" if label == "llm" else "content")
+
+
+# text, first pattern in family order ("" = none), cleaned text (after every re-scan pass)
+GOLDEN = [
+    # misspelled or look-alike openers (beg-sure-here)
+    ("Srue, here is the abtsract you requested:This paper presents a refractometer.", "beg-sure-here",
+     "This paper presents a refractometer."),
+    ("Su re, here's a n ews article based on the given news summary:Facebook added a feature.", "beg-sure-here",
+     "Facebook added a feature."),
+    ("**Srue, here's your ews article**:The Betfred trial was won.", "beg-sure-here", "The Betfred trial was won."),
+    ("Sur\u0435, here's a story:Once there was a cat.", "beg-sure-here", "Once there was a cat."),  # Cyrillic e
+    ("Of course, this is a comment. The staff were kind.", "beg-sure-here", "The staff were kind."),
+    # role-tag residue: a system-rules preamble goes whole, then the opener behind it in a re-scan pass
+    ("[REGIME]:    - [assistant] is the assistant. - [user] is the shoppers. -Okay, here's the continued "
+     "examination:I'm a Madison native.", "tr-system-preamble", "I'm a Madison native."),
+    ("[SYSTEM]:    - [assistant] output should be 5 sentences.[assistant]: Johnson noise is thermal.",
+     "tr-system-preamble", "Johnson noise is thermal."),
+    ("[SYSTEM]: Given the review's first sentence, continue the review with 15 sentenecs:[assistant]: OMG! A film.",
+     "tr-system-preamble", "OMG! A film."),
+    ("[asisstant]: In the bustling city, Maya drew.", "asst-role-tag", "In the bustling city, Maya drew."),
+    ("[STORY]:In 1984, Apparition released the Merlintosh.", "asst-leading-tag",
+     "In 1984, Apparition released the Merlintosh."),
+    # task echoes, then the label they leave behind
+    ("This is the 16th perspective based on the given first sentence: the first sentence of the comment: Cool "
+     "Restaurant - I went here.", "beg-task-echo", "Cool Restaurant - I went here."),
+    ("The following is an abstract written according to your instructions:In this paper, we prove X.",
+     "beg-task-echo", "In this paper, we prove X."),
+    ("This is a 25 -based storytelling story: The sky fell.", "beg-task-echo", "The sky fell."),
+    ("Here is a continued 16 sentence review based on the given first sentence:review's first sentence: Cool "
+     "restaurant. We sat.", "beg-sentence-count", "Cool restaurant. We sat."),
+    # markdown section and task labels at the start
+    ("review's first sentence: Maybe I'm spoiled. The parks are big.", "beg-task-label",
+     "Maybe I'm spoiled. The parks are big."),
+    ("Continued review:I inherited a Muzak account.", "beg-task-label", "I inherited a Muzak account."),
+    ("**Continued review:**Went to Baileys.", "beg-task-label", "Went to Baileys."),
+    ("**Abstract**In this paper, we study jets.", "beg-heading", "In this paper, we study jets."),
+    ("Abstact:This paper uses the K-band.", "beg-heading", "This paper uses the K-band."),
+    ("Decision tree modeling with relational views**Abstract**Decision trees are popular.", "beg-title-abstract",
+     "Decision trees are popular."),
+    ("title: A String Rewriting Problemabstract:String rewriting systems are powerful.", "beg-heading",
+     "String rewriting systems are powerful."),
+    ("Here is a 6 sentence abstract:Abstract: We study X. It works.", "beg-sentence-count", "We study X. It works."),
+    # detectrl-2026.12.4: leftovers of the full-split sweep (word-substituted and mojibake openers, misspelled
+    # nouns, restated prompts, rule lists without "[assistant]:", bold tags, apology preambles)
+    ("Admittedly, here is the abstract for the given title:We study light neutrinos.", "beg-word-here-is",
+     "We study light neutrinos."),
+    ("Convinced, here's a story written according to the write prompt:In her garden, a woman sipped tea.",
+     "beg-word-here-is", "In her garden, a woman sipped tea."),
+    ("Here is a sotry that follows the writing prompt:Once upon a time, Lily drew.", "beg-here-is",
+     "Once upon a time, Lily drew."),
+    ("Sure, hereBs a possible continuation of the review:The wings are great.", "beg-sure-here",
+     "The wings are great."),
+    ("This is based on the first sentence provided for eight perspectives: some rides are fun. We loved it.",
+     "beg-task-echo", "some rides are fun. We loved it."),
+    ("This is based on the first sentence of the first sentence provided: we live here. It is quiet.",
+     "beg-task-echo", "we live here. It is quiet."),
+    ("Only with the review's first sentence `Very quaint little place.`, continue the review with 13 sentences:"
+     "Very quaint little place. The staff was kind.", "beg-task-restate",
+     "Very quaint little place. The staff was kind."),
+    ("**Here is the requested section:**Bristol Zoo is breeding insects. It is a first.", "beg-here-is",
+     "Bristol Zoo is breeding insects. It is a first."),  # the opener's own bold closes it: the next sentence stays
+    ("[SYSTEM]:    - [massistant] input ends with ':'    - [assistant] outputs 15 sentences    - [user] input ends "
+     "with ':'Testing Stellar Libraries. Libraries are tools.", "tr-system-preamble",
+     "Testing Stellar Libraries. Libraries are tools."),
+    ("[SYSTEM]:    - [STORY] will be counted 1-38. - [TALES] should follow the [WRITING PROMPT] below:[WRITING "
+     "PROMPT]:Your parents forbid a Pokemon. [STORY]:1. My parents were strict.", "tr-system-preamble",
+     "1. My parents were strict."),
+    ("**[LEGENDS]**In the heart of a city, John ran.", "asst-leading-tag", "In the heart of a city, John ran."),
+    ("I apologize, as an AI system I do not have an origin story. Here is a 22 sentence story using the prompt:"
+     "I awoke with awareness.", "beg-apology-preamble", "I awoke with awareness."),
+    # human-like: none of these may be touched
+    ("Honestly, here is the thing about this place. We loved it.", "", None),
+    ("Here are my reviews. The venue is lovely.", "", None),
+    ("Here is a store that sells bread. We loved it.", "", None),
+    ("If you think the bill has an error, ask the staff. They were kind.", "", None),
+    ("We train it as a language model. It cannot generalize to new domains.", "", None),
+    ("I apologize for the long review. Here is why: the food was great.", "", None),
+    ("Sure, there is a catch: the parking. We loved it.", "", None),
+    ("Sue, here is the thing. We loved it.", "", None),
+    ("Okay, this is very convenient for I-85. The lobby is bare.", "", None),
+    ("[Abridged] We present an analysis of scaling relations.", "", None),
+    ("Aims: We study the outflow. Methods: we model it.", "", None),
+    ("We came here based on the reviews. It was fine.", "", None),
+    ("**Assorted Scenes**: the old wizard paced.", "", None),
+    ("Abstract art fills the lobby. We loved it.", "", None),
+]
+
+
+@pytest.mark.parametrize(("text", "pattern_id", "cleaned"), GOLDEN)
+def test_golden_residuals(lib, text, pattern_id, cleaned):
+    first = scan([rec(text)], lib, mode="first")
+    high = [p for p, f in zip(first["pattern_id"], first["family"], strict=True) if f in HIGH_PRECISION]
+    assert high == ([pattern_id] if pattern_id else [])  # "" = no high-precision pattern (domain may flag)
+    r = clean([rec(text)], lib)
+    assert [t.text for t in r.texts] == [cleaned if cleaned is not None else text]
+    applied = r.edits[r.edits["applied"]]
+    assert undo(r.texts[0].text, r.edits) == text
+    assert (applied["pattern_id"].str.len() > 0).all() and applied["family"].isin(HIGH_PRECISION).all()
+
+
+@pytest.mark.parametrize("text", [
+    "As a language model, I lack the ability to assist with that task. If you suspect an error, please provide feedback.",
+    "Of course, this is a story: A dog roams. If you think this is a mistake, send us feedback to us.",
+    "While I, as a language model, cannot provide direct assistance in this matter, I thank you.",
+    "I can't satisfy your request, I'm just an AI, I cannot fulfill your request to write that story.",
+])
+def test_paraphrased_refusals_are_dropped(lib, text):
+    r = clean([rec(text)], lib)
+    assert not r.texts and list(r.dropped["pattern_id"]) == ["rej-model-refusal"]
+
+
+def test_strip_sentence_ends_where_a_match_closes_its_own_bold():
+    from zcp_core.artifacts.edits import edit_span
+
+    text = "**Here is the section:**Body one. Body two."
+    assert edit_span(text, 0, text.index("Body"), "strip_sentence") == (0, text.index("Body"))
+    text = "Here's the article:**Title**Body one. Body two."  # "**" may open a bold title: up to the next stop
+    assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body two"))
+
+
+def test_rescan_edits_are_spans_of_the_original(lib):
+    text = "[REGIME]:    - [assistant] is the assistant. - [user] is the shoppers. -Okay, here's the review:I came."
+    r = clean([rec(text)], lib)
+    applied = r.edits[r.edits["applied"]].sort_values("start")
+    for e in applied.itertuples():
+        assert text[e.start:e.end] == e.original  # every applied edit is a span of the original text
+    assert list(applied["end"])[:-1] <= list(applied["start"])[1:]  # and they do not overlap
+    assert applied["edit_id"].str.endswith(":r1").sum() == 1  # the opener came off in the first re-scan pass
+    single = clean([rec(text)], lib, rescan=False)
+    assert single.texts[0].text.startswith("Okay, here's the review:")  # one pass leaves it
+
+
+def test_rescan_respects_rejections_and_never_reproposes(lib):
+    text = "Here is a 6 sentence abstract:Abstract: We study X."
+    base = clean([rec(text)], lib)
+    later = base.edits.loc[base.edits["edit_id"].str.endswith(":r1"), "edit_id"].tolist()
+    assert len(later) == 1
+    r = clean([rec(text)], lib, decisions={later[0]: "reject"})
+    assert r.texts[0].text == "Abstract: We study X."
+    first = base.edits.loc[~base.edits["edit_id"].str.endswith(":r1"), "edit_id"].iloc[0]
+    r2 = clean([rec(text)], lib, decisions={first: "reject"})
+    assert r2.texts[0].text == text and not r2.edits["applied"].any()
+
+
+def test_wide_rescan_edit_takes_over_the_cut_it_straddles(lib):
+    # The first pass cuts the tag out of the middle of the rules; a later edit over the rules encloses that cut.
+    text = "[SYSTEM]: [HISTORIC] mode is ON. [assistant]: He asserted it."
+    r = clean([rec(text)], lib)
+    assert r.texts[0].text == "He asserted it."
+    assert undo(r.texts[0].text, r.edits) == text
+
+
+def test_fold_confusables_keeps_offsets():
+    s = "Sur\u0435, h\u0435re's t\U0001d69dhe \uff4dap \u2c85ain"
+    folded = fold_confusables(s)
+    assert len(folded) == len(s) and folded == "Sure, here's tthe map rain"
+    assert fold_confusables("plain ascii") == "plain ascii"
+    assert fold_confusables("\ufb01ne") == "\ufb01ne"  # a ligature would change the length: kept
+
+
+def test_typo_variants_and_exclusions():
+    v = one_edit_variants("sure")
+    assert {"srue", "suer", "sre", "ssure", "su re", "sure"} <= v and "s ure" in v and " sure" not in v
+    import re
+
+    rx = re.compile(typo_regex("here", exclude=("there", "where")) + r"\Z")
+    assert rx.match("hree") and rx.match("her") and not rx.match("there") and not rx.match("where")
+
+
+def test_quoted_leftovers_gone_from_the_sample(lib):
+    from zcp_core.data import load_texts
+
+    texts, _ = dedupe_texts(load_texts(SAMPLE))
+    originals = "\n".join(t.text for t in texts)
+    for q in ("Srue, here is the abtsract you requested", "[REGIME]", "based on the given first sentence:",
+              "review's first sentence:", "**Abstract**", "Continued review:"):
+        assert q in originals, q  # the sample holds every kind the user quoted
+    r = clean(texts, lib)
+    kept = {t.id: t.text for t in r.texts}
+    for q in QUOTED:
+        assert not [i for i, t in kept.items() if q in t[:400]], q
+    for rid, g in r.edits.groupby("id"):
+        assert undo(kept.get(rid), g) == next(t.text for t in texts if t.id == rid)
+    humans = [t for t in texts if t.label == "human"]
+    assert r.edits[r.edits["id"].isin({t.id for t in humans})].empty  # no human text is edited
+
+
+def _report_module():
+    spec = importlib.util.spec_from_file_location("detectrl_report", ROOT / "benchmarks" / "detectrl_report.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
+    """All DetectRL test splits (~5 s): quoted leftovers gone, nothing left for a re-scan, 0 human false flags."""
+    from zcp_core.artifacts.heldout import hold_out
+    from zcp_core.data import load_texts
+
+    data = shared_data / "detectrl"
+    if not data.exists():
+        pytest.skip("../shared/data/detectrl is not present on this machine")
+    texts, _ = dedupe_texts(load_texts(sorted(data.glob("*/*.json"))))
+    r = clean(texts, lib)
+    llm = [t for t in r.texts if t.label == "llm"]
+    for q in QUOTED:
+        assert not [t.id for t in llm if q in t.text[:400]], q
+    rescan = scan(llm, lib)
+    assert rescan[rescan["family"].isin(HIGH_PRECISION)].empty  # nothing high-precision left to clean
+    humans = [t for t in texts if t.label == "human"]
+    m = scan(humans, lib)
+    assert m[m["family"].isin(HIGH_PRECISION)].empty  # no human text flagged, on all 6,000 of them
+    mod = _report_module()
+    dev, _ = mod.load_set(data, mod.DEV)
+    report, _ = mod.load_set(data, mod.REPORT)
+    held = [t for t in hold_out(report, dev).kept if t.label == "human"]
+    hm = scan(held, lib)
+    assert len(held) > 1500 and hm[hm["family"].isin(HIGH_PRECISION)].empty  # the disjoint human set: 0 flags
+    hit = set(scan([t for t in texts if t.label == "llm"], lib)["pattern_id"])
+    assert set(NEW_PATTERNS + WIDENED) <= hit  # each new or widened pattern finds DetectRL texts

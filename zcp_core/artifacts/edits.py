@@ -1,0 +1,88 @@
+"""Edit mechanics shared by the cleaner and its re-scan passes: spans, applying, undoing.
+
+An edit removes ``[start, end)`` of a text (``replacement`` is what goes in
+its place, ``""`` for regex edits). Edits of ``stage`` 0 hold offsets into the
+original text; a later stage (LLM re-cleaning) holds offsets into the result of
+the stage before, and :func:`undo` unwinds the stages last first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+TERMINATORS = ".?!:"
+__all__ = ["TERMINATORS", "apply_edits", "edit_span", "sentence_end", "undo"]
+
+
+def sentence_end(text: str, pos: int) -> int:
+    """Index just past the first ``.?!:`` at or after ``pos - 1`` (the text's end if none)."""
+    if pos > 0 and text[pos - 1] in TERMINATORS:
+        return pos
+    idx = [i for i in (text.find(c, pos) for c in TERMINATORS) if i >= 0]
+    return min(idx) + 1 if idx else len(text)
+
+
+def _closes_bold(match: str) -> bool:
+    """Whether a match ends in a terminator and the ``**`` closing its own bold (``**Here is the section:**``).
+
+    Only then is the sentence over at the match's end; ``Here's the article:**Title**`` ends at the next
+    terminator, as before (the ``**`` there may open a bold title).
+    """
+    body = match.rstrip("*")
+    return len(match) - len(body) >= 2 and body[-1:] in tuple(TERMINATORS) and "**" in body
+
+
+def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
+    """The characters an action removes for a match at [start, end)."""
+    if action == "drop_text":
+        return 0, len(text)
+    if action == "strip_sentence" and not _closes_bold(text[start:end]):
+        end = sentence_end(text, end)
+    # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
+    while end < len(text) and text[end].isspace():
+        end += 1
+    if end == len(text):
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+    return start, end
+
+
+def apply_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> str:
+    """The text with the given (non-overlapping) edits applied."""
+    out, cur = [], 0
+    for e in sorted(edits, key=lambda x: x["start"]):
+        out.append(text[cur:int(e["start"])])
+        out.append(str(e["replacement"]))
+        cur = int(e["end"])
+    out.append(text[cur:])
+    return "".join(out)
+
+
+def undo(cleaned_text: str | None, edits: Any) -> str:
+    """Restore the original text from a cleaned one and its applied edits.
+
+    Args:
+        cleaned_text: The cleaned text (None or ``""`` for a dropped text).
+        edits: The text's edits (DataFrame or list of mappings); rows with
+            ``applied`` False are ignored. Edits of a later ``stage`` (LLM
+            re-cleaning, offsets into the stage-0 result) are undone first.
+    """
+    rows = edits.to_dict("records") if hasattr(edits, "to_dict") else list(edits)
+    rows = [r for r in rows if r.get("applied", True)]
+    text = cleaned_text or ""
+    for stage in sorted({int(r.get("stage", 0)) for r in rows}, reverse=True):
+        text = _undo_stage(text, sorted((r for r in rows if int(r.get("stage", 0)) == stage),
+                                        key=lambda r: int(r["start"])))
+    return text
+
+
+def _undo_stage(cleaned: str, rows: list[Mapping[str, Any]]) -> str:
+    out, cur, prev_end = [], 0, 0
+    for r in rows:
+        keep = int(r["start"]) - prev_end
+        out.append(cleaned[cur:cur + keep])
+        out.append(str(r["original"]))
+        cur += keep + len(str(r["replacement"]))
+        prev_end = int(r["end"])
+    out.append(cleaned[cur:])
+    return "".join(out)
