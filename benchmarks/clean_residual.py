@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Compute the residual rate and write the report and the library's stored measurement."""
     from zcp_core.artifacts.patterns import load_library
-    from zcp_core.artifacts.residual import measure, save_residual
+    from zcp_core.artifacts.residual import load_residual_any, measure, save_residual
 
     args = build_parser().parse_args(argv)
     sample = _rows(args.sample)
@@ -57,9 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     marks = [bool(review[t["sample_id"]]["artifact"]) for t in texts]
     reviewers = sorted({str(r.get("reviewer") or "") for r in review.values()} - {""})
     population = str(head.get("population") or "cleaned LLM texts of the DetectRL test splits")
+    previous = load_residual_any(lib)
     rate = measure(lib, f"DetectRL test splits: {population}", marks,
-                   "a reviewer who did not write the patterns" + (f" ({', '.join(reviewers)})" if reviewers else ""))
+                   ", ".join(reviewers) or "a reviewer who did not write the patterns")
     stored = save_residual(rate, lib)
+    # the reviewer's own split: clear-cut artifacts, and judgement calls marked true with a note
+    clear = sum(1 for t in texts if review[t["sample_id"]]["artifact"] and not review[t["sample_id"]].get("borderline"))
+    strict = measure(lib, population, [bool(review[t["sample_id"]]["artifact"])
+                                       and not review[t["sample_id"]].get("borderline") for t in texts], "")
     lines = [header("Residual artifacts after cleaning: an independent review of a random sample",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); sample drawn by "
                     f"`{head.get('command', 'benchmarks/clean_residual_sample.py')}`"),
@@ -68,17 +73,26 @@ def main(argv: list[str] | None = None) -> int:
              f"- Sample: {head.get('sample', f'{len(texts)} texts')}.",
              f"- Reviewed: {rate.reviewed}; still holding an artifact: **{rate.with_artifact}** "
              f"({rate.share:.2%}); Clopper–Pearson 95% interval {rate.ci_low:.2%} to {rate.ci_high:.2%}.",
+             f"- Of these, clear-cut by the reviewer's own reading: {clear} ({strict.share:.2%}; 95% interval "
+             f"{strict.ci_low:.2%} to {strict.ci_high:.2%}); the other {rate.with_artifact - clear} are judgement "
+             "calls the reviewer marked true, each with its note in the review file.",
              f"- Target: at most 1% as a point estimate (at most 3 of 300): "
              f"{'met' if rate.share <= 0.01 else f'missed by {rate.with_artifact - int(0.01 * rate.reviewed)} texts'}.",
+             *([f"- Previous measurement (library {previous.library_version}, another sample): "
+                f"{previous.with_artifact} of {previous.reviewed} ({previous.share:.2%}; 95% interval "
+                f"{previous.ci_low:.2%} to {previous.ci_high:.2%})."]
+               if previous and previous.library_sha256 != lib.sha256 else []),
              f"- Stored for the cards as `{stored.relative_to(ROOT)}`.", "",
-             "| sample | text id | model | kind | what is left |", "|---|---|---|---|---|"]
+             "| sample | text id | model | kind | judgement call | what is left |", "|---|---|---|---|---|---|"]
     for t in texts:
         r = review[t["sample_id"]]
         if r["artifact"]:
             span = str(r.get("span") or "").replace("|", "/").replace("\n", " ")[:160]
-            lines.append(f"| {t['sample_id']} | {t['id']} | {t.get('llm_type', '')} | {r.get('kind', '')} | {span} |")
+            call = "yes" if r.get("borderline") else "no"
+            lines.append(f"| {t['sample_id']} | {t['id']} | {t.get('llm_type', '')} | {r.get('kind', '')} | {call} "
+                         f"| {span} |")
     if not rate.with_artifact:
-        lines.append("| (none) | | | | |")
+        lines.append("| (none) | | | | | |")
     args.result.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{rate.with_artifact} of {rate.reviewed} hold an artifact ({rate.share:.2%}; 95% CI "
           f"{rate.ci_low:.2%} to {rate.ci_high:.2%}); wrote {args.result}")

@@ -79,17 +79,21 @@ def save_residual(rate: ResidualRate, library: PatternLibrary) -> Path:
     return path
 
 
-def load_residual(library: PatternLibrary) -> ResidualRate | None:
-    """The residual rate measured on exactly this library, or None (none measured, or another library's)."""
+def load_residual_any(library: PatternLibrary) -> ResidualRate | None:
+    """The residual rate stored beside ``library``'s file, whichever library version it was measured on."""
     import yaml
 
     path = residual_path(library)
     if not path.is_file():
         return None
     rec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if rec.get("library_sha256") != library.sha256:
-        return None
     return ResidualRate(**{k: rec[k] for k in ResidualRate.__dataclass_fields__ if k in rec})
+
+
+def load_residual(library: PatternLibrary) -> ResidualRate | None:
+    """The residual rate measured on exactly this library, or None (none measured, or another library's)."""
+    rate = load_residual_any(library)
+    return rate if rate is not None and rate.library_sha256 == library.sha256 else None
 
 
 def residual_lines(library: PatternLibrary) -> list[str]:
