@@ -464,3 +464,48 @@ def test_probe_grades_outside_the_main_thread(pairs):
         recs = ex.submit(probe_items, _ScriptedApi(), pairs[0][:1], ProbeConfig(mode="prompt")).result()
     assert recs["grade_status"].tolist() == ["ok"] and recs["pred"].tolist() == ["18"]
     assert recs["acc"].tolist() == [pairs[0][0].answer == "18"]
+
+
+@pytest.mark.parametrize(("pred", "gold", "status"), [
+    ("answer", "18", "not_a_number"),  # math-verify alone would read E*a*n*r*s*w and grade it wrong
+    ("\\text{answer}", "18", "not_a_number"),
+    ("eighteen", "18", "not_a_number"),
+    ("x", "\\frac{1}{2}", "not_a_number"),
+    ("18", "18", "ok"),
+    ("17", "18", "ok"),
+    ("", "18", "no_answer"),
+    ("answer", "x+1", "ok"),  # a gold that is not a number: a word may be an answer, graded as usual
+])
+def test_a_box_with_no_number_is_not_graded(pred: str, gold: str, status: str) -> None:
+    from zcp_core.answers import grade
+
+    g = grade(pred, gold)
+    assert g.status == status and (g.correct is False or status == "ok")
+
+
+def _words_in_boxes(recs: pd.DataFrame, pairs: int) -> pd.DataFrame:
+    recs = recs.copy()
+    hit = (recs["arm"] == "original") & recs["pair_id"].isin([f"q{i}" for i in range(pairs)])
+    recs.loc[hit, ["pred", "acc", "grade_status"]] = ["answer", False, "not_a_number"]
+    return recs
+
+
+def test_acc_reads_not_measured_when_most_boxes_hold_words() -> None:
+    from zcp_core.probe.analysis import item_flags, metric_tests
+
+    recs = _words_in_boxes(_synthetic(30), 20)  # 20 of 30 original boxes hold a word
+    out = metric_tests(recs, ("acc", "con", "p_all"), n_resamples=200)
+    assert out["acc"] == "not measured: 20 of 30 answers in the box are not numbers"
+    assert out["con"] == "not measured: 20 of 30 answers in the box are not numbers"
+    assert not isinstance(out["p_all"], str)  # the logprob metrics do not read the box
+    flags = item_flags(recs)
+    assert set(flags.loc[flags["pair_id"].isin([f"q{i}" for i in range(20)]), "flip"]) == {"no_number"}
+    assert not flags.loc[flags["flip"] == "no_number", "flagged"].any()
+
+
+def test_pairs_with_a_word_in_the_box_leave_acc() -> None:
+    from zcp_core.probe.analysis import metric_tests
+
+    recs = _words_in_boxes(_synthetic(30), 5)  # a minority: Acc is measured on the other 25 pairs
+    acc = metric_tests(recs, ("acc",), n_resamples=200)["acc"]
+    assert not isinstance(acc, str) and acc.n == 25

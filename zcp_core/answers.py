@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
-GradeStatus = Literal["ok", "no_answer", "parse_error"]
+GradeStatus = Literal["ok", "no_answer", "parse_error", "not_a_number"]
 MAX_GRADE_CHARS = 600
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
 
@@ -165,6 +165,10 @@ class Grade:
     gold_parsed: str
 
 
+# A gold that is a number: integer, decimal, fraction, percentage, LaTeX fraction (``\frac{1}{2}``).
+_NUMERIC_GOLD = re.compile(r"^-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?%?$|^-?\\d?frac\{\d+\}\{\d+\}$")
+
+
 def _timeout() -> int | None:
     """Signal-based timeouts only work in the main thread; elsewhere disable them quietly."""
     if threading.current_thread() is threading.main_thread():
@@ -190,7 +194,9 @@ def grade(pred: str | None, gold: str) -> Grade:
     """Whether ``pred`` equals ``gold`` under math-verify, after :func:`normalize_answer` on both.
 
     A missing or unparseable prediction is incorrect and says so in
-    ``status``; it is never dropped.
+    ``status``; it is never dropped. A prediction with no digit at all against a numeric gold (the word
+    ``answer`` in the box) is ``not_a_number``: the model wrote no number, so it was not graded; math-verify
+    would otherwise read ``answer`` as the product ``E*a*n*r*s*w`` and call it a wrong answer.
     """
     from math_verify import verify
 
@@ -199,6 +205,8 @@ def grade(pred: str | None, gold: str) -> Grade:
     if len(pred) > MAX_GRADE_CHARS or len(gold) > MAX_GRADE_CHARS:
         return Grade(False, "parse_error", "", "")
     pred, gold = normalize_answer(pred), normalize_answer(gold)
+    if _NUMERIC_GOLD.match(gold.strip()) and not re.search(r"\d", pred):
+        return Grade(False, "not_a_number", pred.strip()[:80], gold.strip())
     g = _parse(gold, "gold")
     p = _parse(pred, "pred")
     if not p or not g:

@@ -18,6 +18,7 @@ verdict: ``p``, ``bf10`` and ``confidence`` are ``None`` and ``reason`` is
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
@@ -89,6 +90,12 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
             continue
         g = item_gaps(records, m, suspect_arm)
         if m in BINARY:
+            words = not_numbers(records, suspect_arm)
+            if words.worst_share > 0.5:
+                out[m] = f"not measured: {words.worst} of {words.worst_n} answers in the box are not numbers"
+                continue
+            # a box with no number was not graded, so its pair says nothing about accuracy
+            g = g[~g["pair_id"].isin(words.pairs)]
             g = g.dropna(subset=["suspect", "reference"])
             if g.empty:
                 out[m] = "no pair has a value (no full-CoT answer to compare with)" if m == "con" else "no pairs"
@@ -107,6 +114,41 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
                       if continuous_test == "permutation" and not intervals else
                       paired_test(o, r, continuous_test, metric=m, n_resamples=n_resamples, seed=seed, prior=prior))
     return out
+
+
+@dataclass(frozen=True)
+class NotNumbers:
+    """Zero-CoT answers whose box holds no number (``grade_status == "not_a_number"``).
+
+    Attributes:
+        pairs: Pair ids where either arm's box holds no number (they leave Acc's and Con's pairs).
+        worst: The larger count of such answers of the two arms.
+        worst_n: That arm's answers.
+    """
+
+    pairs: frozenset[str]
+    worst: int
+    worst_n: int
+
+    @property
+    def worst_share(self) -> float:
+        """The larger share of the two arms."""
+        return self.worst / self.worst_n if self.worst_n else 0.0
+
+
+def not_numbers(records: pd.DataFrame, suspect_arm: str = "original") -> NotNumbers:
+    """Which zero-CoT pairs have a box with no number, and the worst arm's count."""
+    z = _zero(records)
+    if "grade_status" not in z:
+        return NotNumbers(frozenset(), 0, 0)
+    bad = z["grade_status"] == "not_a_number"
+    worst, worst_n = 0, 0
+    for arm in (suspect_arm, "reference"):
+        a = z["arm"] == arm
+        k, n = int((bad & a).sum()), int(a.sum())
+        if n and (k / n > (worst / worst_n if worst_n else -1)):
+            worst, worst_n = k, n
+    return NotNumbers(frozenset(str(p) for p in z.loc[bad, "pair_id"]), worst, worst_n)
 
 
 def _metric_entry(t: TestResult | str) -> dict[str, Any]:
@@ -254,7 +296,7 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original") -> pd.DataF
     """One row per pair: zero-CoT flip, P_all gap and rank, flag and evidence text.
 
     An item is ``flagged`` when it is correct at zero-CoT on the suspect arm but not on its twin
-    (``flip == "orig_only"``). ``p_all_gap_rank`` is 1 for the largest gap (NA when P_all is missing).
+    (``flip == "orig_only"``); a pair where either box holds no number is ``no_number``, never flagged. ``p_all_gap_rank`` is 1 for the largest gap (NA when P_all is missing).
 
     Columns: ``pair_id``, ``question``, ``gold``, ``reference_id``, ``reference_question``,
     ``reference_gold``, ``pred_<arm>``, ``acc_<arm>``, ``p_all_<arm>`` for each arm present,
@@ -285,6 +327,8 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original") -> pd.DataF
     out["p_all_gap"] = out[f"p_all_{suspect_arm}"] - out["p_all_reference"]
     out["p_all_gap_rank"] = out["p_all_gap"].rank(ascending=False, method="min").astype("Int64")
     out["flip"] = [_flip(s, r) for s, r in zip(out[f"acc_{suspect_arm}"], out["acc_reference"])]
+    # a pair whose box holds no number on either side was not graded: never a flip, never a flag
+    out.loc[out["pair_id"].astype(str).isin(not_numbers(records, suspect_arm).pairs), "flip"] = "no_number"
     out["flagged"] = out["flip"] == "orig_only"
     n = len(out)
     out["evidence"] = [_evidence(row, suspect_arm, n) for row in out.to_dict("records")]

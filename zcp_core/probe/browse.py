@@ -107,7 +107,7 @@ def render_answer(answer: Any) -> str:
 
 #: The flip kinds in words (original vs twin at zero-CoT).
 FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right, original wrong",
-              "both": "both right", "neither": "both wrong"}
+              "both": "both right", "neither": "both wrong", "no_number": "a box holds no number (not graded)"}
 
 
 def show_completion(completion: str) -> str:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
-FLIP_KINDS = ("orig_only", "ref_only", "both", "neither")
+FLIP_KINDS = ("orig_only", "ref_only", "both", "neither", "no_number")
 ARM_COLORS = {"original": "#d62728", "paraphrased": "#ff7f0e", "reference": "#1f77b4"}
 #: A sample-size curve with fewer distinct N than this is not drawn (one or two points make no curve).
 MIN_CURVE_POINTS = 3
