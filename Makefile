@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export ZCP_CACHE ?= $(CURDIR)/.zcp_cache
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo app test test-fast lint notebooks wheel-check browser-deps clean-runs
+.PHONY: setup demo app test test-fast lint docs notebooks wheel-check browser-deps clean-runs
 
 setup: $(VENV)/.installed
 
@@ -27,13 +27,17 @@ app: setup
 browser-deps:
 	scripts/ensure_chromium
 
-test: setup browser-deps
+test: setup browser-deps docs
 	# tests/test_notebook_outputs.py executes every notebook once and checks what each cell shows (it replaces
 	# the nbmake run, so no notebook runs twice)
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests --durations=15
 
 test-fast: setup
 	$(VENV)/bin/pytest -q -x -m "not slow and not model and not browser" tests
+
+# The documentation site (docs/, mkdocs.yml), built offline into site/ (gitignored); a warning fails it.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 lint: setup
 	$(VENV)/bin/ruff check zcp_core tests benchmarks app.py app_pages scripts

@@ -5,7 +5,7 @@ Runs ``zcp lab evaluate --name direct`` (the build's base model as the control, 
 the AUROC of the per-item gap and of the per-item difference, both models' twin means, and the targets
 (C >= 0.95 on C, <= 0.6 on U; AUROC of the difference >= 0.80).
 
-    ZCP_CACHE=... HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py [--result benchmarks/results/lab_did_v5.md]
+    .venv/bin/python benchmarks/lab_did.py [--name paper --result benchmarks/results/lab_paper.md]
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> int:
     did, ctl = s["did"], s["control"]
     lines = [
         "# The lab against its base model: plain test and difference in differences", "",
-        "Command: `ZCP_CACHE=/work/zcp_cache HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py"
+        "Command: `HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/lab_did.py"
         + ("" if args.result == OUT else f" --result benchmarks/results/{args.result.name}")
         + ("" if args.name == "direct" else f" --name {args.name}") + "` "
         f"(= `zcp lab evaluate --name {args.name} --json`, base model as the control)",

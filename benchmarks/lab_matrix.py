@@ -3,7 +3,7 @@
 Runs ``zcp lab matrix --kinds direct,evasive,verbatim,solution,paper,none --build-missing --json`` twice into the
 same run folder: first as the cache finds it (on an empty ``ZCP_CACHE`` this is the cold matrix: every build
 trained, every response generated), then again (the cached rerun: only statistics are recomputed). It writes
-``benchmarks/results/lab_matrix_v5.md``: both wall times, which builds the first pass had to make, each kind's
+``benchmarks/results/lab_matrix.md``: both wall times, which builds the first pass had to make, each kind's
 manipulation check (``took``, the full-CoT gain C - U against the base with its 95% CI, and ``memorised``),
 and every detector's AUROC with its 95% and family-wise CIs and its Confidence on C and on U. A row of a build
 that did not take is marked: it says nothing about its detectors.
@@ -51,7 +51,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", default=KINDS)
     ap.add_argument("--out", default="runs/bench-lab-matrix")
-    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "lab_matrix_v5.md"))
+    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "lab_matrix.md"))
     args = ap.parse_args()
     cmd = ["lab", "matrix", "--kinds", args.kinds, "--build-missing", "--out", args.out, "--json"]
     before = _cached_builds()

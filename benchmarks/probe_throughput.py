@@ -15,7 +15,7 @@ It checks that (a) scores the same tokens as the probe (P_all from both
 agrees), prints the ratio b / a and writes the result and the command.
 
     .venv/bin/python benchmarks/probe_throughput.py --n 200 --threads 2
-    .venv/bin/python benchmarks/probe_throughput.py --n 0 --cli --threads 2 --out benchmarks/results/probe_full.md
+    .venv/bin/python benchmarks/probe_throughput.py --n 0 --cli --threads 2 --out benchmarks/results/probe_full_throughput.md
 """
 
 from __future__ import annotations

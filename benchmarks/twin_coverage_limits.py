@@ -5,7 +5,7 @@ Builds the seed-0 twins of the current generator (and of v5, ``--ambiguity hold`
 retries every item refused by a draw rule (``roundness``, ``one_side``, ``no_valid_draw``) with 8 times the
 draws. An item a larger search rescues is a search limit; one it does not is structural (no valid twin keeps
 the rule), so coverage can only grow there by relaxing the rule, which the twin card then shows as imbalance
-(``twin_card_v6_round_preferred.md``). The seeds and the retry budget are fixed here.
+(``twin_card_round_preferred.md``). The seeds and the retry budget are fixed here.
 
     .venv/bin/python benchmarks/twin_coverage_limits.py
 """

@@ -356,7 +356,7 @@ def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> N
     share = len(full_set.items) / len(gsm8k_items)
     # Measured 0.550 (726/1319) at seed 0 on v6 (v5: 0.527, v4: 0.670, v3: 0.663). Issue 23 asks at least 0.64:
     # v6 does not meet it; v5's two rules refuse 64 items (one_side) and 126 (roundness), and 203 stay ambiguous:
-    # benchmarks/results/twin_card_v6.md, twin_coverage_limits.md.
+    # benchmarks/results/twin_card.md, twin_coverage_limits.md.
     assert share >= 0.54
     card = twin_card(gsm8k_items, full_set.items)
     assert card.same_digits_share >= 0.8

@@ -83,7 +83,7 @@ METHODS = {"tie": METHOD_NUMERIC, "hold": "numeric-perturbation-v5"}  # generato
 RoundRule = Literal["required", "preferred"]
 """``required`` (the default): an item gets a twin only when both sides have one that keeps the answer's
 roundness. ``preferred``: such a twin is chosen when the coin's side has one, else the best other valid twin
-(coverage bought with roundness balance, ``benchmarks/results/twin_card_v6_round_preferred.md``)."""
+(coverage bought with roundness balance, ``benchmarks/results/twin_card_round_preferred.md``)."""
 
 
 def method_for(round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> str:

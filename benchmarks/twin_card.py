@@ -7,11 +7,12 @@ own share of larger draws (over every item and over the items with a twin), sinc
 larger share is the coin's on the items it covers. The seed is fixed; a miss is a finding, never a reason to
 reseed.
 
-    .venv/bin/python benchmarks/twin_card_v5.py                          # the default generator (v6) -> twin_card_v6.md
-    .venv/bin/python benchmarks/twin_card_v5.py --ambiguity hold         # v5 -> twin_card_v5.md
-    .venv/bin/python benchmarks/twin_card_v5.py --round-rule preferred   # -> twin_card_v6_round_preferred.md
+    .venv/bin/python benchmarks/twin_card.py                          # the default generator -> twin_card.md
+    .venv/bin/python benchmarks/twin_card.py --ambiguity hold         # the lab's generator -> twin_card_lab.md
+    .venv/bin/python benchmarks/twin_card.py --round-rule preferred   # -> twin_card_round_preferred.md
 
-(The script keeps the name it had when v5 made the first card; it writes the card of the generator asked for.)
+Results files are named by role (``twin_card`` for the default generator, ``twin_card_lab`` for the one the lab
+pins, ``zcp_core.lab.config.LAB_AMBIGUITY``), never by generator version; each file's header names the version.
 
 ``--round-rule preferred`` measures the other side of the trade: roundness only preferred, so the items
 ``required`` refuses for roundness get a twin, and the card shows what that costs in roundness balance.
@@ -85,14 +86,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--round-rule", choices=["required", "preferred"], default="required")
     ap.add_argument("--ambiguity", choices=["tie", "hold"], default="tie", help="tie: v6 (default); hold: v5")
-    ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card-<v>[-round-preferred])")
-    ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card_<v>[_round_preferred].md")
+    ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card[-lab][-round-preferred])")
+    ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card[_lab][_round_preferred].md")
     args = ap.parse_args()
     method = method_for(args.round_rule, args.ambiguity)
-    version = method.split("+")[0].rsplit("-", 1)[-1]  # "v6"
-    tag = "" if args.round_rule == "required" else "_round_preferred"
-    args.out = args.out or f"runs/bench-twin-card-{version}{tag.replace('_', '-')}"
-    args.result = args.result or str(ROOT / "benchmarks" / "results" / f"twin_card_{version}{tag}.md")
+    role = "" if args.ambiguity == "tie" else "_lab"  # the default generator, or the one the lab pins
+    tag = role + ("" if args.round_rule == "required" else "_round_preferred")
+    args.out = args.out or f"runs/bench-twin-card{tag.replace('_', '-')}"
+    args.result = args.result or str(ROOT / "benchmarks" / "results" / f"twin_card{tag}.md")
     clock = Clock()
     build = json.loads(zcp("reference", "build", "--dataset", DATASET, "--seed", str(SEED), "--out", args.out,
                            "--round-rule", args.round_rule, "--ambiguity", args.ambiguity, "--json"))

@@ -3,9 +3,9 @@
 Two steps, with a solver in between who sees only ``sample.jsonl`` (id and twin question; never the original,
 the generated solution or the gold):
 
-    .venv/bin/python benchmarks/twin_precision_v5.py sample --reference RUN/reference.jsonl --out DIR
+    .venv/bin/python benchmarks/twin_precision.py sample --reference RUN/reference.jsonl --out DIR
     (the solver writes DIR/solved.jsonl: {"id", "answer", "note"} per line, before looking at DIR/key.jsonl)
-    .venv/bin/python benchmarks/twin_precision_v5.py report --dir DIR [--dir DIR2]
+    .venv/bin/python benchmarks/twin_precision.py report --dir DIR [--dir DIR2]
 
 After a generator change, ``resample --prev DIR --reference NEW/reference.jsonl --out DIR2`` takes the same
 items' new twins, keeps the answers of unchanged twin questions and lists the changed ones for the solver.
@@ -163,8 +163,8 @@ def _section(d: Path, cmd: str) -> str:
 
 def report(dirs: list[Path], result: Path) -> None:
     """Compare ``solved.jsonl`` with ``key.jsonl`` in each of ``dirs``; write the result file, a section each."""
-    cmd = (".venv/bin/python benchmarks/twin_precision_v5.py report " + " ".join(f"--dir {d}" for d in dirs)
-           + ("" if result.name == "twin_precision_v5.md" else f" --result {result.resolve().relative_to(ROOT)}"))
+    cmd = (".venv/bin/python benchmarks/twin_precision.py report " + " ".join(f"--dir {d}" for d in dirs)
+           + ("" if result.name == "twin_precision.md" else f" --result {result.resolve().relative_to(ROOT)}"))
     methods = sorted({k["method"] for d in dirs for k in _jsonl(d / "key.jsonl")})
     text = header("Twin precision of the numeric generator (independent solver, fresh sample)",
                   f"generator {', '.join(methods)}, seed 0", command=cmd)
@@ -186,7 +186,7 @@ def main() -> int:
     rs.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--dir", type=Path, action="append", required=True, help="a sample folder (repeatable)")
-    r.add_argument("--result", type=Path, default=ROOT / "benchmarks" / "results" / "twin_precision_v5.md")
+    r.add_argument("--result", type=Path, default=ROOT / "benchmarks" / "results" / "twin_precision.md")
     args = ap.parse_args()
     if args.step == "sample":
         sample(args.reference, args.out, args.sample_seed, args.on_purpose)

@@ -1,10 +1,10 @@
-"""The untouched embedded model, original against v4 twin, on the whole GSM8K test set, twin card beside it.
+"""The untouched embedded model, original against its twin (default generator), on the whole GSM8K test set, twin card beside it.
 
 A finding with no target (issue 23): with twins as easy as their originals, an untouched model should read
 clean; what it reads, next to the card that measures the twins' balance, says how far the remaining twin
 bias (or the model's reading) moves the verdict.
 
-    .venv/bin/python benchmarks/probe_full_v4.py --json
+    .venv/bin/python benchmarks/probe_full.py --json
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ CARD_KEYS = ("n_pairs", "larger_share", "log_ratio_mean", "log_ratio_ci", "trail
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="runs/bench-probe-full-v4")
+    ap.add_argument("--out", default="runs/bench-probe-full")
     ap.add_argument("--limit", type=int, default=0, help="first N items (0: the whole test set)")
     ap.add_argument("--json", action="store_true", help="print the confidence as the last line, as JSON")
-    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_full_v4.md"))
+    ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_full.md"))
     args = ap.parse_args()
     out, clock = Path(args.out), Clock()
     ref, probe = out / "reference", out / "probe"
@@ -41,7 +41,7 @@ def main() -> int:
     card = build["twin_card"]
     from zcp_core.reference import METHOD_NUMERIC
 
-    cmd = "python benchmarks/probe_full_v4.py" + (f" --limit {args.limit}" if args.limit else "") + " --json"
+    cmd = "python benchmarks/probe_full.py" + (f" --limit {args.limit}" if args.limit else "") + " --json"
     write_result(Path(args.result), f"Original against its twin ({METHOD_NUMERIC}), untouched SmolLM2, whole GSM8K test set", cmd, [
         f"Twins: `zcp reference build --dataset {DATASET} --seed 0` ({build['traced']} of {build['n']} items). "
         f"Probe: `zcp probe {' '.join(PROBE_ARGS)}`; {clock():.0f} s wall in all.", "",

@@ -1,0 +1,79 @@
+"""The README is the front door and the docs site is its back room: both say only what the repository holds.
+
+- README.md stays short (at most 200 lines), names no issue, no twin-generator version and nothing of one machine.
+- Every headline figure the README quotes is written ``**FIGURE** ([name](benchmarks/results/FILE.md))``; at most
+  eight, and each FIGURE string appears in that results file.
+- Every relative link in the README points at a file that exists.
+- docs/results.md is exactly what ``scripts/make_results_page.py`` writes from the results headers.
+- The docs pages name no issue numbers either.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+FIGURE = re.compile(r"\*\*([^*]+)\*\* \(\[[^\]]*\]\((benchmarks/results/[\w.-]+\.md)\)\)")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+NO_GO = [
+    (re.compile(r"\bissues?\b", re.I), "an issue reference"),
+    (re.compile(r"\bv\d+\b"), "a version string like v6"),
+    (re.compile(r"numeric-perturbation-v", re.I), "a twin-generator version"),
+    (re.compile(r"/work/|/home/|/tmp/|local (CPU )?wheel|torch==", re.I), "something of one machine"),
+]
+
+
+def _readme() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def test_readme_is_short() -> None:
+    n = len(_readme().splitlines())
+    assert n <= 200, f"README.md has {n} lines; move detail into docs/"
+
+
+def test_readme_says_no_history_and_nothing_of_one_machine() -> None:
+    for i, line in enumerate(_readme().splitlines(), 1):
+        for pattern, what in NO_GO:
+            assert not pattern.search(line), f"README.md line {i} has {what}: {line.strip()}"
+
+
+def test_readme_figures_come_from_their_results_files() -> None:
+    found = FIGURE.findall(_readme())
+    assert found, "the README quotes no headline figure in the form **FIGURE** ([name](benchmarks/results/FILE.md))"
+    assert len(found) <= 8, f"the README quotes {len(found)} headline figures; at most 8"
+    for figure, path in found:
+        target = ROOT / path
+        assert target.exists(), f"README quotes {figure} from {path}, which does not exist"
+        assert figure in target.read_text(encoding="utf-8"), f"README quotes {figure!r}, but {path} does not contain it"
+
+
+def test_readme_links_exist() -> None:
+    for link in LINK.findall(_readme()):
+        if re.match(r"^[a-z]+:", link):
+            continue  # an external address
+        assert (ROOT / link).exists(), f"README.md links to {link}, which does not exist"
+
+
+def test_docs_name_no_issue_numbers() -> None:
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            assert not re.search(r"\bissues? \d+|\(issue", line, re.I), f"{page.relative_to(ROOT)} line {i}: {line}"
+
+
+def test_results_page_is_up_to_date() -> None:
+    spec = importlib.util.spec_from_file_location("make_results_page", ROOT / "scripts" / "make_results_page.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = ROOT / "docs" / "results.md"
+    assert page.read_text(encoding="utf-8") == module.render(), \
+        "docs/results.md is out of date: run `python scripts/make_results_page.py`"
+
+
+def test_figure_pattern_golden() -> None:
+    text = "C = **0.559** ([probe_full](benchmarks/results/probe_full.md)) and **bold** alone"
+    assert FIGURE.findall(text) == [("0.559", "benchmarks/results/probe_full.md")]
