@@ -77,3 +77,28 @@ def test_results_page_is_up_to_date() -> None:
 def test_figure_pattern_golden() -> None:
     text = "C = **0.559** ([probe_full](benchmarks/results/probe_full.md)) and **bold** alone"
     assert FIGURE.findall(text) == [("0.559", "benchmarks/results/probe_full.md")]
+
+
+def _prose_files() -> list[Path]:
+    top = Path(__file__).resolve().parent.parent
+    files = [top / "README.md", top / "CHANGELOG.md", *sorted((top / "docs").rglob("*.md")),
+             *sorted((top / "benchmarks" / "results").glob("*.md")), *sorted((top / "notebooks").glob("*.py")),
+             *sorted((top / "app_pages").glob("*.py")), *sorted((top / "zcp_core").rglob("*.py"))]
+    return [f for f in files if f.exists()]
+
+
+def test_claims_are_sized_to_the_data() -> None:
+    """Never "does not contaminate" (a build that did not take is underpowered, not clean); a reading set against
+    the paper's ("contradicts") names the model it was measured on."""
+    import re
+
+    bad = []
+    for f in _prose_files():
+        text = " ".join(f.read_text(encoding="utf-8", errors="replace").split())
+        for sentence in re.split(r"(?<=[.!?])\s+", text):
+            low = sentence.lower()
+            if "does not contaminate" in low or "doesn't contaminate" in low:
+                bad.append(f"{f.name}: {sentence[:160]}")
+            if re.search(r"\bcontradict", low) and "paper" in low and "135m" not in low:
+                bad.append(f"{f.name}: {sentence[:160]}")
+    assert bad == []

@@ -115,3 +115,32 @@ def test_matrix_reading_and_figure_set_a_build_that_did_not_take_apart() -> None
         "Untouched model: no detector separates C from U family-wise (as it should).",
     ]
     assert list(matrix_figure(t).data[0].y) == ["direct", "none", "solution (did not take)"]
+
+
+def test_exact_gain_p_equals_enumeration_of_every_relabelling() -> None:
+    import itertools
+    from fractions import Fraction
+
+    from zcp_core.lab.took import exact_gain_p
+
+    c, u = [1, 1, 0, -1, 1], [0, 1, 0, 0, -1, 0]
+    pool, n_c = c + u, len(c)
+    obs = sum(c)
+    splits = list(itertools.combinations(range(len(pool)), n_c))
+    want = Fraction(sum(sum(pool[i] for i in s) >= obs for s in splits), len(splits))
+    assert exact_gain_p(c, u) == want
+    assert exact_gain_p([0.5, 1], [0, 0]) is None  # not integers: no exact count, the interval decides
+
+
+def test_took_is_decided_at_the_stated_level_not_by_a_floating_bound() -> None:
+    """The dose-12 case: a CI lower bound of about -2.6e-17 (a rounding error of 0) with one-sided p 0.032."""
+    from zcp_core.lab.took import TOOK_LEVEL, did_interval, exact_gain_p, took_verdict
+
+    c, u = [1] * 7 + [0] * 32 + [-1], [0] * 40
+    ci_lo = did_interval(c, u).ci[0]
+    assert abs(ci_lo) < 1e-15  # the floating bound says nothing either way
+    took, p, how = took_verdict(c, u, fallback_p=0.0)
+    assert float(TOOK_LEVEL) == 0.025 and how.startswith("exact")
+    assert p == pytest.approx(0.0316897, abs=1e-6) and took is False
+    c2 = [1] * 6 + [0] * 34  # one more item on the edge: p 0.0129 < 0.025, took
+    assert exact_gain_p(c2, u) < TOOK_LEVEL and took_verdict(c2, u, 1.0)[0] is True

@@ -13,7 +13,9 @@ contaminated set C and leaves the held-out set U alone. Here:
   test of C against U labels under a shift model (:func:`did_interval`):
   the C/U split was drawn at random, so relabelling is the randomisation the
   design did, and the test holds its size at any n (a paired bootstrap over
-  items does not at small n). The build took when the CI lies above 0. Below
+  items does not at small n). The build took when the exact one-sided permutation p of a gain above 0
+  is below 0.025 (:data:`TOOK_LEVEL`, the level of a two-sided 95% CI above 0), counted in integers
+  (:func:`exact_gain_p`), never read off a floating interval bound. Below
   ``stats.MIN_PAIRS`` items per side there is no verdict (``took`` is None).
 - **memorised**, reported apart: the mean per-token log-probability of the
   kind's own training text (rendered for C and for U alike), lab minus base,
@@ -31,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from zcp_core.answers import chain_final_answer as cot_final_answer
@@ -195,6 +198,56 @@ def _interval_dict(r: DidInterval) -> dict[str, Any]:
     return {"gain": f(r.gain), "ci": [f(r.ci[0]), f(r.ci[1])], "p": f(r.p), "n_c": r.n_c, "n_u": r.n_u}
 
 
+#: ``took`` holds when the exact one-sided p of "the gain is above 0" is below this: the level of a two-sided
+#: 95% interval lying above 0, stated as a level rather than read off a floating interval bound.
+TOOK_LEVEL = Fraction(1, 40)
+
+
+def exact_gain_p(c: Sequence[float], u: Sequence[float]) -> Fraction | None:
+    """The exact one-sided permutation p of ``mean(c) - mean(u) >= observed``, as a fraction.
+
+    Under random relabelling (C/U sizes kept) the gain is increasing in the sum of the values labelled C,
+    so p is the share of the ``comb(n, n_c)`` relabellings whose C sum is at least the observed one. It is
+    counted over the values' few distinct levels (the lab's contributions are -1, 0 or 1) by convolution,
+    in exact integers: no Monte Carlo and no floating bound. None when a value is not an integer (use the
+    permutation interval of :func:`did_interval` there) or a side is empty.
+    """
+    from math import comb
+
+    vals = [float(x) for x in c] + [float(x) for x in u]
+    if not c or not u or any(math.isnan(v) or v != int(v) for v in vals):
+        return None
+    n_c, observed = len(c), int(sum(int(float(x)) for x in c))
+    levels: dict[int, int] = {}
+    for v in vals:
+        levels[int(v)] = levels.get(int(v), 0) + 1
+    # ways[k][s]: relabellings choosing k items so far with C sum s
+    ways: dict[int, dict[int, int]] = {0: {0: 1}}
+    for value, count in levels.items():
+        nxt: dict[int, dict[int, int]] = {}
+        for k, sums in ways.items():
+            for take in range(0, min(count, n_c - k) + 1):
+                w = comb(count, take)
+                row = nxt.setdefault(k + take, {})
+                for s0, m in sums.items():
+                    row[s0 + take * value] = row.get(s0 + take * value, 0) + m * w
+        ways = nxt
+    chosen = ways.get(n_c, {})
+    return Fraction(sum(m for s0, m in chosen.items() if s0 >= observed), comb(len(vals), n_c))
+
+
+def took_verdict(c: Sequence[float], u: Sequence[float], fallback_p: float) -> tuple[bool, float, str]:
+    """Whether a build took: exact p below :data:`TOOK_LEVEL` (or the permutation p where no exact one exists).
+
+    Returns:
+        ``(took, p, how)``: the verdict, the p it rests on, and how that p was computed.
+    """
+    exact = exact_gain_p(c, u)
+    if exact is not None:
+        return exact < TOOK_LEVEL, float(exact), "exact (all relabellings, integer arithmetic)"
+    return fallback_p < float(TOOK_LEVEL), fallback_p, "Monte Carlo permutation"
+
+
 def manipulation_check(ev: EvalItems, lab: Any, base: Any, train_format: str, base_path: Any = None,
                        opts: CheckOptions | None = None, progress: bool = False) -> ManipulationCheck:
     """Run the check on a build's C and U items with the lab model and its base.
@@ -229,7 +282,9 @@ def manipulation_check(ev: EvalItems, lab: Any, base: Any, train_format: str, ba
     took = did_interval(t.loc[is_c, "contribution"].tolist(), t.loc[~is_c, "contribution"].tolist(),
                         n_resamples=opts.n_resamples, seed=opts.seed)
     too_few = min(took.n_c, took.n_u) < MIN_PAIRS
-    verdict = None if too_few or math.isnan(took.ci[0]) else bool(took.ci[0] > 0)
+    c_vals, u_vals = t.loc[is_c, "contribution"].tolist(), t.loc[~is_c, "contribution"].tolist()
+    took_at, p_took, p_how = took_verdict(c_vals, u_vals, took.p)
+    verdict = None if too_few or math.isnan(took.gain) else took_at
     acc = {f"{sp}_{who}": float(t.loc[t["split"] == sp, f"{who}_correct"].mean())
            for sp in ("C", "U") for who in ("lab", "base")}
     summary: dict[str, Any] = {
@@ -237,7 +292,8 @@ def manipulation_check(ev: EvalItems, lab: Any, base: Any, train_format: str, ba
         "took_detail": {**_interval_dict(took), "accuracy": acc, "prompt_style": style,
                         "max_new_tokens": opts.max_new_tokens, "decoding": "greedy", "ci_method": CI_METHOD,
                         "models": {"lab": str(getattr(lab, "model_id", "")), "base": str(getattr(base, "model_id", ""))},
-                        "rule": "took when the 95% CI of the C-minus-U gain lies above 0",
+                        "rule": f"took when the one-sided p of a C-minus-U gain above 0 is below {float(TOOK_LEVEL)}",
+                        "p_took": p_took, "p_took_method": p_how,
                         "reason": TOO_FEW.format(MIN_PAIRS) if too_few else ""},
     }
     t["lab_logprob"] = t["base_logprob"] = t["memorised"] = math.nan
@@ -346,7 +402,7 @@ def took_row(kind: str, chk: ManipulationCheck | None) -> dict[str, Any]:
     ci = s.get("took_ci") or [None, None]
     mem = s.get("memorised") or {}
     return {"kind": kind, "took": s.get("took"), "took_gain": s.get("took_gain"), "took_ci_lo": ci[0],
-            "took_ci_hi": ci[1], "took_p": d.get("p"), "c_lab": acc.get("C_lab"), "c_base": acc.get("C_base"),
+            "took_ci_hi": ci[1], "took_p": d.get("p_took", d.get("p")), "c_lab": acc.get("C_lab"), "c_base": acc.get("C_base"),
             "u_lab": acc.get("U_lab"), "u_base": acc.get("U_base"), "prompt_style": d.get("prompt_style"),
             "memorised": mem.get("gain"), "reason": d.get("reason", "no build: the untouched model" if chk is None
                                                            else "")}
