@@ -137,6 +137,7 @@ def build(args: argparse.Namespace) -> int:
 
     from zcp_core.data import write_items_jsonl
     from zcp_core.reference import failure_kind, perturb_gsm8k
+    from zcp_core.reference.coverage import coverage_comparison
     from zcp_core.runs import RunSpec, write_run
 
     items = _items(args)
@@ -174,13 +175,15 @@ def build(args: argparse.Namespace) -> int:
         summary["twins"] = [{"twin": k, "traced": len(r.items)} for k, r in enumerate(sets, 1)]
     card = _card(args, items, rs)  # twin 1: do the twins look like their originals, and are they as easy?
     summary["twin_card"] = card.as_dict()
+    coverage = coverage_comparison(items, {t.original_id for t in rs.items if t.original_id})
+    summary["coverage"] = coverage.to_dict()
     write_run(out, RunSpec(kind="reference", config=config, command=" ".join(["zcp", *sys.argv[1:]]), model=model,
                            model_revision=revision, dataset=(args.dataset,), seed=args.seed,
                            inherits=_inherits(args.dataset, out, f"reference twins made by zcp ({rs.method})")),
               pd.DataFrame(rows), summary, tables={"twin_card": card.frame()})
     text = [f"{ok}/{n} items got a reference twin ({rs.method}); wrote {jsonl}"]
     text += [f"  failed ({k}): {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])]
-    text += ["twin card (originals against twins):", card.markdown()]
+    text += ["twin card (originals against twins):", card.markdown(), coverage.sentence]
     emit(args, summary, "\n".join(text))
     return 0
 
