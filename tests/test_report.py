@@ -62,4 +62,4 @@ def test_report_renders_the_same_cells_everywhere() -> None:
 
 def test_no_headline_says_why() -> None:
     h = r.Headline("Contamination Confidence", r.MISSING, reason="too few pairs")
-    assert h.text == "Contamination Confidence: none (too few pairs)"
+    assert h.text == "No Contamination Confidence: too few pairs"

@@ -151,6 +151,11 @@ def effect_name(effect: Any) -> str:
     return EFFECT_NAMES.get(str(effect), str(effect).replace("_", " "))
 
 
+def capital(text: str) -> str:
+    """``text`` with its first letter capital (a name in words opening a row or sentence)."""
+    return text[:1].upper() + text[1:]
+
+
 def portable(command: str) -> str:
     """The reproduce command as any checkout can run it (``zcp_core.publish.portable_command``)."""
     from zcp_core.publish import portable_command
@@ -182,7 +187,7 @@ class Headline:
     def text(self) -> str:
         """The headline in one line: ``Contamination Confidence 0.998 (P(all answer tokens)): evidence of …``."""
         if self.raw is None and self.value == MISSING:
-            return f"{self.label}: none" + (f" ({self.reason})" if self.reason else "")
+            return f"No {self.label}" + (f": {self.reason}" if self.reason else "")
         subject = f" ({self.subject})" if self.subject else ""
         return f"{self.label} {self.value}{subject}" + (f": {self.reading}" if self.reading else "")
 
