@@ -10,10 +10,10 @@ import pytest
 from zcp_core.publish import (
     ALL_RIGHTS_RESERVED,
     Card,
-    LicenseInfo,
-    LicenseNotRecognised,
     DerivativesForbidden,
     LicenseAmbiguous,
+    LicenseInfo,
+    LicenseNotRecognised,
     RedistributionForbidden,
     UnlicensedSource,
     find_license,
