@@ -174,9 +174,9 @@ def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
     if "original" in acc:
         facts += [("Zero-CoT accuracy, originals", fmt_share(acc.get("original"))),
                   ("Zero-CoT accuracy, twins", fmt_share(acc.get("reference")))]
-    for k, words in FLIP_COUNT_WORDS.items():
-        if k in (s.get("flips") or {}):
-            facts.append((words, fmt_count(s["flips"][k])))
+    flips = s.get("flips") or {}
+    if flips:  # a kind no pair had is 0, not missing
+        facts += [(words, fmt_count(flips.get(k, 0))) for k, words in FLIP_COUNT_WORDS.items()]
     if arm != "original":
         facts.append(("Tested", ARM_WORDS.get(arm, arm)))
     return tuple(facts)
