@@ -85,8 +85,10 @@ def pick_run(kind: str | tuple[str, ...], key: str = "run", prefer: Callable[[Ru
     best = max(range(len(runs)), key=lambda i: (prefer(runs[i]), -i)) if prefer else 0
     # A widget given both a default and a session-state value makes Streamlit warn with a stack trace: the
     # default goes only to a selector the session has not set yet.
-    default = {} if key in st.session_state else {"index": best}
-    choice = st.selectbox("Run", range(len(runs)), format_func=lambda i: labels[i], key=key, **default)
+    if key in st.session_state:
+        choice = st.selectbox("Run", range(len(runs)), format_func=lambda i: labels[i], key=key)
+    else:
+        choice = st.selectbox("Run", range(len(runs)), index=best, format_func=lambda i: labels[i], key=key)
     show_example_label(runs[choice].manifest, runs[choice].path)
     return AppRun(runs[choice].path, runs[choice].manifest)
 
