@@ -99,12 +99,12 @@ def confidence_of(run: Run | str | Path, arm: str = "original", prior: float | N
 
 def twin_ids(run: Run | str | Path) -> dict[str, str]:
     """Each twin's id in the run -> its release id (``<original id>-ref``: what the release card shows)."""
-    from zcp_core.probe.release import twin_id
     from zcp_core.probe.run import load_item_set
 
     run = _load(run)
     try:
-        return {t.id: twin_id(t) for t in load_item_set(run.path, "reference")}
+        # The rule of ``release.twin_id`` (not imported: the release card renders this module's report).
+        return {t.id: str(t.metadata.get("id") or t.id) for t in load_item_set(run.path, "reference")}
     except (OSError, ValueError):  # a run without its twins file: ids as stored
         return {}
 
