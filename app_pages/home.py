@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from zcp_core.app import PAGE_FOR_KIND, flatten_summary
+from zcp_core.app import PAGE_FOR_KIND
+from zcp_core.app.overview import METHOD_WORDS, browser_row, compare_table, headline_text, run_headline
+from zcp_core.report import fmt_count
 from zcp_core.runs import load_run, runs_dir, runs_table
 
 st.title("zcp — contamination audits")
@@ -21,45 +23,38 @@ def _runs(root: str) -> pd.DataFrame:
 
 
 table = _runs(str(root))
-st.write(f"Runs directory: `{root}` · {len(table)} run(s)")
+st.write(f"Runs directory: `{root}` · {fmt_count(len(table))} run(s)")
 if table.empty:
     st.info("No runs yet. Start one from **New audit**, or run `make demo` / `zcp probe --limit 50 --out runs/demo`.")
     st.stop()
 
 kinds = sorted(table["kind"].unique())
-chosen = st.multiselect("Kinds", kinds, default=kinds)
+chosen = st.multiselect("Methods", kinds, default=kinds, format_func=lambda k: METHOD_WORDS.get(k, k))
 view = table[table["kind"].isin(chosen)].reset_index(drop=True)
-view["finished"] = view["finished"].str[:16].str.replace("T", " ")
-view["headline_label"] = view["headline_label"].fillna("–").replace("", "–")
-st.dataframe(
-    view[["name", "kind", "model", "dataset", "finished", "headline_label", "headline_value"]],
-    hide_index=True, width="stretch",
-    column_config={"name": "Run", "kind": "Method", "model": "Model", "dataset": "Dataset",
-                   "headline_value": st.column_config.NumberColumn("Headline", format="%.3f"),
-                   "headline_label": "Headline metric", "finished": "Finished"},
-)
+runs = [load_run(p) for p in view["path"]]
+# Every cell as text, through the report layer: no None, no 103.000, twin and example runs in words.
+st.dataframe(pd.DataFrame([browser_row(r) for r in runs]), hide_index=True, width="stretch")
+st.caption("Example runs are bundled with zcp (made by `scripts/make_examples.py`); the others are yours.")
 
 st.subheader("Open a run")
 if not view.empty:
-    pick = st.selectbox("Run", range(len(view)), format_func=lambda i: f"{view.name[i]} ({view.kind[i]})", key="open")
-    run = load_run(view.path[pick])
-    head = run.summary.get("headline") or {}
-    if head:
-        value = head.get("value")
-        st.metric(str(head.get("label", "headline")),
-                  "n/a" if value is None else f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
-                  if isinstance(value, int) else str(value), help=head.get("reason"))
+    def _name(i: int) -> str:
+        return f"{view.name[i]} ({METHOD_WORDS.get(view.kind[i], view.kind[i])}"\
+               + (", example)" if runs[i].manifest.get("example") else ")")
+
+    pick = st.selectbox("Run", range(len(view)), format_func=_name, key="open")
+    run = runs[pick]
+    head = run_headline(run)
+    if run.summary.get("headline"):
+        st.metric(headline_text(head), head.value, help=head.reason or None)
     if st.button("Open on its page", type="primary"):
         st.session_state["selected_run"] = str(run.path)
         st.switch_page(PAGE_FOR_KIND.get(run.kind, "app_pages/home.py"))
 
 st.subheader("Compare runs side by side")
-st.caption("Pick two or more runs (e.g. two models on one benchmark, or original against cleaned) to line up their summaries.")
+st.caption("Pick two or more runs (e.g. two models on one benchmark, or original against cleaned) to line up "
+           "their headlines and evidence.")
 names = list(view["name"])
 picked = st.multiselect("Runs to compare", range(len(view)), format_func=lambda i: names[i], key="compare")
 if len(picked) >= 2:
-    cols = {names[i]: flatten_summary(dict(load_run(view.path[i]).summary)) for i in picked}
-    comp = pd.DataFrame(cols)
-    # Missing entries (a key one run has and another lacks) read "–", never None or nan.
-    comp = comp.map(lambda v: "–" if v is None or (isinstance(v, float) and v != v) else str(v))
-    st.dataframe(comp, width="stretch")
+    st.dataframe(compare_table([runs[i] for i in picked]), width="stretch")

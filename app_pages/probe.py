@@ -4,8 +4,8 @@ import streamlit as st
 
 from zcp_core.app import pick_run, readable
 from zcp_core.app.kit import lab_split_of, same_items_runs, switch_run_button
-from zcp_core.app.labels import CONFIDENCE_EXPLAINED, evidence_sentence, evidence_words
-from zcp_core.probe import enforce_min_pairs, enforce_min_pairs_table
+from zcp_core.app.labels import CONFIDENCE_EXPLAINED
+from zcp_core.probe import enforce_min_pairs_table
 from zcp_core.probe import viz as vp
 from zcp_core.probe.browse import (
     FLIP_WORDS,
@@ -16,6 +16,7 @@ from zcp_core.probe.browse import (
     show_completion,
     untested_items,
 )
+from zcp_core.probe.report import ARM_WORDS, report, sample_size_table, twin_ids
 from zcp_core.stats import MIN_PAIRS
 
 
@@ -46,64 +47,47 @@ split = lab_split_of(run)
 for other in same_items_runs(run):
     switch_run_button(f"Open {other.manifest.get('model')} on the same items ({other.path.name})", other.path,
                       help="the same originals and twins probed on another model")
-# Runs written before the minimum-sample rule may hold a confidence for too few pairs: withhold it here too.
-head = enforce_min_pairs(summary)["headline"] if "metrics" in summary else summary.get("headline", {})
+# Every number of this page's text comes from the run's report: the CLI, notebook 01 and the release card show
+# the same strings (the figures read the run).
+tests = enforce_min_pairs_table(run.table("tests")) if run.has_table("tests") else None
+arms = sorted(set(tests["arm"])) if tests is not None and len(tests) else ["original"]
+arm = "original"
+if len(arms) > 1:
+    arm = st.selectbox("Tested against the twins", arms, index=arms.index("original") if "original" in arms else 0,
+                       format_func=lambda a: ARM_WORDS.get(a, a))
+rep = report(run, arm)
+head = rep.headline
 c1, c2, c3, c4 = st.columns(4)
-c1.metric(head.get("label", "Contamination Confidence"),
-          "n/a" if head.get("value") is None else f"{head['value']:.3f}", help=head.get("reason"),
-          delta=evidence_words(head.get("value")) if head.get("value") is not None else None,
-          delta_color="inverse" if (head.get("value") or 0) >= 0.75 else "off", delta_arrow="off")
-c2.metric("Pairs", summary.get("n_pairs", "n/a"), help="originals without a twin are left out of the tests")
-n_flagged = int(items["flagged"].astype(bool).sum())
+c1.metric(head.label, head.value, help=f"Measured on {head.subject}" if head.subject else head.reason or None,
+          delta=head.reading if head.raw is not None else None,
+          delta_color="inverse" if (head.raw or 0) >= 0.75 else "off", delta_arrow="off")
+if head.subject:
+    c1.caption(f"on {head.subject}")
+c2.metric("Pairs", rep.fact("Pairs"), help="originals without a twin are left out of the tests")
 flag_split = items.loc[items["flagged"].astype(bool), "pair_id"].map(split).value_counts().to_dict() if split else {}
-c3.metric("Flagged items", summary.get("flagged", n_flagged),
+c3.metric("Flagged items", rep.fact("Flagged items"),
           delta=f"{flag_split.get('C', 0)} trained on (C), {flag_split.get('U', 0)} held out (U)" if split else None,
           delta_color="off", delta_arrow="off")
-c4.metric("Model", str(run.manifest.get("model") or ""))
+c4.metric("Model", rep.fact("Model"))
 with st.expander("What is Contamination Confidence?", expanded=bool(run.manifest.get("example"))):
     st.markdown(CONFIDENCE_EXPLAINED.format(prior=run.manifest.get("config", {}).get("prior", 0.5)))
-    evidence = evidence_sentence(run.table("tests"), head.get("metric")) if run.has_table("tests") else ""
-    if evidence:
-        st.markdown(evidence)
-pf = summary.get("parse_failures") or {}
-if pf:
-    st.caption("Parse failures (counted as incorrect): " + ", ".join(f"{a}: {n}" for a, n in pf.items())
-               + f" · originals without a twin: {summary.get('unpaired_original', 0)}")
-if head.get("value") is None and head.get("reason"):
-    st.warning(f"No Contamination Confidence: {head['reason']}.")
+    if rep.sentences:
+        st.markdown(rep.sentences[0])
+if head.raw is None and head.reason:
+    st.warning(f"No Contamination Confidence: {head.reason}.")
 
 st.subheader("Contamination Confidence per metric")
-tests = enforce_min_pairs_table(run.table("tests")) if run.has_table("tests") else None
 if tests is not None and len(tests):
     st.plotly_chart(vp.confidence_figure(tests), width="stretch")
     st.caption("Bars near 1 mean the original beats its twin far more than chance allows; 0.5 is no evidence.")
-    arms = sorted(set(tests["arm"]))
-    arm = st.selectbox("Suspect arm", arms, index=arms.index("original") if "original" in arms else 0)
-    table = vp.confidence_table(tests, arm)
-    st.dataframe(words(vp.format_evidence(vp.measured_rows(table))), width="stretch", hide_index=True)
-    notes = vp.unmeasured_notes(table)
-    if notes:
-        st.caption("Not measured in this run: " + "; ".join(notes) + ".")
-    st.caption("Evidence per metric: the paired test, the effect with its 95% CI, and the discordant pairs "
-               f"(original only correct, twin only correct). A metric with fewer than {MIN_PAIRS} pairs gets no "
-               "confidence.")
-
-if summary.get("did"):
-    import pandas as pd
-
-    did, ctl = summary["did"], summary.get("control") or {}
-    st.subheader(f"Relative to the control ({ctl.get('model')})")
-    st.dataframe(words(vp.format_evidence(pd.DataFrame(
-        [{"metric": m, "n": v.get("n"), "audited_gap": v.get("audited_gap"), "control_gap": v.get("control_gap"),
-          "effect": v.get("effect"), "ci_low": (v.get("effect_ci") or [None, None])[0],
-          "ci_high": (v.get("effect_ci") or [None, None])[1], "p": v.get("p"), "confidence": v.get("confidence"),
-          "reading": v.get("reading")} for m, v in did.get("metrics", {}).items()]))), hide_index=True)
-    st.caption("Each item's gap (original - twin) minus the control's gap on the same item, tested with sign flips "
-               "(P metrics as logs), relative to the control. A control that is itself contaminated hides "
-               "contamination." + (f" Warning: {ctl['strength']['warning']}." if (ctl.get("strength") or {}).get(
-                   "warning") else ""))
+st.dataframe(rep.table(), width="stretch", hide_index=True)
+for sentence in rep.sentences[1:]:
+    st.markdown(sentence)
+st.caption(" ".join(rep.notes) + f" A metric with fewer than {MIN_PAIRS} pairs gets no confidence.")
+st.caption(f"Reproduce: `{rep.command}`" if rep.command else "")
 
 records = run.records
+release_ids = twin_ids(run)  # a twin shows its release id (<original id>-ref) everywhere
 st.subheader("Items")
 st.caption("Flagged items first (zero-CoT correct on the original, wrong on its twin), then by P_all gap. "
            "Click a row to open the item."
@@ -119,7 +103,8 @@ if rows:
         st.markdown(f"**{view.pair_id}** · {'flagged' if view.flagged else 'not flagged'}{trained} · "
                     f"{FLIP_WORDS.get(view.flip, view.flip)} · P_all gap {view.p_all_gap:+.4f}")
         for col, arm in zip(st.columns(len(view.arms)), view.arms):
-            col.markdown(f"**{'twin' if arm.arm == 'reference' else arm.arm}** `{arm.id}`")
+            shown_id = release_ids.get(arm.id, arm.id) if arm.arm == "reference" else arm.id
+            col.markdown(f"**{'twin' if arm.arm == 'reference' else arm.arm}** `{shown_id}`")
             col.markdown(segments_markdown(arm.segments))
             col.markdown(f"Gold: {render_answer(arm.gold)} · Prediction: {render_answer(arm.pred)} "
                          f"({'correct' if arm.correct else 'wrong'})")
@@ -138,7 +123,10 @@ with st.expander("Zero-CoT flips table"):
     flagged_only = f2.checkbox("Flagged only", value=False)
     sort_by = f3.selectbox("Sort by", ["p_all_gap", "p_all_gap_rank", "pair_id"],
                            format_func=lambda c: vp.COLUMN_WORDS.get(c, c))
-    st.dataframe(words(vp.flips_table(items, kinds, flagged_only, sort_by)), width="stretch", hide_index=True)
+    flips = vp.flips_table(items, kinds, flagged_only, sort_by)
+    if "reference_id" in flips:
+        flips = flips.assign(reference_id=flips["reference_id"].map(lambda i: release_ids.get(i, i)))
+    st.dataframe(words(flips), width="stretch", hide_index=True)
     st.caption("Original right, twin wrong at zero-CoT: flagged as memorised-looking; a large positive P_all gap "
                "supports the flag.")
 if items["p_all_original"].notna().any():
@@ -163,5 +151,5 @@ if run.has_table("truncation"):
 # Drawn only when there is a curve (at least MIN_CURVE_POINTS sample sizes): an empty section says nothing.
 if run.has_table("sample_size") and vp.curve_points(run.table("sample_size")) >= vp.MIN_CURVE_POINTS:
     st.subheader("Sample-size curve")
-    st.plotly_chart(vp.sample_size_figure(run.table("sample_size")), width="stretch")
+    st.plotly_chart(vp.sample_size_figure(sample_size_table(run)), width="stretch")
     st.caption("How C grows with the number of pairs; bars span the 10th-90th percentile of subsamples.")

@@ -71,14 +71,13 @@ print(f"gold answer tokens {lp.tokens}: P_all = {p_all:.3f}")
 # The probe asks each original item and its numeric twin (same question, new numbers) at zero-CoT. A model that memorised the originals answers them, not their twins; the paired test turns that gap into a **Contamination Confidence** C (0.5: no evidence, near 1: memorised). A verdict needs at least 10 pairs and a CPU probe of that size takes minutes, so the tour reads the two bundled example runs: the same 80 GSM8K items and twins, probed on `lab:direct` (a LoRA that memorised 40 of them) and on the untouched model.
 
 # %%
-from zcp_core.app.labels import evidence_words
+from zcp_core.probe.report import report
 
 EXAMPLES = ROOT / "data" / "examples"
 for name in ("probe-lab-direct", "probe-smollm2-lab-items"):
-    ex = load_run(EXAMPLES / name)
-    s, head = ex.summary, ex.summary["headline"]
-    print(f"{ex.manifest['model']:12s} C (P_all) = {head['value']:.3f}: {evidence_words(head['value'])}; "
-          f"{s['n_pairs']} pairs, {s['flagged']} items flagged")
+    rep = report(EXAMPLES / name)  # the numbers as the CLI, the app and notebook 01 show them
+    print(f"{rep.fact('Model')}: {rep.headline.text}; {rep.fact('Pairs')} pairs, "
+          f"{rep.fact('Flagged items')} items flagged")
 
 # %% [markdown]
 # ## Artifact scan of a generated-text benchmark

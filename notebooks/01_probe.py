@@ -37,9 +37,13 @@ from zcp_core.runs import load_run
 
 EXAMPLES = install_root() / "data" / "examples"  # the checkout's, or the copy an installed wheel ships
 RUNS = {"lab:direct (trained on C)": EXAMPLES / "probe-lab-direct", "smollm2 (clean)": EXAMPLES / "probe-smollm2-lab-items"}
+from zcp_core.probe.report import report, sample_size_table
+
 runs = {name: load_run(path) for name, path in RUNS.items()}
+# Every number printed below comes from the run's report, as in `zcp confidence`, the app and the release card.
+reports = {name: report(run) for name, run in runs.items()}
 for name, run in runs.items():
-    print(f"{name}: {run.path.name}, model {run.manifest['model']}, reproduce with `{run.manifest['example']['command']}`")
+    print(f"{name}: {run.path.name}, model {run.manifest['model']}, reproduce with `{reports[name].command}`")
 
 # %% [markdown]
 # ## Originals and their numeric twins
@@ -56,9 +60,8 @@ print("twin:    ", twin.question, "->", twin.answer)
 # Both runs probed the same 80 pairs at zero-CoT (the assistant turn is prefilled with the forcing suffix, so no chain of thought is generated). The headline is the Contamination Confidence C of P_all, the geometric-mean probability of the gold answer's tokens.
 
 # %%
-for name, run in runs.items():
-    s = run.summary
-    print(f"{name:28s} C(p_all) = {s['headline']['value']:.3f}   pairs {s['n_pairs']}   flagged items {s['flagged']}")
+for name, rep in reports.items():
+    print(f"{name}: {rep.headline.text}; pairs {rep.fact('Pairs')}, flagged items {rep.fact('Flagged items')}")
 
 # %% [markdown]
 # ## How C is computed, and the evidence behind it
@@ -67,11 +70,11 @@ for name, run in runs.items():
 # %%
 from IPython.display import Markdown
 
-from zcp_core.app.labels import CONFIDENCE_EXPLAINED, evidence_sentence
+from zcp_core.app.labels import CONFIDENCE_EXPLAINED
 
 lab_run = runs["lab:direct (trained on C)"]
 display(Markdown(CONFIDENCE_EXPLAINED.format(prior=lab_run.manifest["config"]["prior"])))
-display(Markdown("\n\n".join(e for m in ("acc", "p_first", "p_all") if (e := evidence_sentence(lab_run.table("tests"), m)))))
+display(Markdown(reports["lab:direct (trained on C)"].to_markdown()))
 
 # %% [markdown]
 # ## C per metric, side by side
@@ -80,7 +83,8 @@ display(Markdown("\n\n".join(e for m in ("acc", "p_first", "p_all") if (e := evi
 # %%
 table = viz_probe.compare_confidence({name: run.table("tests") for name, run in runs.items()})
 table = table.dropna(subset=["confidence"])  # Con needs a full CoT, which these runs did not generate
-table.pivot(index="metric", columns="model", values="confidence").round(3)
+# The numbers as every surface shows them (C above the ceiling reads "≥ 0.999"); the figure reads the run.
+pd.DataFrame({name: rep.table().set_index("Metric")["Confidence C"] for name, rep in reports.items()})
 
 # %%
 fig = viz_probe.compare_confidence_figure(table)
@@ -88,15 +92,10 @@ display(fig, Image(viz_probe.static_png(fig)))
 
 # %% [markdown]
 # ## The evidence beside each C
-# `effect` is the mean difference original − twin in the metric's units (Acc: the risk difference), with its two-sided 95% CI and the one-sided 95% lower bound that matches the one-sided test (above 0 exactly when p < 0.05); `effect_size` is Cohen's d_z; `discordant` counts the pairs where only the original, or only the twin, was answered right. C above 0.999 is shown as "≥ 0.999" (`bound`). The same fields are in `zcp confidence RUN --json`.
+# Difference: original − twin in the metric's units (for accuracy the difference in accuracy, for the probabilities the mean difference), with its two-sided 95% CI and the one-sided 95% lower bound that matches the one-sided test (above 0 exactly when p < 0.05); Cohen's d_z is that difference over its standard deviation. C above 0.999 is shown as "≥ 0.999". The same table is printed by `zcp confidence RUN` (and its numbers by `zcp confidence RUN --json`).
 
 # %%
-evidence = pd.concat([viz_probe.confidence_table(run.table("tests")).assign(model=name) for name, run in runs.items()])
-evidence = evidence.dropna(subset=["confidence"])[["model", "metric", "n", "effect", "ci_low", "ci_high", "effect_lower",
-                                                   "effect_size", "p", "confidence", "bound", "discordant_b",
-                                                   "discordant_c", "reading"]]
-assert ((evidence["ci_low"] <= evidence["effect"]) & (evidence["effect"] <= evidence["ci_high"])).all()
-evidence.round(3)
+pd.concat([rep.table().assign(Model=name) for name, rep in reports.items()]).set_index(["Model", "Metric"])
 
 # %% [markdown]
 # ## Flagged items
@@ -149,9 +148,13 @@ display(fig, Image(viz_probe.static_png(fig)))
 
 # %% [markdown]
 # ## Sample size
-# The sample-size curve subsamples N pairs for N in {50, 100, 200, 500, 1000} up to the run's size; with 80 pairs it has only N = 50 and N = 80. A curve needs at least 3 points, so none is drawn here (the app does the same); the table shows what was measured.
+# The sample-size curve subsamples N pairs for N in {50, 100, 200, 500, 1000} up to the run's size; with 80 pairs it has only N = 50 and N = 80. A curve needs at least 3 points, so none is drawn here (the app does the same); the table shows what was measured. At N = 80 the one "subsample" is the run itself, so it shows the run's own C (the headline's).
 
 # %%
-ss = lab.table("sample_size")
+from zcp_core.report import fmt_c, fmt_count, metric_name
+
+ss = sample_size_table(lab)
 print(f"{viz_probe.curve_points(ss)} sample sizes measured; a curve needs {viz_probe.MIN_CURVE_POINTS}")
-ss[["metric", "n", "repeats", "confidence_mean", "confidence_q10", "confidence_q90"]].round(3)
+pd.DataFrame({"Metric": ss["metric"].map(metric_name), "Pairs": ss["n"].map(fmt_count),
+              "Subsamples": ss["repeats"].map(fmt_count), "Mean C": ss["confidence_mean"].map(fmt_c),
+              "C, 10th percentile": ss["confidence_q10"].map(fmt_c), "C, 90th percentile": ss["confidence_q90"].map(fmt_c)})

@@ -43,7 +43,8 @@ def test_home_lists_and_compares(fixture_runs: Path, monkeypatch: pytest.MonkeyP
     at.multiselect(key="compare").set_value([0, 1]).run()
     assert not at.exception
     comp = at.dataframe[1].value
-    assert set(comp.columns) == {"alpha", "beta"} and "metrics.acc.confidence" in comp.index
+    assert set(comp.columns) == {"alpha", "beta"} and {"Method", "Headline metric", "Headline"} <= set(comp.index)
+    assert not any("." in str(i) or "_" in str(i) for i in comp.index)  # rows in words, not flattened keys
 
 
 def test_new_audit_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

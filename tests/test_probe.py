@@ -315,7 +315,7 @@ def test_run_folder_confidence_json_and_cli(zero_run, capsys):
     assert confidence_cmd(parser.parse_args(["confidence", str(zero_run.run_path)])) == 0
     text = capsys.readouterr().out
     assert "too few pairs for a verdict (n < 10)" in text and "significant" not in text
-    assert "headline: no Contamination Confidence: too few pairs for a verdict (n < 10)" in text
+    assert "No Contamination Confidence: too few pairs for a verdict (n < 10)" in text
 
 
 def test_parse_failures_are_counted(smollm2, pairs):

@@ -51,7 +51,7 @@ def test_page_with_a_probe_run(runs_root, monkeypatch):
     assert not at.exception
     assert at.title[0].value == "Zero-CoT probe"
     # Three pairs: the page shows why there is no confidence instead of a number.
-    assert at.metric[0].value == "n/a"
+    assert at.metric[0].value == "–"
     assert any("too few pairs for a verdict (n < 10)" in w.value for w in at.warning)
     subheaders = [s.value for s in at.subheader]
     for h in ("Contamination Confidence per metric", "Items", "Truncation curve"):
@@ -111,10 +111,11 @@ def test_example_run_of_the_contaminated_model(example_runs):
     assert not at.exception
     label = next(i.value for i in at.info if "**Example run**" in i.value)
     assert "scripts/make_examples.py" in label and "zcp probe --model lab:direct" in label
-    # the command names the files the run keeps, which exist (not the maker's items.jsonl / twins.jsonl)
-    for name in ("items_original.jsonl", "items_reference.jsonl"):
+    # the portable command (as on the release card): bundled files by their checkout path, which exist, no --out
+    for name in ("lab-direct-items.jsonl", "lab-direct-twins.jsonl"):
         shown = next(w.strip("`") for w in label.split() if w.strip("`").endswith(name))
-        assert Path(shown).exists(), shown
+        assert (ROOT / shown).exists(), shown
+    assert "--out" not in label
     assert at.metric[0].value == f"{run.summary['headline']['value']:.3f}"
     assert at.metric[2].value == str(run.summary["flagged"]) and run.summary["flagged"] > 0
     # the number and its reading agree; the flagged count says how many flags are trained-on (C) items
@@ -130,11 +131,11 @@ def test_example_run_of_the_contaminated_model(example_runs):
     assert any(b.label.startswith("Open smollm2 on the same items") for b in at.button)
     # the confidence table speaks words, and keeps tiny p-values readable instead of rounding them to 0
     conf = at.dataframe[0].value
-    assert {"Bayes factor", "p-value", "Confidence", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
-    assert conf.loc[conf["Metric"] == "Acc", "p-value"].iloc[0] == "1.1e-07"
+    assert {"Bayes factor bound", "p-value", "Confidence C", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
+    assert conf.loc[conf["Metric"] == "Accuracy (Acc)", "p-value"].iloc[0] == "1.1e-07"
     # test names, effects and directions in words; no missing value shown as None/nan
     assert set(conf["Test"]) == {"exact McNemar test", "sign-flip permutation test"}
-    assert "difference in accuracy" in set(conf["Effect measure"]) and set(conf["Direction"]) == {"original > twin"}
+    assert conf.loc[conf["Metric"] == "Accuracy (Acc)", "Confidence C"].iloc[0] == "≥ 0.999"
     assert not conf.astype(str).isin(["None", "nan", "NaN"]).any().any()
     browser = at.dataframe[1].value
     n_flagged = int(items["flagged"].sum())
@@ -252,10 +253,11 @@ def test_probe_page_shows_the_comparison_relative_to_the_control(example_runs):
     (path / "manifest.json").write_text(json.dumps(manifest))
     at = _open(AppTest.from_file(PAGE, default_timeout=60).run(), "probe-lab-direct")
     assert not at.exception
-    assert any("Relative to the control (lab:direct)" in h.value for h in at.subheader)
-    table = next(d.value for d in at.dataframe if "Audited gap" in d.value.columns)
-    assert (table["Effect"] == 0.0).all() and (table["Confidence"] == 0.5).all()
-    assert any("relative to the control" in c.value for c in at.caption)
+    text = " ".join(m.value for m in at.markdown)
+    assert "Control model lab:direct" in text and "relative to the control" in text
+    for name in ("Accuracy (Acc)", "P(first answer token)", "P(all answer tokens)"):
+        assert f"{name} relative to the control: audited gap" in text
+    assert text.count("difference +0.000 (95% CI") == 3 and text.count("Contamination Confidence 0.500") >= 3
 
 
 @pytest.mark.parametrize(("name", "kind"), [("lab-dose", "solution"), ("lab-dose-paper", "paper")])

@@ -105,5 +105,5 @@ def test_probing_a_model_with_itself_as_control_gives_zero(smollm2, gsm8k_items,
     register(parser.add_subparsers(dest="command"))
     assert confidence_cmd(parser.parse_args(["confidence", str(res.run_path)])) == 0
     text = capsys.readouterr().out
-    assert RELATIVE in text and "control: smollm2" in text
+    assert RELATIVE in text and "Control model smollm2" in text
     assert RELATIVE in format_did(did, res.summary["control"])

@@ -36,7 +36,7 @@ def test_min_confidence_halfway_to_one_replaces_nothing_and_says_why(tmp_path: P
     lo, hi = items["memorised_ci"]
     assert lo < 26 <= hi <= 28
     assert "flags chance alone gives (twin only right, c): 1" in card
-    assert f"estimated memorised items (b - c): 26 (95% CI {lo:.1f} to {hi:.1f})" in card
+    assert f"estimated memorised items (b - c): 26 (95% CI [{lo:+.1f}, {hi:+.1f}])" in card
 
 
 def test_min_confidence_one_half_replaces_the_flagged_items(tmp_path: Path) -> None:

@@ -76,10 +76,19 @@ def pick_run(kind: str | tuple[str, ...], key: str = "run", prefer: Callable[[Ru
                                "example" if r.manifest.get("example") else "") if x)
         for r in runs
     ]
-    wanted = st.session_state.get("selected_run")
+    wanted = next((i for i, r in enumerate(runs) if str(r.path) == st.session_state.get("selected_run")), None)
+    if wanted is not None:  # opened from the run browser: selected once, then the selector is the user's
+        st.session_state[key] = wanted
+        del st.session_state["selected_run"]
+    if key in st.session_state and not 0 <= int(st.session_state[key]) < len(runs):
+        del st.session_state[key]  # a run that is gone: fall back to the preferred one
     best = max(range(len(runs)), key=lambda i: (prefer(runs[i]), -i)) if prefer else 0
-    index = next((i for i, r in enumerate(runs) if str(r.path) == wanted), best)
-    choice = st.selectbox("Run", range(len(runs)), index=index, format_func=lambda i: labels[i], key=key)
+    # A widget given both a default and a session-state value makes Streamlit warn with a stack trace: the
+    # default goes only to a selector the session has not set yet.
+    if key in st.session_state:
+        choice = st.selectbox("Run", range(len(runs)), format_func=lambda i: labels[i], key=key)
+    else:
+        choice = st.selectbox("Run", range(len(runs)), index=best, format_func=lambda i: labels[i], key=key)
     show_example_label(runs[choice].manifest, runs[choice].path)
     return AppRun(runs[choice].path, runs[choice].manifest)
 
@@ -125,10 +134,14 @@ def show_example_label(manifest: Mapping[str, Any], run_path: Path | None = None
     """Label a bundled example run (manifest key ``example``): its note and the command that reproduces it."""
     import streamlit as st
 
+    from zcp_core.report import portable
+
     example = manifest.get("example")
     if not example:
         return
-    st.info(f"**Example run** · {example.get('note', '')}\n\nReproduce with `{reproduce_command(manifest, run_path)}` "
+    # The same portable command the release card and the notebooks show (zcp_core.report.portable).
+    command = portable(str(manifest.get("command") or "")) or reproduce_command(manifest, run_path)
+    st.info(f"**Example run** · {example.get('note', '')}\n\nReproduce with `{command}` "
             f"(script `{example.get('script', '')}`).", icon="🧪")
 
 

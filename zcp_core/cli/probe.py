@@ -198,7 +198,9 @@ def probe_cmd(args: argparse.Namespace) -> int:
         res.summary.update(notes)
         run = load_run(res.run_path)
         atomic_write_json(res.run_path / "manifest.json", {**run.manifest, "summary": res.summary})
-    emit(args, res.summary, f"run written to {res.run_path}\n" + format_summary(res.summary))
+    from zcp_core.probe.report import report
+
+    emit(args, res.summary, f"run written to {res.run_path}\n" + (report(res.run_path).to_text() if res.run_path else ""))
     return 0
 
 
@@ -214,111 +216,21 @@ def with_calibration(metrics: tuple[str, ...], calibrate: bool) -> tuple[str, ..
     return metrics + extra
 
 
-def format_summary(summary: dict[str, Any]) -> str:
-    """The human table of ``zcp confidence`` plus the probe's counts."""
-    lines = [format_confidence(summary)]
-    pf = summary.get("parse_failures")
-    if pf:
-        lines.append("parse failures (counted as incorrect): " + ", ".join(f"{a} {n}" for a, n in pf.items()))
-    if "n_pairs" in summary:
-        lines.append(f"pairs {summary['n_pairs']}, originals without a twin {summary.get('unpaired_original', 0)}, "
-                     f"flagged items {summary.get('flagged', 0)}")
-    if summary.get("continuous_test"):
-        lines.append(f"tests: exact McNemar (acc, con), {summary['continuous_test']} (the logit metrics); "
-                     f"no verdict below {summary.get('min_pairs', 10)} pairs")
-    if summary.get("did"):
-        from zcp_core.probe.control import format_did
-
-        lines.append(format_did(summary["did"], summary.get("control") or {}))
-    gt = summary.get("generated_tokens")
-    if gt:
-        lines.append("generated tokens: " + ", ".join(f"{a} answer {v['answer']} + CoT {v['cot']}"
-                                                        for a, v in gt.items()))
-    return "\n".join(lines)
-
-
-def format_confidence(conf: dict[str, Any]) -> str:
-    """Per metric: n, effect with its 95% CI and one-sided lower bound, d_z, p, C and the direction in words.
-
-    A metric without a verdict shows why instead; C at the one ceiling prints as "≥ 0.999".
-    """
-    from zcp_core.probe import enforce_min_pairs
-    from zcp_core.probe.evidence import format_confidence_value
-
-    def f(x: Any, spec: str) -> str:
-        return "-" if x is None else format(x, spec)
-
-    conf = enforce_min_pairs(conf)
-    lines = [f"{'metric':<11} {'n':>5} {'effect':>8} {'95% CI':>19} {'lower':>8} {'d_z':>6} {'p':>9} {'C':>8}  "
-             "reading"]
-    order = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
-    for m, v in sorted(conf["metrics"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
-        ci = v.get("effect_ci") or [None, None]
-        ci_txt = "-" if None in ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
-        n = "-" if v.get("n") is None else str(v["n"])
-        head = (f"{m:<11} {n:>5} {f(v.get('effect'), '+8.3f'):>8} {ci_txt:>19} {f(v.get('effect_lower'), '+8.3f'):>8} "
-                f"{f(v.get('effect_size'), '6.2f'):>6} ")
-        disc = v.get("discordant")
-        extra = f" (original only right {disc[0]}, twin only right {disc[1]})" if disc and None not in disc else ""
-        if v.get("confidence") is None:
-            lines.append(head + f"{'-':>9} {'-':>8}  {v.get('reason') or 'not measured'}"
-                         + (f"; {v['reading']}{extra}" if v.get("reading") else ""))
-        else:
-            lines.append(head + f"{f(v['p'], '9.3g')} {format_confidence_value(v):>8}  "
-                         f"{v.get('reading') or v.get('direction') or ''}{extra}")
-    lines.append("effect: mean original - twin (Acc: risk difference); 95% CI two-sided; lower: one-sided 95% "
-                 "bound matching the one-sided test (above 0 when p < 0.05)")
-    h = conf["headline"]
-    if h.get("confidence") is None:
-        lines.append(f"headline: no Contamination Confidence: {h.get('reason') or 'no metric could be tested'}")
-    else:
-        lines.append(f"headline: C = {format_confidence_value(h)} ({h['metric']})")
-    return "\n".join(lines)
-
-
 def confidence_cmd(args: argparse.Namespace) -> int:
-    """Print each metric's n, effect with its interval and lower bound, d_z, p and C for a probe run."""
-    from zcp_core.errors import DataError
-    from zcp_core.probe import confidence_from_tests, confidence_summary, enforce_min_pairs
+    """Print each metric's n, effect with its interval and lower bound, d_z, p and C for a probe run.
+
+    The text is the run's report (:func:`zcp_core.probe.report.report`); ``--json`` the confidence json.
+    """
+    from zcp_core.probe.report import confidence_of, report
     from zcp_core.runs import load_run
 
     run = load_run(args.run)
-    if run.kind != "probe":
-        raise DataError(str(run.path), None, "kind", f"not a probe run (kind {run.kind})")
-    stored = (run.summary.get("arms") or {}).get(args.arm)
-    if stored is None and args.arm == "original":
-        stored = {k: run.summary[k] for k in ("metrics", "headline") if k in run.summary}
-    if stored and not _has_evidence(stored) and args.prior is None:
-        # Runs made before the evidence fields: rebuild them from the stored tests table.
-        stored = confidence_from_tests(_table(run, "tests"), args.arm) or stored
-    if args.prior is not None or not stored:
-        cfg = run.manifest.get("config", {})
-        # Runs written before the permutation test existed used the bootstrap: recompute them with it.
-        stored = confidence_summary(run.records, cfg.get("metrics", ()), suspect_arm=args.arm,
-                                    prior=args.prior if args.prior is not None else cfg.get("prior", 0.5),
-                                    n_resamples=cfg.get("n_resamples", 10_000), seed=cfg.get("seed", 0),
-                                    continuous_test=cfg.get("continuous_test", "bootstrap"))
-    # Runs written before the minimum-sample rule may hold a confidence for too few pairs.
-    out = enforce_min_pairs({"metrics": stored["metrics"], "headline": stored["headline"]})
-    text = format_confidence(out)
+    rep = report(run, args.arm, args.prior)  # refuses a run that is not a probe run
+    out = confidence_of(run, args.arm, args.prior)
     if run.summary.get("did"):
-        from zcp_core.probe.control import format_did
-
         out["control"], out["did"] = run.summary.get("control") or {}, run.summary["did"]
-        text += "\n" + format_did(out["did"], out["control"])
-    emit(args, out, text)
+    emit(args, out, rep.to_text())
     return 0
-
-
-def _has_evidence(conf: dict[str, Any]) -> bool:
-    return all("effect_ci" in v for v in conf.get("metrics", {}).values())
-
-
-def _table(run: Any, name: str) -> Any:
-    try:
-        return run.table(name)
-    except Exception:  # a run without that table (older, or partial): nothing to rebuild from
-        return None
 
 
 def release_cmd(args: argparse.Namespace) -> int:

@@ -327,13 +327,13 @@ def release_row(original: Item, twin: Item | None, verification: str, canary: st
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
+    from zcp_core.probe.report import confidence_of, headline_of
     from zcp_core.publish import Card, citation_for, source_line
 
-    s = manifest.get("summary", {})
-    head = s.get("headline", {})
-    conf = head.get("confidence", head.get("value"))
-    verdict = (f"{conf:.3f} ({head.get('metric')})" if isinstance(conf, (int, float))
-               else f"no verdict was possible: {head.get('reason') or 'no metric could be tested'}")
+    # The card's headline is the run's report headline, as the CLI, app and notebooks show it.
+    head = headline_of(confidence_of(res.run))
+    verdict = (f"{head.value} ({head.subject}): {head.reading}" if head.raw is not None
+               else f"no verdict was possible: {head.reason}")
     datasets = _datasets(manifest)
     title = ("Refreshed benchmark: " + f"{len(res.replaced)} flagged items replaced by verified twins"
              if res.replaced else "Audited benchmark: nothing replaced")

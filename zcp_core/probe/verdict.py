@@ -43,17 +43,17 @@ class Verdict:
     @property
     def memorised_text(self) -> str:
         """``b - c`` with its CI, as the card writes it."""
-        ci = f" (95% CI {self.memorised_ci[0]:.1f} to {self.memorised_ci[1]:.1f})" if self.memorised_ci else ""
+        from zcp_core.report import fmt_ci
+
+        ci = f" (95% CI {fmt_ci(*self.memorised_ci, digits=1)})" if self.memorised_ci else ""
         return f"{self.memorised}{ci}"
 
 
 def _shown(c: float | None, bound: bool = False) -> str:
-    """A confidence as the card writes it: ``0.998``, or ``≥ 0.999`` at the one ceiling."""
-    from zcp_core.stats import C_CAP
+    """A confidence as every surface writes it (``zcp_core.report.fmt_c``): ``0.998``, ``≥ 0.999``, ``–``."""
+    from zcp_core.report import fmt_c
 
-    if c is None:
-        return "-"
-    return f"≥ {C_CAP:.3f}" if bound or c >= C_CAP else f"{c:.3f}"
+    return fmt_c(c, bound)
 
 
 def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Verdict:
@@ -100,14 +100,16 @@ def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEF
 
 def verdict_lines(v: Verdict | None) -> list[str]:
     """The card's verdict section: the gate, and how many flags chance alone gives."""
+    from zcp_core.report import fmt_count, metric_name
+
     if v is None:
         return []
     lines = ["## Verdict", ""]
     if v.not_replaced:
         lines += [f"**{v.not_replaced}.** The benchmark is written unchanged.", ""]
     else:
-        lines += [f"Replaced: Contamination Confidence {_shown(v.confidence)} ({v.metric}, n = {v.n}) is at least "
-                  f"--min-confidence {v.min_confidence:g}.", ""]
+        lines += [f"Replaced: Contamination Confidence {_shown(v.confidence)} ({metric_name(v.metric)}, "
+                  f"{fmt_count(v.n)} pairs) is at least --min-confidence {v.min_confidence:g}.", ""]
     lines += [f"- Flagged (right only on the original, b): {v.b}.",
               f"- Right only on the twin (c): {v.c}. This is how many flags chance alone gives at this size: "
               "with no contamination, original and twin are equally likely to be the one answered right.",

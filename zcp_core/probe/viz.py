@@ -100,10 +100,14 @@ def confidence_figure(tests: pd.DataFrame) -> go.Figure:
     """C per metric and suspect arm; the dashed line is C = 0.5 (no evidence either way)."""
     import plotly.express as px
 
+    from zcp_core.report import metric_name
+
     df = tests.dropna(subset=["confidence"]) if "confidence" in tests else tests.iloc[0:0]
+    df = df.assign(metric=df["metric"].map(metric_name)) if len(df) else df
     fig = px.bar(df, x="metric", y="confidence", color="arm", barmode="group", range_y=[0, 1],
-                 color_discrete_map=ARM_COLORS, hover_data=[c for c in ("n", "p", "bf10", "direction") if c in df],
-                 labels={"confidence": "Contamination Confidence C"})
+                 color_discrete_map=ARM_COLORS, hover_data=[c for c in ("n", "p", "bf10") if c in df],
+                 labels={"confidence": "Contamination Confidence C", "metric": "Metric", "arm": "Tested arm",
+                         "n": "Pairs", "p": "p-value", "bf10": "Bayes factor bound"})
     fig.add_hline(y=0.5, line_dash="dash", line_color="gray")
     return fig
 
@@ -141,9 +145,16 @@ def gap_figure(items: pd.DataFrame, arm: str = "original") -> go.Figure:
     """P_all on each original against its twin; points above the diagonal favour the original."""
     import plotly.express as px
 
+    from zcp_core.probe.browse import FLIP_WORDS
+    from zcp_core.report import metric_name
+
     df = items.dropna(subset=[f"p_all_{arm}", "p_all_reference"])
+    # The legend in words ("original right, twin wrong"), not the stored flip codes.
+    df = df.assign(flip=df["flip"].map(lambda f: FLIP_WORDS.get(f, f)))
+    p_all = metric_name("p_all")
     fig = px.scatter(df, x="p_all_reference", y=f"p_all_{arm}", color="flip", hover_data=["pair_id", "p_all_gap"],
-                     labels={"p_all_reference": "P_all on reference twin", f"p_all_{arm}": f"P_all on {arm}"})
+                     labels={"p_all_reference": f"{p_all} on the twin", f"p_all_{arm}": f"{p_all} on the {arm}",
+                             "flip": "Zero-CoT answers", "pair_id": "Item", "p_all_gap": "Gap"})
     hi = float(max(df[f"p_all_{arm}"].max(), df["p_all_reference"].max(), 0.01)) if len(df) else 1.0
     fig.add_shape(type="line", x0=0, y0=0, x1=hi, y1=hi, line={"dash": "dash", "color": "gray"})
     return fig

@@ -1,0 +1,286 @@
+"""A probe run as every surface shows it: :func:`report` turns a run folder into a :class:`zcp_core.report.Report`.
+
+The CLI (``zcp probe``, ``zcp confidence``), the app's probe page and run browser, notebooks 00-02 and the
+release card render this value; none formats a probe number itself. The numbers come from
+:func:`confidence_of`, the one reading of a run's confidence json (runs made before the evidence fields are
+rebuilt from their stored ``tests`` table, runs made before the minimum-sample rule have it applied).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from zcp_core.report import (
+    MISSING,
+    Headline,
+    Report,
+    capital,
+    effect_name,
+    evidence_words,
+    fmt_bf,
+    fmt_c,
+    fmt_ci,
+    fmt_count,
+    fmt_num,
+    fmt_p,
+    fmt_share,
+    metric_name,
+    portable,
+    statistical_test_name,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from zcp_core.runs import Run
+
+#: The evidence table's columns, in words.
+COLUMNS = ("Metric", "Pairs", "Test", "Difference", "95% CI", "Lower bound", "Cohen's d_z", "p-value",
+           "Bayes factor bound", "Confidence C", "Reading")
+#: Metrics in the order every surface lists them.
+ORDER = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
+#: Which arm is tested against the twins, in words (the CLI's ``--arm``).
+ARM_WORDS = {"original": "originals against their twins", "paraphrased": "paraphrases against the twins"}
+#: The flips of the items table in words (``orig_only``...), as counts are labelled.
+FLIP_COUNT_WORDS = {"orig_only": "Original right, twin wrong", "ref_only": "Twin right, original wrong",
+                    "both": "Both right", "neither": "Both wrong"}
+NOTES = (
+    "Difference: original minus twin; for accuracy the difference in accuracy, for the probabilities the mean "
+    "difference. Cohen's d_z is that difference over its standard deviation.",
+    "95% CI: two-sided. Lower bound: one-sided 95%, matching the one-sided test (above 0 exactly when p < 0.05).",
+)
+
+
+def _load(run: Run | str | Path) -> Run:
+    from zcp_core.runs import load_run
+
+    return load_run(run) if isinstance(run, (str, Path)) else run
+
+
+def _has_evidence(conf: Mapping[str, Any]) -> bool:
+    return all("effect_ci" in v for v in conf.get("metrics", {}).values())
+
+
+def _table(run: Run, name: str) -> Any:
+    try:
+        return run.table(name)
+    except Exception:  # a run without that table (older, or partial): nothing to rebuild from
+        return None
+
+
+def confidence_of(run: Run | str | Path, arm: str = "original", prior: float | None = None) -> dict[str, Any]:
+    """The confidence json of one arm (``zcp confidence --json``): ``metrics`` and ``headline``.
+
+    Args:
+        run: A probe run (folder or loaded).
+        arm: The arm tested against the twins (``original`` or ``paraphrased``).
+        prior: Recompute with this prior (default: as stored).
+    """
+    from zcp_core.probe import confidence_from_tests, confidence_summary, enforce_min_pairs
+
+    run = _load(run)
+    stored = (run.summary.get("arms") or {}).get(arm)
+    if stored is None and arm == "original":
+        stored = {k: run.summary[k] for k in ("metrics", "headline") if k in run.summary}
+    if stored and not _has_evidence(stored) and prior is None:
+        # Runs made before the evidence fields: rebuild them from the stored tests table.
+        stored = confidence_from_tests(_table(run, "tests"), arm) or stored
+    if prior is not None or not stored:
+        cfg = run.manifest.get("config", {})
+        # Runs written before the permutation test existed used the bootstrap: recompute them with it.
+        stored = confidence_summary(run.records, cfg.get("metrics", ()), suspect_arm=arm,
+                                    prior=prior if prior is not None else cfg.get("prior", 0.5),
+                                    n_resamples=cfg.get("n_resamples", 10_000), seed=cfg.get("seed", 0),
+                                    continuous_test=cfg.get("continuous_test", "bootstrap"))
+    # Runs written before the minimum-sample rule may hold a confidence for too few pairs.
+    return enforce_min_pairs({"metrics": stored["metrics"], "headline": stored["headline"]})
+
+
+def twin_ids(run: Run | str | Path) -> dict[str, str]:
+    """Each twin's id in the run -> its release id (``<original id>-ref``: what the release card shows)."""
+    from zcp_core.probe.run import load_item_set
+
+    run = _load(run)
+    try:
+        # The rule of ``release.twin_id`` (not imported: the release card renders this module's report).
+        return {t.id: str(t.metadata.get("id") or t.id) for t in load_item_set(run.path, "reference")}
+    except (OSError, ValueError):  # a run without its twins file: ids as stored
+        return {}
+
+
+def _tests_of(run: Run, arm: str) -> dict[str, Mapping[str, Any]]:
+    tests = _table(run, "tests")
+    if tests is None or "arm" not in tests:
+        return {}
+    return {str(r["metric"]): r for r in tests[tests["arm"] == arm].to_dict("records")}
+
+
+def _measured(v: Mapping[str, Any]) -> bool:
+    return v.get("n") is not None
+
+
+def _row(m: str, v: Mapping[str, Any], test: str) -> tuple[str, ...]:
+    ci = v.get("effect_ci") or [None, None]
+    has_c = v.get("confidence") is not None
+    return (capital(metric_name(m)), fmt_count(v.get("n")), statistical_test_name(test) if test else MISSING,
+            fmt_num(v.get("effect"), signed=True), fmt_ci(*ci), fmt_num(v.get("effect_lower"), signed=True),
+            fmt_num(v.get("effect_size"), signed=True), fmt_p(v.get("p")), fmt_bf(v.get("bf10")),
+            fmt_c(v.get("confidence"), bool(v.get("bound"))),
+            evidence_words(v.get("confidence")) if has_c else str(v.get("reason") or "no verdict"))
+
+
+def _sentence(m: str, v: Mapping[str, Any], test: str) -> str:
+    """One metric's evidence in words."""
+    ci = v.get("effect_ci") or [None, None]
+    kind = effect_name("risk_difference" if m in ("acc", "con") else "mean_diff")
+    parts = [f"{capital(metric_name(m))}: "
+             f"{statistical_test_name(test) if test else 'paired test'} over {fmt_count(v.get('n'))} pairs",
+             f"{kind}, original minus twin, {fmt_num(v.get('effect'), signed=True)} (95% CI {fmt_ci(*ci)})",
+             f"{effect_name('cohens_dz').split(' (')[0]} {fmt_num(v.get('effect_size'), signed=True)}"]
+    disc = v.get("discordant")
+    if disc and None not in disc:
+        parts.append(f"{fmt_count(disc[0])} pairs with only the original right, {fmt_count(disc[1])} with only "
+                     "the twin right")
+    if v.get("confidence") is None:
+        parts.append(f"no Contamination Confidence: {v.get('reason') or 'not tested'}")
+    else:
+        reading = str(v.get("reading") or "")
+        parts.append(f"p = {fmt_p(v.get('p'))}, Bayes factor bound {fmt_bf(v.get('bf10'))}, "
+                     f"Contamination Confidence {fmt_c(v.get('confidence'), bool(v.get('bound')))} "
+                     f"({evidence_words(v.get('confidence'))}" + (f"; {reading}" if reading else "") + ")")
+    return "; ".join(parts) + "."
+
+
+def headline_of(conf: Mapping[str, Any]) -> Headline:
+    """The headline of a confidence json: C of the headline metric, in words."""
+    h = conf.get("headline") or {}
+    c = h.get("confidence", h.get("value"))
+    metric = h.get("metric")
+    bound = bool((conf.get("metrics", {}).get(metric) or {}).get("bound")) or bool(h.get("bound"))
+    if c is None:
+        return Headline("Contamination Confidence", MISSING, reading="no verdict",
+                        reason=str(h.get("reason") or "no metric could be tested"))
+    return Headline("Contamination Confidence", fmt_c(c, bound), metric_name(metric), evidence_words(c),
+                    raw=float(c))
+
+
+def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
+    s = run.summary
+    acc = s.get("accuracy") or {}
+    facts = [("Model", str(run.manifest.get("model") or MISSING)), ("Pairs", fmt_count(s.get("n_pairs"))),
+             ("Flagged items", fmt_count(s.get("flagged"))),
+             ("Originals without a twin", fmt_count(s.get("unpaired_original", 0)))]
+    if "original" in acc:
+        facts += [("Zero-CoT accuracy, originals", fmt_share(acc.get("original"))),
+                  ("Zero-CoT accuracy, twins", fmt_share(acc.get("reference")))]
+    flips = s.get("flips") or {}
+    if flips:  # a kind no pair had is 0, not missing
+        facts += [(words, fmt_count(flips.get(k, 0))) for k, words in FLIP_COUNT_WORDS.items()]
+    if arm != "original":
+        facts.append(("Tested", ARM_WORDS.get(arm, arm)))
+    return tuple(facts)
+
+
+def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
+    from zcp_core.stats import MIN_PAIRS
+
+    s = run.summary
+    notes = list(NOTES)
+    ct = s.get("continuous_test") or run.manifest.get("config", {}).get("continuous_test")
+    notes.append(f"Tests: {statistical_test_name('mcnemar')} for accuracy and consistency"
+                 + (f", {statistical_test_name(ct)} for the probabilities" if ct else "")
+                 + f"; no Contamination Confidence below {MIN_PAIRS} pairs.")
+    missing = [f"{metric_name(m)}" + (f": {why}" if (why := _why_unmeasured(v)) else "")
+               for m, v in conf["metrics"].items() if not _measured(v)]
+    if missing:
+        notes.append("Not measured in this run: " + "; ".join(missing) + ".")
+    pf = s.get("parse_failures") or {}
+    if pf:
+        notes.append("Answers that could not be read (counted as wrong): "
+                     + ", ".join(f"{'twins' if a == 'reference' else a + 's'} {fmt_count(n)}" for a, n in pf.items())
+                     + ".")
+    gt = s.get("generated_tokens") or {}
+    if gt:
+        notes.append("Generated tokens: " + ", ".join(
+            f"{'twins' if a == 'reference' else a + 's'} {fmt_count(v.get('answer'))} answer + "
+            f"{fmt_count(v.get('cot'))} chain of thought" for a, v in gt.items()) + ".")
+    return tuple(notes)
+
+
+def _why_unmeasured(v: Mapping[str, Any]) -> str:
+    """A stored reason without its "not measured" prefix ("add con to --metrics")."""
+    why = str(v.get("reason") or "")
+    return why.removeprefix("not measured").strip(" ():")
+
+
+def _did_sentences(run: Run) -> tuple[str, ...]:
+    """The control comparison (``--control``) in words: each metric relative to the control model."""
+    from zcp_core.probe.control import RELATIVE
+
+    did, ctl = run.summary.get("did") or {}, run.summary.get("control") or {}
+    if not did:
+        return ()
+    out = [f"Control model {ctl.get('model') or MISSING}: each item's gap (original − twin) minus the control's gap "
+           f"on the same item, {RELATIVE} (the probabilities compared as logs)."]
+    for m, v in (did.get("metrics") or {}).items():
+        ci = v.get("effect_ci") or [None, None]
+        c = (f"Contamination Confidence {fmt_c(v.get('confidence'), bool(v.get('bound')))}"
+             if v.get("confidence") is not None else f"no Contamination Confidence: {v.get('reason') or 'not tested'}")
+        out.append(f"{capital(metric_name(m))} {RELATIVE}: audited gap {fmt_num(v.get('audited_gap'), signed=True)}, "
+                   f"control gap {fmt_num(v.get('control_gap'), signed=True)}, difference "
+                   f"{fmt_num(v.get('effect'), signed=True)} (95% CI {fmt_ci(*ci)}), {c}.")
+    warn = (ctl.get("strength") or {}).get("warning")
+    return (*out, f"Warning: {warn}.") if warn else tuple(out)
+
+
+def report(run: Run | str | Path, arm: str = "original", prior: float | None = None) -> Report:
+    """A probe run as every surface shows it.
+
+    Args:
+        run: A probe run folder (or a loaded run).
+        arm: The arm tested against the twins (``original``; ``paraphrased`` when the run has one).
+        prior: Recompute C with this prior (default: as stored).
+
+    Raises:
+        DataError: When ``run`` is not a probe run.
+    """
+    from zcp_core.errors import DataError
+
+    run = _load(run)
+    if run.kind != "probe":
+        raise DataError(str(run.path), None, "kind", f"not a probe run (kind {run.kind})")
+    conf = confidence_of(run, arm, prior)
+    tests = _tests_of(run, arm)
+    measured = sorted(((m, v) for m, v in conf["metrics"].items() if _measured(v)),
+                      key=lambda kv: ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER))
+    test = {m: str(tests.get(m, {}).get("test") or ("mcnemar" if m in ("acc", "con") else
+                                                    run.summary.get("continuous_test") or "")) for m, _ in measured}
+    head = headline_of(conf)
+    # The headline metric's sentence first: it is the evidence behind the one number.
+    first = (conf.get("headline") or {}).get("metric")
+    sentences = [_sentence(m, v, test[m]) for m, v in sorted(measured, key=lambda kv: kv[0] != first)]
+    return Report(
+        title=f"Zero-CoT probe of {run.manifest.get('model') or 'a model'}", headline=head, columns=COLUMNS,
+        rows=tuple(_row(m, v, test[m]) for m, v in measured), sentences=(*sentences, *_did_sentences(run)),
+        facts=_facts(run, arm), notes=_notes(run, conf), command=portable(str(run.manifest.get("command") or "")))
+
+
+def sample_size_table(run: Run | str | Path) -> pd.DataFrame:
+    """The run's ``sample_size`` table with its full-sample rows showing the run's own C.
+
+    The curve is computed with fewer resamples (2,000) than the run's test (10,000), so at the full n, where the
+    one "subsample" is the run itself, it would read differently from the headline (0.990 against 0.998); there
+    the run's own C is shown instead.
+    """
+    run = _load(run)
+    table = run.table("sample_size").copy()
+    metrics = confidence_of(run)["metrics"]
+    for m, v in metrics.items():
+        if v.get("confidence") is None or v.get("n") is None:
+            continue
+        at = (table["metric"] == m) & (table["n"] == v["n"])
+        for col in ("confidence_mean", "confidence_median", "confidence_q10", "confidence_q90"):
+            if col in table:
+                table.loc[at, col] = float(v["confidence"])
+    return table
