@@ -14,6 +14,7 @@ DetectRL ships no licence: the sample is a small attributed excerpt for review
 inside this project (github.com/NLP2CT/DetectRL 3472f0ae3cc8).
 
 Usage: .venv/bin/python benchmarks/clean_residual_sample.py [--data ../shared/data/detectrl] [--n 320] [--seed 39]
+       [--exclude earlier_sample.jsonl] [--out benchmarks/results/clean_residual_sample.jsonl]
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def residual_counts(texts: Sequence[Any], lib: Any) -> dict[str, Any]:
     from zcp_core.artifacts import HIGH_PRECISION, scan
 
     m = scan(texts, lib)
-    hp = m[m["family"].isin(HIGH_PRECISION)]
+    hp = m[m["family"].isin(HIGH_PRECISION) & (m["action"] != "flag")]
+    review = m[m["family"].isin(HIGH_PRECISION) & (m["action"] == "flag")]
     kinds: dict[str, int] = {}
     any_hit = 0
     for t in texts:
@@ -92,8 +94,20 @@ def residual_counts(texts: Sequence[Any], lib: Any) -> dict[str, Any]:
         any_hit += bool(hits)
         for k in hits:
             kinds[k] = kinds.get(k, 0) + 1
-    return {"texts": len(texts), "rescan_high_precision": int(hp["id"].nunique()), "sweep_any": any_hit,
+    return {"texts": len(texts), "rescan_high_precision": int(hp["id"].nunique()),
+            "flagged_for_review": int(review["id"].nunique()), "sweep_any": any_hit,
             "sweep_by_kind": dict(sorted(kinds.items()))}
+
+
+def excluded_ids(files: Sequence[str]) -> set[str]:
+    """Text ids of earlier sample files (their header lines skipped), to keep a fresh sample disjoint."""
+    out: set[str] = set()
+    for f in files:
+        for line in Path(f).read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if "id" in row and not row.get("header"):
+                out.add(str(row["id"]))
+    return out
 
 
 def main() -> int:
@@ -103,6 +117,8 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=320)
     ap.add_argument("--seed", type=int, default=39)
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="a sample file (JSONL) whose ids are left out of the draw (repeatable)")
     args = ap.parse_args()
     data = Path(args.data)
     if not data.exists():
@@ -116,14 +132,17 @@ def main() -> int:
     texts, source = load_all(data)
     result = clean(texts, lib)
     llm = sorted((t for t in result.texts if t.label == "llm"), key=lambda t: t.id)
-    drawn = random.Random(args.seed).sample(llm, args.n)
+    excluded = excluded_ids(args.exclude)
+    pool = [t for t in llm if t.id not in excluded]
+    drawn = random.Random(args.seed).sample(pool, args.n)
     by_id = dict(tuple(result.edits.groupby("id")))
     header = {"header": True, "command": command_line(), "commit": git_commit(),
               "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
               "versions": f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); data DetectRL test splits "
                           "(github.com/NLP2CT/DetectRL 3472f0ae3cc8), no licence: an attributed review sample",
               "population": f"{len(llm)} cleaned LLM texts (distinct, dropped ones excluded) of {len(texts)}",
-              "sample": f"{args.n} drawn with random.Random({args.seed}).sample over ids in sorted order",
+              "sample": f"{args.n} drawn with random.Random({args.seed}).sample over ids in sorted order"
+                        + (f", {len(llm) - len(pool)} ids of {', '.join(args.exclude)} excluded first" if excluded else ""),
               "residuals": residual_counts(llm, lib)}
     rows = [json.dumps(header, ensure_ascii=False)]
     for i, t in enumerate(drawn, 1):

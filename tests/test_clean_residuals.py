@@ -19,8 +19,16 @@ from zcp_core.schema import TextRecord
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
 NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-task-label", "beg-title-abstract",
-                "rej-model-refusal", "beg-word-here-is", "beg-task-restate", "beg-apology-preamble")
-WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is")
+                "rej-model-refusal", "beg-word-here-is", "beg-task-restate", "beg-apology-preamble",
+                # detectrl-2026.12.5 (residual review categories)
+                "rej-meta-instructions", "beg-as-follows", "beg-quote-colon", "beg-section-label",
+                "beg-bold-headline", "beg-bold-headline-close", "beg-leading-ellipsis", "beg-enclosing-quote",
+                "beg-enclosing-quote-close", "end-other-questions",
+                "end-dangling-number")
+# New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
+NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
+               "end-improvements-list", "asst-placeholder")
+WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is", "asst-bold-role", "beg-title-abstract")
 # The user's quoted leftovers: none may survive cleaning (the first sentence, the residue, the label).
 QUOTED = ("Srue, here is the abtsract you requested", "is the assistant. - is the shoppers",
           "here's the continued examination:", "based on the given first sentence:",
@@ -105,6 +113,41 @@ GOLDEN = [
     ("**[LEGENDS]**In the heart of a city, John ran.", "asst-leading-tag", "In the heart of a city, John ran."),
     ("I apologize, as an AI system I do not have an origin story. Here is a 22 sentence story using the prompt:"
      "I awoke with awareness.", "beg-apology-preamble", "I awoke with awareness."),
+    # detectrl-2026.12.5: the residual review's categories (role tags, labels, echoes, openers, closings, residue)
+    ("The winds rose. [helpers]: The clash was fierce.", "asst-role-tag", "The winds rose. The clash was fierce."),
+    ("The team won. [workers]: The season heads to Italy.", "asst-role-tag",
+     "The team won. The season heads to Italy."),
+    ("** Assistant ** The bus strike ended today.", "asst-bold-role", "The bus strike ended today."),
+    ("Only the assistant's responses are displayed below: The mayor spoke.", "asst-transcript-note",
+     "The mayor spoke."),
+    ("Jet quenching at RHICAbstract: We compute the energy loss.", "beg-title-abstract",
+     "We compute the energy loss."),
+    ("Charge correlations at the SPS energies**Abstract:** We study charge.", "beg-title-abstract",
+     "We study charge."),
+    ("**Tragic Accident at Moto-Cross Event****Article**: In a heart-rending turn, the inquest ended.",
+     "beg-section-label", "Tragic Accident at Moto-Cross EventIn a heart-rending turn, the inquest ended."),
+    ("Royal Mail Reinstates Deliveries**Body:**Royal Mail has announced it.", "beg-section-label",
+     "Royal Mail Reinstates DeliveriesRoyal Mail has announced it."),
+    ("We study X. **Conclusion:**Overall, it works.", "beg-section-label", "We study X. Overall, it works."),
+    ("**Owl Art Auction Raises £508,000**BIRMINGHAM, England - An auction raised money.", "beg-bold-headline",
+     "Owl Art Auction Raises £508,000BIRMINGHAM, England - An auction raised money."),
+    ('The abstract of the academic article "Pulsation of AU Pegasi" is as follows:We model the star.',
+     "beg-as-follows", "We model the star."),
+    ('":Mass loss is a critical process.', "beg-quote-colon", "Mass loss is a critical process."),
+    ("Write the article according to the following instructions:- Instruction 1: Do not name the nurse.",
+     "beg-write-instructions", "- Instruction 1: Do not name the nurse."),
+    ("We fit the model. The polished abstract has several improvements:1. Grammar: fixed.2. Clarity.",
+     "end-improvements-list", "We fit the model."),
+    ("We fit the model. Do you have any other questions?", "end-other-questions", "We fit the model."),
+    ("The food was great. Is there anything else I can help you with today?", "end-other-questions",
+     "The food was great."),
+    ("1. Jason wandered home. 2. He slept well. 3. The sun rose. 4.", "end-dangling-number",
+     "1. Jason wandered home. 2. He slept well. 3. The sun rose."),
+    ("...with a warm and inviting atmosphere. The decor is modern.", "beg-leading-ellipsis",
+     "with a warm and inviting atmosphere. The decor is modern."),
+    ('"I frequently dine at this establishment due to its proximity to my workplace. The food is good."',
+     "beg-enclosing-quote",
+     "I frequently dine at this establishment due to its proximity to my workplace. The food is good."),
     # human-like: none of these may be touched
     ("Honestly, here is the thing about this place. We loved it.", "", None),
     ("Here are my reviews. The venue is lovely.", "", None),
@@ -120,6 +163,17 @@ GOLDEN = [
     ("We came here based on the reviews. It was fine.", "", None),
     ("**Assorted Scenes**: the old wizard paced.", "", None),
     ("Abstract art fills the lobby. We loved it.", "", None),
+    # human-like (12.5): none of these may be touched
+    ("... and really, I figured I needed to leave. It was cold.", "", None),
+    ("... Has this ever happened to you? It has to me.", "", None),
+    ('" They have me, and they say that I belong to them, but I am not a thing. "', "", None),
+    ('"Great food," she said, "and a great view." We agreed.', "", None),
+    ("**SCP 2398** **Item number: ** 2398 **Object Class: ** Keter", "", None),
+    ("The organisation of this paper is as follows: section 2 gives the model.", "", None),
+    ("Bill asked, \u201cMr. President, is there anything else I can get you?\u201d He smiled.", "", None),
+    ("You know the difference between hero and villain. I turn it over. 58.", "", None),
+    ("He said [the manager] had left. [think]: where now?", "", None),
+    ("Unable to provide identification, demons were detained. The chyron read it.", "", None),
 ]
 
 
@@ -144,6 +198,18 @@ def test_golden_residuals(lib, text, pattern_id, cleaned):
 def test_paraphrased_refusals_are_dropped(lib, text):
     r = clean([rec(text)], lib)
     assert not r.texts and list(r.dropped["pattern_id"]) == ["rej-model-refusal"]
+
+
+@pytest.mark.parametrize(("text", "pattern_id"), [
+    ("The abstract should summarize the paper. The abstract should be concise.", "rej-meta-instructions"),
+    ("[assistant]: The abstract should summarize the paper.The abstract must be formal.", "rej-meta-instructions"),
+    ("I'm sorry, my training data only goes up until September 2021. I can't write that.", "rej-training-cutoff"),
+    ("I understand that you are upset about the parking. However, I would like to point out that it is rude.",
+     "rej-upset-user"),
+])
+def test_whole_text_refusals_and_echoes_are_dropped(lib, text, pattern_id):
+    r = clean([rec(text)], lib)
+    assert not r.texts and list(r.dropped["pattern_id"]) == [pattern_id]
 
 
 def test_strip_sentence_ends_where_a_match_closes_its_own_bold():
@@ -244,7 +310,8 @@ def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
     for q in QUOTED:
         assert not [t.id for t in llm if q in t.text[:400]], q
     rescan = scan(llm, lib)
-    assert rescan[rescan["family"].isin(HIGH_PRECISION)].empty  # nothing high-precision left to clean
+    left = rescan[rescan["family"].isin(HIGH_PRECISION) & (rescan["action"] != "flag")]
+    assert left.empty  # nothing high-precision left to clean (flag-only patterns mark texts for review, never edit)
     humans = [t for t in texts if t.label == "human"]
     m = scan(humans, lib)
     assert m[m["family"].isin(HIGH_PRECISION)].empty  # no human text flagged, on all 6,000 of them
@@ -254,5 +321,5 @@ def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
     held = [t for t in hold_out(report, dev).kept if t.label == "human"]
     hm = scan(held, lib)
     assert len(held) > 1500 and hm[hm["family"].isin(HIGH_PRECISION)].empty  # the disjoint human set: 0 flags
-    hit = set(scan([t for t in texts if t.label == "llm"], lib)["pattern_id"])
+    hit = set(scan([t for t in texts if t.label == "llm"], lib)["pattern_id"]) | set(r.edits["pattern_id"])
     assert set(NEW_PATTERNS + WIDENED) <= hit  # each new or widened pattern finds DetectRL texts

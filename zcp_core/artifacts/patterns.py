@@ -37,6 +37,8 @@ ACTIONS: tuple[str, ...] = ("drop_text", "strip_sentence", "strip_match", "flag"
 FLAGS: dict[str, str] = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
 DEFAULT_LIBRARY = Path(__file__).resolve().parent / "library" / "detectrl.yaml"
 DEFAULT_RE_TIMEOUT_S = 1.0
+#: A regex group of this name narrows a match to the span the cleaner removes (the rest is context).
+CUT_GROUP = "cut"
 
 
 class PatternError(ZcpError):
@@ -235,7 +237,23 @@ class CompiledLibrary:
         rx = self.regexes[index]
         if self.library.engine == "re":
             return _timed_finditer(rx, text, self.library.re_timeout_s, self.patterns[index].id)
-        return [(m.start(), m.end(), m.group(0)) for m in rx.finditer(text) if m.end() > m.start()]
+        return _cut_spans(rx, rx.finditer(text))
+
+
+def _cut_spans(rx: Any, matches: Any) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each non-empty match, or of its ``cut`` group when the regex names one.
+
+    A ``(?P<cut>...)`` group lets a pattern read context it must not remove (RE2 has no lookaround):
+    ``\\A\\s*(?P<cut>")[A-Z][^"]*"\\s*\\z`` removes only the opening quote of a wholly quoted text.
+    A match whose ``cut`` group did not take part is skipped.
+    """
+    g = rx.groupindex.get(CUT_GROUP)
+    out = []
+    for m in matches:
+        s, e = (m.start(), m.end()) if g is None else (m.start(g), m.end(g))
+        if s >= 0 and e > s:
+            out.append((s, e, m.group(0) if g is None else m.group(g)))
+    return out
 
 
 def _re2_options() -> Any:
@@ -291,7 +309,7 @@ def _timed_finditer(rx: Any, text: str, limit_s: float, pid: str) -> list[tuple[
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
-        return [(m.start(), m.end(), m.group(0)) for m in rx.finditer(text) if m.end() > m.start()]
+        return _cut_spans(rx, rx.finditer(text))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
