@@ -57,6 +57,14 @@ EFFECT_NAMES: dict[str, str] = {
     "risk_difference": "difference in accuracy", "mean_diff": "mean difference",
     "cohens_dz": "Cohen's d_z (standardised mean difference)",
 }
+#: What a Contamination Confidence is: the one definition every surface renders where C appears (the app,
+#: ``zcp confidence``, the notebooks, release cards, the docs). A test finds it in each.
+C_DEFINITION = ("the paper's Contamination Confidence: an upper bound on the posterior probability, at the stated "
+                "prior, that originals score higher than their twins. Memorisation is one cause; twins harder than "
+                "their originals are another, which the twin card and the nulls check.")
+#: The definition as a sentence about C.
+C_DEFINED = "Contamination Confidence C is " + C_DEFINITION
+
 #: The one reading of a Contamination Confidence C (posterior at the run's prior, 0.5 by default): the lowest C of
 #: each level. C = 0.75 is a Bayes factor of 3 and C = 0.95 one of 19 at the default prior.
 EVIDENCE_LEVELS: tuple[tuple[float, str], ...] = (

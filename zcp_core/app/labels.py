@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from zcp_core.report import C_DEFINITION
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -63,8 +65,8 @@ EVIDENCE_LEVELS: tuple[tuple[float, str], ...] = (
     (0.95, "evidence of contamination"), (0.75, "weak evidence"), (0.0, "no evidence"))
 #: Contamination Confidence explained beside the number (the probe and the lab pages, notebook 01).
 CONFIDENCE_EXPLAINED = (
-    "**Contamination Confidence C** is the probability that the model saw the items, given the paired test "
-    "between originals and their twins. The test is the exact McNemar test for Acc and Con (pairs where only "
+    "**Contamination Confidence C** is " + C_DEFINITION + " It comes from the paired test between "
+    "originals and their twins: the exact McNemar test for Acc and Con (pairs where only "
     "one side is right) and a sign-flip permutation test for P_first and P_all. Its p-value becomes the largest "
     "Bayes factor any test with that p-value allows, BF = 1 / (−e·p·ln p) (Sellke, Bayarri and Berger), so C is "
     "an upper bound; with the prior P(contaminated) = {prior} it gives C = BF·prior / (BF·prior + 1 − prior). "

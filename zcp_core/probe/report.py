@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from zcp_core.report import (
+    C_DEFINED,
     MISSING,
     Headline,
     Report,
@@ -186,7 +187,7 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
     from zcp_core.stats import MIN_PAIRS
 
     s = run.summary
-    notes = list(NOTES)
+    notes = [C_DEFINED, *NOTES]
     ct = s.get("continuous_test") or run.manifest.get("config", {}).get("continuous_test")
     notes.append(f"Tests: {statistical_test_name('mcnemar')} for accuracy and consistency"
                  + (f", {statistical_test_name(ct)} for the probabilities" if ct else "")
@@ -197,7 +198,8 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
         notes.append("Not measured in this run: " + "; ".join(missing) + ".")
     pf = s.get("parse_failures") or {}
     if pf:
-        notes.append("Answers that could not be read (counted as wrong): "
+        notes.append("Answers that could not be read (an empty or unparseable box counts as wrong; a box with no "
+                     "number is not graded and leaves the accuracy pairs): "
                      + ", ".join(f"{'twins' if a == 'reference' else a + 's'} {fmt_count(n)}" for a, n in pf.items())
                      + ".")
     gt = s.get("generated_tokens") or {}

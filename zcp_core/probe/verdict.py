@@ -104,7 +104,9 @@ def verdict_lines(v: Verdict | None) -> list[str]:
 
     if v is None:
         return []
-    lines = ["## Verdict", ""]
+    from zcp_core.report import C_DEFINED
+
+    lines = ["## Verdict", "", f"{C_DEFINED}", ""]
     if v.not_replaced:
         lines += [f"**{v.not_replaced}.** The benchmark is written unchanged.", ""]
     else:
