@@ -112,3 +112,27 @@ def test_bad_text_golden() -> None:
     assert shown_problems("Share 12.0%; `llm_type` in code") == []
     for bad in ("value None", "ROC-AUC nan", "{'a': 1}", "llm_type", "('a', 'b')", "+nan"):
         assert shown_problems(bad), bad
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("stem", ["03_artifacts", "04_detector"])
+def test_notebook_outputs_show_no_reprs_or_code_names(stem: str, tmp_path: Path) -> None:
+    """Notebooks 03 and 04, executed: no output shows None, nan, a repr or a snake_case column name."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    NotebookClient(nb, timeout=1200, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    nbformat.write(nb, tmp_path / f"{stem}.ipynb")  # kept for a look when the test fails
+    bad = {}
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = o.get("data", {})
+            texts = [str(o.get("text", ""))] + [str(data.get(k, "")) for k in ("text/plain", "text/markdown")]
+            # an HTML table shows its column labels; plotly's JSON and images are figures, checked apart
+            texts.append(re.sub(r"<[^>]+>", " ", str(data.get("text/html", ""))) if "<table" in
+                         str(data.get("text/html", "")) else "")
+            if problems := [p for t in texts for p in shown_problems(t)]:
+                bad[i] = problems
+    assert not bad, bad
