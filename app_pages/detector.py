@@ -6,8 +6,10 @@ Reads ``detector`` runs written by ``zcp detector compare`` (and shows metrics o
 
 import streamlit as st
 
-from zcp_core.app import pick_run, readable
+from zcp_core.app import pick_run
+from zcp_core.detector import report as dr
 from zcp_core.detector import viz as vd
+from zcp_core.report import fmt_num
 
 st.title("Detector shortcuts: SHAP and the prefix attack")
 st.caption("A detector trained on artifact-laden texts learns the artifacts. Compare the original-trained and "
@@ -18,30 +20,37 @@ if run is None:
     st.stop()
 
 summary = run.summary
-command = run.manifest.get("config", {}).get("command", "compare")
-if run.has_table("metrics"):
+rep = dr.report(run)
+st.markdown(f"**{rep.headline.text}**")
+st.caption(" · ".join(f"{k} {v}" for k, v in rep.facts))
+if rep.rows:
     st.subheader("Metrics")
-    st.dataframe(readable(run.table("metrics")), hide_index=True)
-    st.caption("TPR at 1% FPR needs ≥ 100 human texts and at 0.01% FPR ≥ 10,000; a column left out or a “–” means "
-               "it is not estimable on this sample (see the notes).")
+    st.dataframe(rep.table(), hide_index=True)
+for note in rep.notes:
+    st.caption(note)
 if run.has_table("cross_domain"):
     st.subheader("Cross-domain transfer (ROC-AUC)")
     st.plotly_chart(vd.cross_domain_figure(run.table("cross_domain")), width="stretch", key="det_cross")
     st.caption("Rows: domain and form trained on; columns: evaluated on. Compare off-diagonal cells of "
                "original- and cleaned-trained rows.")
+if rep.command:
+    st.caption("Reproduce:")
+    st.code(rep.command, language="bash")
 if not run.has_table("attack"):
     st.stop()
 
 st.subheader("Prefix attack")
 attack = run.table("attack")
-c1, c2 = st.columns(2)
-c1.metric("Original-trained: attacked human texts called LLM",
-          f"{summary.get('original_llm_rate', 0) or 0:.0%}")
-c2.metric("Cleaned-trained: attacked human texts called LLM", f"{summary.get('cleaned_llm_rate', 0) or 0:.0%}")
-st.dataframe(readable(attack.drop(columns=["prefix"], errors="ignore")), hide_index=True)
+rates = {r[0]: r[4] for r in dr.attack_rows(attack)}
+cols = st.columns(len(rates) or 1)
+for col, (name, rate) in zip(cols, rates.items(), strict=False):
+    col.metric(f"{name.capitalize()}: attacked human texts called LLM", rate)
+st.dataframe(dr.frame(dr.ATTACK_COLUMNS, dr.attack_rows(attack)), hide_index=True)
 st.plotly_chart(vd.attack_figure(attack), width="stretch", key="det_attack")
-st.caption(f"Prefix: {attack['prefix'].iloc[0]!r}. A detector that falls for it calls most attacked human "
+st.caption(f"Prefix: “{attack['prefix'].iloc[0]}”. A detector that falls for it calls most attacked human "
            "texts LLM (red bar high).")
+for sentence in rep.sentences:
+    st.markdown(sentence)
 
 st.subheader("Attribution mass on artifact spans")
 st.plotly_chart(vd.artifact_share_figure(summary.get("artifact_share", {})), width="stretch", key="det_share")
@@ -49,7 +58,7 @@ st.caption("Share of |SHAP| on tokens inside high-precision artifact spans, over
 
 top = run.table("top_tokens")
 dets = list(dict.fromkeys(top["detector"]))
-det = st.radio("Detector", dets, horizontal=True, key="det_pick")
+det = st.radio("Detector", dets, horizontal=True, key="det_pick", format_func=dr.detector_words)
 st.subheader("Global top tokens")
 st.plotly_chart(vd.top_tokens_figure(top[top["detector"] == det]), width="stretch", key="det_top")
 st.caption("Mean |SHAP| per text; red ★ tokens lie mostly inside artifact spans, i.e. shortcuts, not writing.")
@@ -65,7 +74,7 @@ if only_art and texts["has_artifact"].any():
     texts = texts[texts["has_artifact"]].reset_index(drop=True)
 i = st.selectbox("Text", range(len(texts)), key="det_text",
                  format_func=lambda k: f"{texts.loc[k, 'id']} · {texts.loc[k, 'label']} · "
-                                       f"margin {texts.loc[k, 'margin']:+.2f}")
+                                       f"margin {fmt_num(texts.loc[k, 'margin'], signed=True)}")
 row = texts.loc[i]
 toks = run.table("token_attributions")
 toks = toks[(toks["detector"] == det) & (toks["id"] == row["id"])]

@@ -29,6 +29,7 @@ from IPython.display import Markdown
 
 from zcp_core.artifacts import RunInputs, load_library, write_clean_run, write_scan_run
 from zcp_core.artifacts import viz as va
+from zcp_core.artifacts.report import breakdown_frame, report
 from zcp_core.data import install_root, load_texts
 from zcp_core.probe.viz import show_figure
 from zcp_core.runs import load_run
@@ -38,7 +39,7 @@ ROOT = install_root()  # the checkout, or the copy an installed wheel ships
 SAMPLE = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
 MULTI_LLM = sorted((ROOT.parent / "shared" / "data" / "detectrl" / "Multi_LLM").glob("*.json"))
 library = load_library()
-library.version, len(library.patterns), library.sha256[:12]
+print(f"pattern library {library.version}: {len(library.patterns)} patterns")
 
 # %% [markdown]
 # ## Scan the bundled sample (600 records, 4 generators)
@@ -47,16 +48,13 @@ library.version, len(library.patterns), library.sha256[:12]
 folder, summary = write_scan_run(RUNS / "scan-sample", load_texts(SAMPLE), library,
                                  RunInputs(tuple(map(str, SAMPLE)), command="notebook 03"))
 run = load_run(folder)
-run.table("by_llm_type")
+Markdown(report(run).to_markdown())  # the same report as `zcp scan` prints and the app shows
 
 # %%
 show_figure(va.family_counts_figure(run.table("by_llm_type")))
 
 # %%
-run.table("by_label")
-
-# %%
-summary["human_false_positives"]
+breakdown_frame(run.table("by_label"), "label")
 
 # %% [markdown]
 # ## Clean the sample: edits, drops and the audit card
@@ -68,8 +66,10 @@ summary["human_false_positives"]
 # %%
 clean_folder, clean_summary = write_clean_run(RUNS / "clean-sample", load_texts(SAMPLE), library,
                                              RunInputs(tuple(map(str, SAMPLE)), allow_unlicensed=True))
-print(f"{clean_summary['edited_texts']} texts edited or dropped, {clean_summary['dropped']} dropped, "
-      f"{clean_summary['kept']} kept; release files: {sorted(p.name for p in (clean_folder / 'cleaned').iterdir())}")
+Markdown(report(load_run(clean_folder)).to_markdown())
+
+# %%
+print("release files:", ", ".join(sorted(p.name for p in (clean_folder / "cleaned").iterdir())))
 Markdown((clean_folder / "cleaned" / "README.md").read_text().split("---", 2)[2])  # the card, rendered
 
 # %% [markdown]
@@ -81,5 +81,4 @@ Markdown((clean_folder / "cleaned" / "README.md").read_text().split("---", 2)[2]
 if MULTI_LLM:
     ml_folder, ml_summary = write_scan_run(RUNS / "scan-multi-llm", load_texts(MULTI_LLM), library,
                                            RunInputs(tuple(map(str, MULTI_LLM))))
-    display(load_run(ml_folder).table("by_llm_type"))
-    display(ml_summary["human_false_positives"])
+    display(Markdown(report(load_run(ml_folder)).to_markdown()))

@@ -38,7 +38,7 @@ from pathlib import Path
 os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal; a notebook shows results
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
-from IPython.display import HTML
+from IPython.display import HTML, Markdown
 
 from zcp_core.artifacts import load_library
 from zcp_core.data import install_root
@@ -46,13 +46,14 @@ from zcp_core.detector import (
       CompareConfig,
       TfidfConfig,
       compare,
-      format_attack_table,
       load_texts_for_detector,
       split_texts,
       write_compare_run,
 )
+from zcp_core.detector import report as dr
 from zcp_core.detector import viz as vd
 from zcp_core.probe.viz import show_figure
+from zcp_core.report import fmt_count
 from zcp_core.runs import load_run
 
 ROOT = install_root()  # the checkout, or the copy an installed wheel ships
@@ -67,9 +68,8 @@ library = load_library()
 
 # %%
 split = split_texts(records, test_size=0.3, seed=0)
-print(f"{split.dedup.n_records} records, {split.dedup.n_unique} unique texts -> "
-      f"{len(split.train)} train / {len(split.test)} test")
-split.dedup.duplicates_frame()
+print(f"{fmt_count(split.dedup.n_records)} input texts, {fmt_count(split.dedup.n_unique)} distinct texts: "
+      f"{fmt_count(len(split.train))} training / {fmt_count(len(split.test))} test")
 
 # %% [markdown]
 # ## 2–5 · The closed loop
@@ -80,16 +80,16 @@ config = CompareConfig(explain_n=60, explain_attacked=5,
                        detector_config=TfidfConfig(max_word_features=20_000, max_char_features=20_000))
 result = compare(records, library, config)
 run = load_run(write_compare_run(RUNS / "detector-sample", result, {"dataset": [str(p) for p in SAMPLE]}))
-run.table("metrics").fillna("–")
+Markdown(dr.report(run).to_markdown())  # the same report as `zcp detector compare` prints and the app shows
 
 # %% [markdown]
-# TPR at 0.01% FPR (the paper's operating point) needs at least 10,000 human texts, so it is not estimable here ("–"); the `notes` column says why.
+# TPR at 0.01% FPR (the paper's operating point) needs at least 10,000 human texts, so it is not estimable here ("–"); the notes under the table say why.
 
 # %% [markdown]
 # ## The attack table (paper Table 4 shape)
 
 # %%
-print(format_attack_table(run.table("attack")))
+display(dr.frame(dr.ATTACK_COLUMNS, dr.attack_rows(run.table("attack"))))
 show_figure(vd.attack_figure(run.table("attack")))
 
 # %% [markdown]

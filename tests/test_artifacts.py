@@ -277,7 +277,7 @@ def test_audit_card_states_the_under_cleaning_rule_and_count(lib, tmp_path):
     card = (folder / "README.md").read_text()
     assert "## Under-cleaning flag" in card
     assert "- Rule: top 10% of residual scores among the scored (edited) texts" in card
-    assert "- Marked 4 of 40 scored (edited) texts (10.0%)." in card and "- Cut: residual score >= 0.86." in card
+    assert "- Marked 4 of 40 scored (edited) texts (10.0%)." in card and "- Cut: residual score ≥ 0.860." in card
     assert summary["under_cleaning"]["marked"] == 4 and summary["flags"]["residual_score"] == 4
     assert load_run(folder).manifest["config"]["under_cleaning_rule"] == "top_share"
     folder2, _ = write_clean_run(tmp_path / "d", _tales(3), lib, RunInputs(("tales",), license="apache-2.0"))

@@ -106,7 +106,7 @@ def test_clean_run_release(clean_run):
 def test_clean_cli_under_threshold_is_recorded(tmp_path, capsys):
     assert cli(["clean", str(SAMPLE[0]), "--out", str(tmp_path / "r"), "--under-threshold", "0.7", "--allow-unlicensed",
                 "--scorer", "none"]) == 0
-    assert ("under-cleaning flag: not assessed (switched off with --scorer none); rule: residual score above 0.7"
+    assert ("Under-cleaning flag: not assessed (switched off with --scorer none); rule: residual score above 0.7"
             in capsys.readouterr().out)
     cfg = load_run(tmp_path / "r").manifest["config"]
     assert (cfg["under_cleaning_rule"], cfg["residual_threshold"]) == ("threshold", 0.7)

@@ -300,9 +300,9 @@ def test_clean_flags_are_words() -> None:
     from zcp_core.cli.artifacts import flags_text
 
     assert flags_text({"pattern": 97, "residual_score": 10}) == (
-        "flags to review: 97 matches of review-only patterns (left in place); 10 texts the under-cleaning scorer "
-        "marked")
-    assert flags_text({}) == "flags to review: none"
+        "Flags to review: 97 matches of review-only patterns (left in place); 10 texts the under-cleaning scorer "
+        "marked.")
+    assert flags_text({}) == "Flags to review: none."
 
 
 def test_text_summaries_hold_no_reprs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -261,7 +261,7 @@ def test_cli_compare_prints_attack_table_and_shares(tmp_path: Path, capsys: pyte
     out = tmp_path / "cmp"
     assert main(["detector", "compare", "--data", *CLAUDE, "--explain-n", "10", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "classified human" in text and "share of |SHAP attribution| on artifact spans" in text
+    assert "Called human" in text and "Share of |SHAP| on artifact spans" in text
     run = load_run(out)
     assert run.summary["n_records"] == 150 and run.manifest["config"]["command"] == "compare"
     assert (out / "detectors" / "original" / "weights.npz").exists()

@@ -24,6 +24,7 @@ from zcp_core.runs import RunSpec, atomic_write_bytes, atomic_write_json, load_r
 
 if TYPE_CHECKING:
     from zcp_core.publish import Card, LicenseInfo
+    from zcp_core.report import Report
     from zcp_core.schema import TextRecord
 
 DECISIONS_FILE = "decisions.json"
@@ -91,39 +92,40 @@ def write_scan_run(out: str | Path, texts: Sequence[TextRecord], library: Patter
 
 
 def audit_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary,
-               release: bool = False, scorer: str | None = None) -> str:
-    """The clean run's README.md: counts per family and per LLM, what was dropped and why, the flags.
+               release: bool = False, scorer: str | None = None, report: Report | None = None) -> str:
+    """The clean run's README.md: the run's report, edits per LLM, what was dropped and why, the flags.
 
     ``release=True`` gives the part the release's dataset card carries below its own Counts section: no
-    summary counts again, and no files that live only in the run folder. ``scorer`` names the residual scorer.
+    summary counts again, and no files that live only in the run folder. ``scorer`` names the residual scorer;
+    ``report`` is the run's report (``zcp_core.artifacts.report``), whose headline, counts and per-family
+    table the card shows as every other surface does.
     """
     import pandas as pd
+
+    from zcp_core.artifacts.report import FLAG_WORDS, words
+    from zcp_core.report import fmt_count, markdown_table
 
     applied = result.edits[result.edits["applied"]]
     meta = pd.DataFrame([{"id": t.id, "llm_type": t.llm_type, "label": t.label} for t in texts])
     per = applied.merge(meta, on="id", how="left")
-    lines = [] if release else [
-        "# Cleaned release (zcp artifact cleaner)", "",
-        f"- Input texts (distinct): {len(texts)}; kept: {len(result.texts)}; dropped: {len(result.dropped)}",
-        f"- Pattern library: {library.version}, sha256 `{library.sha256}`",
-        f"- Edits proposed: {len(result.edits)}; applied: {len(applied)}; "
-        f"rejected by decision: {int((~result.edits['accepted']).sum())}", ""]
-    lines += ["## Applied edits per family", "", "| family | edits | texts |", "|---|---|---|"]
-    for fam in FAMILY_ORDER:
-        g = applied[applied["family"] == fam]
-        if len(g):
-            lines.append(f"| {fam} | {len(g)} | {g['id'].nunique()} |")
-    lines += ["", "## Texts edited or dropped per LLM (LLM-labelled texts)", "",
-              "| llm_type | texts edited or dropped |", "|---|---|"]
+    lines = []
+    if not release and report is not None:
+        lines += ["# Cleaned release (zcp artifact cleaner)", "", f"**{report.headline.text}**", "",
+                  *(f"- {k}: {v}" for k, v in report.facts), f"- Pattern library sha256: `{library.sha256}`",
+                  f"- Edits proposed: {fmt_count(len(result.edits))}", ""]
+    if report is not None and report.rows:
+        lines += ["## Applied edits per family", "", *markdown_table(report.columns, report.rows)]
+    lines += ["", "## Texts edited or dropped per generator (LLM-labelled texts)", "",
+              "| Generator | Texts edited or dropped |", "|---|---|"]
     llm = per[per["label"] == "llm"]
     for name, g in llm.groupby("llm_type", sort=True):
-        lines.append(f"| {name} | {g['id'].nunique()} |")
-    lines += ["", "## Dropped texts and why", "", "| reason (pattern) | texts |", "|---|---|"]
+        lines.append(f"| {name} | {fmt_count(g['id'].nunique())} |")
+    lines += ["", "## Dropped texts and why", "", "| Reason (pattern) | Texts |", "|---|---|"]
     for pid, n in result.dropped["pattern_id"].value_counts().sort_index().items():
-        lines.append(f"| {pid} | {n} |")
+        lines.append(f"| {pid} | {fmt_count(n)} |")
     kinds = result.flags["kind"].str.split(":").str[0].value_counts().sort_index()
-    lines += ["", "## Flags (review these)", "", "| kind | count |", "|---|---|",
-              *(f"| {k} | {n} |" for k, n in kinds.items()), "",
+    lines += ["", "## Flags (review these)", "", "| Kind | Count |", "|---|---|",
+              *(f"| {FLAG_WORDS.get(str(k), words(k))} | {fmt_count(n)} |" for k, n in kinds.items()), "",
               *under_cleaning_lines(result.under_cleaning, scorer)]
     if release:
         lines += ["Every row carries the canary in its `canary` column. Each edit (span and original text) is "
@@ -142,13 +144,15 @@ def under_cleaning_lines(under: Mapping[str, Any], scorer: str | None = None) ->
     if not under.get("assessed"):
         why = scorer or "no residual scorer was given"
         return lines + [f"- Not assessed: {why} (the rule would have been: {rule}).", ""]
+    from zcp_core.report import fmt_count, fmt_num, fmt_share
+
     scored, marked = int(under.get("scored", 0)), int(under.get("marked", 0))
-    share = f" ({100 * marked / scored:.1f}%)" if scored else ""
+    share = f" ({fmt_share(marked / scored)})" if scored else ""
     lines += ([f"- Scorer: {scorer}."] if scorer else []) + [f"- Rule: {rule}.",
-              f"- Marked {marked} of {scored} scored (edited) texts{share}."]
+              f"- Marked {fmt_count(marked)} of {fmt_count(scored)} scored (edited) texts{share}."]
     if marked:
-        lines.append(f"- Cut: residual score {'>=' if under.get('rule') == 'top_share' else '>'} "
-                     f"{float(under['cut']):.4g}.")
+        lines.append(f"- Cut: residual score {'≥' if under.get('rule') == 'top_share' else '>'} "
+                     f"{fmt_num(under.get('cut'))}.")
     return lines + ["- Only marked texts are candidates for re-cleaning (`zcp_core.artifacts.reclean`).", ""]
 
 
@@ -176,8 +180,11 @@ def write_release(folder: Path, result: CleanResult, card: Card) -> Path:
 
 
 def release_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary, inputs: RunInputs,
-                 lic: LicenseInfo) -> Card:
-    """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit."""
+                 lic: LicenseInfo, report: Report | None = None) -> Card:
+    """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit.
+
+    ``report`` (the run's, ``zcp_core.artifacts.report``) gives the counts, named as on every other surface.
+    """
     import hashlib
 
     from zcp_core.artifacts.residual import residual_lines
@@ -195,12 +202,11 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
                 f"command: `{portable_command(inputs.command)}`",
                 f"pattern library {library.version} (sha256 `{library.sha256}`)"),
         citation=citation_for(inputs.paths), canary=canary,
-        counts={"texts (distinct)": str(len(texts)), "kept": str(len(result.texts)),
-                "edited (kept, with spans removed)": str(int(applied[applied["action"] != "drop_text"]["id"].nunique())),
-                "dropped": f"{len(result.dropped)}" + (f" ({reasons})" if reasons else ""),
-                "edits rejected by a reviewer": str(int((~result.edits["accepted"]).sum()))},
-        body="\n".join([*residual_lines(library), audit_card(result, texts, library, release=True,
-                                                             scorer=_scorer_note(inputs))]),
+        counts={**dict(report.facts if report else ()),
+                **({"Dropped, by pattern": reasons} if reasons else {})},
+        body="\n".join([*([f"**{report.headline.text}**", ""] if report else []), *residual_lines(library),
+                         audit_card(result, texts, library, release=True, scorer=_scorer_note(inputs),
+                                    report=report)]),
         tags=("ai-text-detection", "artifact-cleaning"),
     )
 
@@ -252,9 +258,12 @@ def write_clean_run(
     library_copy(library, folder)
     if decisions:
         save_decisions(folder, decisions)
+    from zcp_core.artifacts.report import report as run_report
+
+    rep = run_report(load_run(folder))  # the card says what the CLI, the app and the notebook say
     atomic_write_bytes(folder / "README.md",
-                       audit_card(result, uniq, library, scorer=_scorer_note(inputs)).encode("utf-8"))
-    write_release(folder, result, release_card(result, uniq, library, inputs, lic))
+                       audit_card(result, uniq, library, scorer=_scorer_note(inputs), report=rep).encode("utf-8"))
+    write_release(folder, result, release_card(result, uniq, library, inputs, lic, report=rep))
     summary["license"] = lic.hub_id
     return folder, summary
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from zcp_core.artifacts.patterns import FAMILY_ORDER
+from zcp_core.artifacts.report import GROUP_WORDS, words
+from zcp_core.report import fmt_share
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +42,11 @@ class ItemView:
     edits: pd.DataFrame
 
 
+def axis_words(by: str) -> str:
+    """A grouping column as an axis title: ``llm_type`` is "generator"."""
+    return GROUP_WORDS.get(by, words(by)).lower()
+
+
 def family_counts_figure(table: pd.DataFrame, by: str = "llm_type") -> go.Figure:
     """Stacked bars: texts per family (first match wins) for each row of a Table-2-shaped table."""
     import plotly.graph_objects as go
@@ -47,8 +54,9 @@ def family_counts_figure(table: pd.DataFrame, by: str = "llm_type") -> go.Figure
     fig = go.Figure()
     for fam in FAMILY_ORDER:
         if fam in table.columns:
-            fig.add_bar(name=fam, x=table[by].astype(str), y=table[fam], marker_color=FAMILY_COLORS[fam])
-    fig.update_layout(barmode="stack", yaxis_title="texts (first match wins)", xaxis_title=by, legend_title="family",
+            fig.add_bar(name=fam, x=[words(x) for x in table[by]], y=table[fam], marker_color=FAMILY_COLORS[fam])
+    fig.update_layout(barmode="stack", yaxis_title="texts (first match wins)", xaxis_title=axis_words(by),
+                      legend_title="family",
                       height=380, margin={"t": 30})
     return fig
 
@@ -58,9 +66,9 @@ def flag_rate_figure(table: pd.DataFrame, by: str = "llm_type") -> go.Figure:
     import plotly.graph_objects as go
 
     colors = ["#d62728" if str(x) == "human" else "#1f77b4" for x in table[by]]
-    fig = go.Figure(go.Bar(x=table[by].astype(str), y=table["rate"], marker_color=colors,
-                           text=[f"{r:.1%}" for r in table["rate"]], textposition="outside"))
-    fig.update_layout(yaxis_title="share flagged", yaxis_tickformat=".0%", xaxis_title=by, height=340,
+    fig = go.Figure(go.Bar(x=[words(x) for x in table[by]], y=table["rate"], marker_color=colors,
+                           text=[fmt_share(r) for r in table["rate"]], textposition="outside"))
+    fig.update_layout(yaxis_title="share flagged", yaxis_tickformat=".0%", xaxis_title=axis_words(by), height=340,
                       margin={"t": 30})
     return fig
 
@@ -74,7 +82,8 @@ def edits_figure(edits: pd.DataFrame) -> go.Figure:
     for applied, name, color in ((True, "applied", "#2ca02c"), (False, "rejected or overlapped", "#7f7f7f")):
         sub = edits[edits["applied"] == applied]
         fig.add_bar(name=name, x=fams, y=[int((sub["family"] == f).sum()) for f in fams], marker_color=color)
-    fig.update_layout(barmode="stack", yaxis_title="edits", height=320, margin={"t": 30})
+    fig.update_layout(barmode="stack", yaxis_title="edits", xaxis_title="family", legend_title="edit",
+                      height=320, margin={"t": 30})
     return fig
 
 

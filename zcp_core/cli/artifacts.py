@@ -65,7 +65,7 @@ def _load(args: argparse.Namespace) -> tuple[list[Any], Any]:
 
     lib = load_library(args.patterns, extend=args.extend, engine=args.regex_engine)
     texts = load_texts(args.paths, fmt=args.format, fields=fields_from_args(args))
-    log(f"{len(texts)} texts from {len(args.paths)} file(s); library {lib.version} ({len(lib.patterns)} patterns)")
+    log(f"{len(texts)} input texts from {len(args.paths)} file(s); library {lib.version} ({len(lib.patterns)} patterns)")
     return texts, lib
 
 
@@ -76,20 +76,14 @@ def _inputs(args: argparse.Namespace) -> Any:
                      config={"text_field": args.text_field, "format": args.format})
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def scan_text(run: Any) -> str:
+    """The scan run as text: its report, then the counts by data type and by label."""
+    from zcp_core.artifacts.report import breakdown, report
+    from zcp_core.report import text_table
 
-
-def scan_text(summary: dict[str, Any], tables: dict[str, Any]) -> str:
-    """Human-readable scan report: Table-2-shaped counts, by data_type, by label, human false positives."""
-    hp = summary["human_false_positives"]
-    lines = [f"{summary['texts']} distinct texts, {summary['flagged']} flagged by high-precision families "
-             f"({summary.get('duplicates', 0)} duplicates counted once); domain family flags "
-             f"{summary['domain_flagged']} (reported apart)", "",
-             "LLM texts by llm_type x family (first match wins):", tables["by_llm_type"].to_string(index=False), "",
-             "By data_type:", tables["by_data_type"].to_string(index=False), "",
-             "By label:", tables["by_label"].to_string(index=False), "",
-             f"Human texts flagged (false positives): {hp['flagged']} / {hp['texts']} = {_pct(hp['rate'])}"]
+    lines = [report(run).to_text()]
+    for by, what in (("data_type", "By data type"), ("label", "By label")):
+        lines += ["", f"{what}:", *text_table(*breakdown(run.table(f"by_{by}"), by))]
     return "\n".join(lines)
 
 
@@ -101,25 +95,16 @@ def run_scan(args: argparse.Namespace) -> int:
     texts, lib = _load(args)
     out = args.out or str(Path("runs") / f"scan-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     folder, summary = write_scan_run(out, texts, lib, _inputs(args), mode=args.mode, engine=args.engine)
-    run = load_run(folder)
-    tables = {k: run.table(k) for k in ("by_llm_type", "by_data_type", "by_label")}
     summary = {**summary, "run": str(folder)}
-    emit(args, summary, scan_text(summary, tables) + f"\nrun: {folder}")
+    emit(args, summary, scan_text(load_run(folder)) + f"\nrun: {folder}")
     return 0
 
 
-#: What each kind of clean flag means, for the summary line (the run's flags table has one row per flag).
-FLAG_WORDS = {"pattern": "matches of review-only patterns (left in place)",
-              "shrunk": "edited texts that shrank too much",
-              "sentences_far": "edited texts with a sentence count far from their domain's",
-              "tokens_far": "edited texts with a token count far from their domain's",
-              "residual_score": "texts the under-cleaning scorer marked"}
-
-
 def flags_text(flags: dict[str, int]) -> str:
-    """``flags to review: 97 matches of review-only patterns (left in place), 3 ...``, or that there are none."""
-    parts = [f"{n} {FLAG_WORDS.get(kind, kind)}" for kind, n in sorted(flags.items(), key=lambda kv: -kv[1])]
-    return "flags to review: " + ("; ".join(parts) if parts else "none")
+    """``Flags to review: 97 matches of review-only patterns (left in place); 3 ….``, or that there are none."""
+    from zcp_core.artifacts.report import flags_sentence
+
+    return flags_sentence(flags)
 
 
 def _residual_scorer(spec: str, texts: list[Any]) -> tuple[Any, str]:
@@ -163,13 +148,11 @@ def run_clean(args: argparse.Namespace) -> int:
                        args.license, args.allow_unlicensed)
     folder, summary = write_clean_run(args.out, texts, lib, inputs, decisions=decisions, scorer=scorer,
                                       engine=args.engine, config=cfg)
+    from zcp_core.artifacts.report import report
+    from zcp_core.runs import load_run
+
     summary = {**summary, "run": str(folder)}
-    u = summary["under_cleaning"]
-    under = (f"under-cleaning flag: {u['marked']} of {u['scored']} scored texts marked; rule: {u['rule_text']}"
-             if u["assessed"] else f"under-cleaning flag: not assessed ({note}); rule: {u['rule_text']}")
-    text = (f"{summary['texts']} distinct texts: {summary['edited_texts']} edited or dropped "
-            f"({summary['applied']} edits applied, {summary['rejected']} rejected by decision), "
-            f"{summary['dropped']} dropped, kept {summary['kept']}\n{flags_text(summary['flags'])}\n{under}\n"
-            f"release: {folder / 'cleaned'}  audit card: {folder / 'README.md'}")
+    text = (report(load_run(folder)).to_text() +
+            f"\n\nrelease: {folder / 'cleaned'}  audit card: {folder / 'README.md'}")
     emit(args, summary, text)
     return 0

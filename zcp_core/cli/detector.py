@@ -76,6 +76,14 @@ def _command() -> str:
     return "zcp " + " ".join(map(shlex.quote, sys.argv[1:]))
 
 
+def _report_text(folder: Any) -> str:
+    """A detector run as text: its report (``zcp_core.detector.report``), numbers in the shared rules."""
+    from zcp_core.detector.report import report
+    from zcp_core.runs import load_run
+
+    return report(load_run(folder)).to_text()
+
+
 def _records(args: argparse.Namespace) -> list:
     from zcp_core.detector import load_texts_for_detector
 
@@ -91,11 +99,7 @@ def run_train(args: argparse.Namespace) -> int:
     folder, summary = train_run(_records(args), args.out, paths=args.data, kind=args.kind,
                                 detector_config=_config(args), library=_library(args) if args.cleaned else None,
                                 test_size=args.test_size, seed=args.seed)
-    m = summary["metrics"]
-    tpr = m["tpr_at_1pct_fpr"]
-    text = (f"{summary['form']}-trained {args.kind} detector: {summary['n_train']} train / {summary['n_test']} test\n"
-            f"ROC-AUC {m['roc_auc']:.4f}  F1 {m['f1']:.4f}  accuracy {m['accuracy']:.4f}  "
-            f"TPR@1%FPR {'n/a' if tpr is None else f'{tpr:.4f}'}\n{m['notes']}\nrun: {folder}")
+    text = _report_text(folder) + f"\nrun: {folder}"
     emit(args, {**summary, "run": str(folder)}, text)
     return 0
 
@@ -107,7 +111,6 @@ def run_compare(args: argparse.Namespace) -> int:
         CompareConfig,
         compare,
         cross_domain,
-        format_attack_table,
         format_cross_domain,
         write_compare_run,
     )
@@ -122,17 +125,13 @@ def run_compare(args: argparse.Namespace) -> int:
     folder = write_compare_run(args.out, res, {
         "command": _command(), "dataset": list(args.data), "config": {"patterns": lib.path, "sha256": lib.sha256},
         "model": args.checkpoint if args.kind == "transformer" else None}, cross)
+    from zcp_core.detector.report import ATTACK_COLUMNS, attack_rows
+    from zcp_core.report import text_table
     from zcp_core.runs import load_run
 
-    summary = dict(load_run(folder).summary)
-    lines = [format_attack_table(res.attack), "",
-             "share of |SHAP attribution| on artifact spans (test texts with an artifact):"]
-    for name, share in res.artifact_shares().items():
-        lines.append(f"  {name:<20} {'n/a' if share is None else f'{share:.3f}'}")
-    lines += ["", "metrics (rows: trained on / evaluated on):",
-              res.metrics.drop(columns=["notes"]).round(4).to_string(index=False),
-              f"notes: {res.metrics['notes'].iloc[0]}",
-              f"paper's qualitative result holds: {summary['paper_result_holds']} ({summary['criterion']})"]
+    run = load_run(folder)
+    summary = dict(run.summary)
+    lines = [_report_text(folder), "", "Prefix attack:", *text_table(ATTACK_COLUMNS, attack_rows(run.table("attack")))]
     if cross is not None:
         lines += ["", format_cross_domain(cross)]
     lines.append(f"run: {folder}")
@@ -142,9 +141,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_crossdomain(args: argparse.Namespace) -> int:
     """The cross-domain table as its own run."""
-    from zcp_core.detector import cross_domain_run, format_cross_domain
+    from zcp_core.detector import cross_domain_run
 
     folder, df, summary = cross_domain_run(args.data, _library(args), args.out, args.kind, _config(args),
                                            args.test_size, args.seed)
-    emit(args, {**summary, "run": str(folder)}, format_cross_domain(df) + f"\nrun: {folder}")
+    emit(args, {**summary, "run": str(folder)}, _report_text(folder) + f"\nrun: {folder}")
     return 0

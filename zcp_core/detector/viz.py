@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
+from zcp_core.detector.report import detector_words
+from zcp_core.report import fmt_num, fmt_share
+
+#: Metric columns in words (figure titles).
+METRIC_WORDS = {"roc_auc": "ROC-AUC", "f1": "F1", "accuracy": "accuracy"}
 RED = "#d62728"
 BLUE = "#1f77b4"
 GREY = "#9e9e9e"
@@ -71,8 +76,9 @@ def waterfall_figure(tokens: pd.DataFrame, base_value: float, k: int = 12) -> go
 
     rows = tokens.assign(abs_a=tokens["attribution"].abs()).sort_values("abs_a", ascending=False)
     top, rest = rows.head(k), rows.iloc[k:]
-    labels = [f"{t} @{int(s)}{' ★' if a else ''}" for t, s, a in zip(top["token"], top["start"], top["in_artifact"],
-                                                                        strict=True)]
+    # a token may occur twice in a text, so its place (the n-th token) tells the bars apart
+    labels = [f"“{t}”, token {int(p) + 1}{' ★' if a else ''}"
+              for t, p, a in zip(top["token"], top["position"], top["in_artifact"], strict=True)]
     values = list(top["attribution"])
     if len(rest):
         labels.append(f"{len(rest)} other tokens")
@@ -83,7 +89,8 @@ def waterfall_figure(tokens: pd.DataFrame, base_value: float, k: int = 12) -> go
     ))
     fig.update_layout(yaxis={"autorange": "reversed"}, xaxis_title="log-odds of LLM (base value → margin)",
                       height=max(300, 28 * len(values) + 80), margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title=f"base {base_value:+.2f} → margin {base_value + sum(values):+.2f}   (★ artifact token)")
+                      title=f"base {fmt_num(base_value, signed=True)} → margin {fmt_num(base_value + sum(values), signed=True)}"
+                            "   (★ artifact token)")
     return fig
 
 
@@ -111,11 +118,12 @@ def attack_figure(attack: pd.DataFrame) -> go.Figure:
     """Grouped bars: attacked human texts classified human vs LLM, per training form."""
     import plotly.graph_objects as go
 
+    names = [detector_words(n) for n in attack["trained_on"]]
     fig = go.Figure([
-        go.Bar(name="classified human", x=attack["trained_on"], y=attack["classified_human"], marker_color=BLUE),
-        go.Bar(name="classified LLM", x=attack["trained_on"], y=attack["classified_llm"], marker_color=RED),
+        go.Bar(name="called human", x=names, y=attack["classified_human"], marker_color=BLUE),
+        go.Bar(name="called LLM", x=names, y=attack["classified_llm"], marker_color=RED),
     ])
-    fig.update_layout(barmode="group", xaxis_title="detector trained on", yaxis_title="attacked human texts",
+    fig.update_layout(barmode="group", xaxis_title="detector", legend_title="attacked human texts", yaxis_title="attacked human texts",
                       height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
 
@@ -126,8 +134,8 @@ def artifact_share_figure(summary_shares: dict) -> go.Figure:
 
     names = list(summary_shares)
     vals = [summary_shares[n] if summary_shares[n] is not None else 0.0 for n in names]
-    fig = go.Figure(go.Bar(x=names, y=vals, marker_color=[RED if "original" in n else BLUE for n in names],
-                           text=[f"{v:.1%}" for v in vals], textposition="outside"))
+    fig = go.Figure(go.Bar(x=[detector_words(n) for n in names], y=vals, marker_color=[RED if "original" in n else BLUE for n in names],
+                           text=[fmt_share(summary_shares[n]) for n in names], textposition="outside"))
     fig.update_layout(yaxis_title="share of |SHAP| on artifact spans", yaxis_tickformat=".0%", height=320,
                       margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
@@ -139,8 +147,8 @@ def cross_domain_figure(cross: pd.DataFrame, metric: str = "roc_auc") -> go.Figu
 
     pv = cross.pivot_table(index=["train_domain", "train_form"], columns=["eval_domain", "eval_form"], values=metric)
     fig = go.Figure(go.Heatmap(
-        z=pv.to_numpy(), x=[f"{d}/{f}" for d, f in pv.columns], y=[f"{d}/{f}" for d, f in pv.index],
-        colorscale="Viridis", text=pv.round(3).to_numpy(), texttemplate="%{text}", colorbar={"title": metric},
+        z=pv.to_numpy(), x=[f"{d}, {f}" for d, f in pv.columns], y=[f"{d}, {f}" for d, f in pv.index],
+        colorscale="Viridis", text=[[fmt_num(v) for v in row] for row in pv.to_numpy()], texttemplate="%{text}", colorbar={"title": METRIC_WORDS.get(metric, metric)},
     ))
     fig.update_layout(xaxis_title="evaluated on", yaxis_title="trained on", height=420,
                       margin={"l": 10, "r": 10, "t": 30, "b": 10})
