@@ -24,10 +24,20 @@ SECTIONS = {
 
 pages = {
     section: [
-        st.Page(f"app_pages/{file}", title=title, icon=icon, default=file == "home.py")
+        st.Page(f"app_pages/{file}", title=title, icon=icon)
         for file, title, icon in entries
         if (HERE / "app_pages" / file).exists()
     ]
     for section, entries in SECTIONS.items()
 }
-st.navigation(pages).run()
+PROBE = next(p for section in pages.values() for p in section if p.url_path == "probe")
+
+
+def land() -> None:
+    """The root URL opens the story: the probe page, which picks the contaminated example when it is there.
+
+    A hidden default page that moves on, so every page keeps its own URL (``/probe``, ``/home``...)."""
+    st.switch_page(PROBE)
+
+
+st.navigation({"": [st.Page(land, title="Start", default=True, visibility="hidden")], **pages}).run()

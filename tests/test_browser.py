@@ -39,13 +39,18 @@ def _free_port() -> int:
 
 @contextmanager
 def _serve(runs: Path, home: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port with ``ZCP_RUNS=runs``; yields its URL once healthy."""
+    """``streamlit run app.py`` on a free port with ``ZCP_RUNS=runs``; yields its URL once healthy.
+
+    The server's output goes to ``home/server.log`` (:func:`_server_log`), so a test can read what the terminal
+    showed (a file, not a pipe nobody reads, which would block the server once full)."""
     port = _free_port()
     env = {**os.environ, "ZCP_RUNS": str(runs), "HOME": str(home)}
+    home.mkdir(parents=True, exist_ok=True)
+    log = (home / "server.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -61,6 +66,12 @@ def _serve(runs: Path, home: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        log.close()
+
+
+def _server_log(home: Path) -> str:
+    """What the app's server printed (its terminal) while it ran under :func:`_serve`."""
+    return (home / "server.log").read_text(encoding="utf-8", errors="replace")
 
 
 @pytest.fixture
@@ -112,7 +123,7 @@ def test_home_and_run_page_in_chromium(app_server: str, browser_run: Path, tmp_p
     run = load_run(browser_run / "browser-scan")
     headline = run.summary["headline"]
     with _chromium(tmp_path) as page:
-        page.goto(app_server)
+        page.goto(f"{app_server}/home")
         page.get_by_text("contamination audits").first.wait_for(timeout=90_000)
         page.get_by_text("Open a run").first.wait_for(timeout=90_000)
         # The label also sits in the (canvas) run table, so look for it inside a metric.
@@ -297,7 +308,7 @@ def test_demo_story_in_chromium(demo_runs: Path, tmp_path: Path) -> None:
 
     run = load_run(demo_runs / "examples" / "probe-lab-direct")
     with _serve(demo_runs, tmp_path / "home") as url, _chromium(tmp_path) as page:
-        page.goto(f"{url}/probe")
+        page.goto(url)  # the app lands on the probe page of the contaminated example, unasked
         text = _settled_text(page, "Example run")
         model = page.locator('[data-testid="stMetric"]').filter(has_text="Model").first
         expect(model.locator('[data-testid="stMetricValue"]')).to_have_text("lab:direct")  # landed, unasked
@@ -312,10 +323,12 @@ def test_demo_story_in_chromium(demo_runs: Path, tmp_path: Path) -> None:
         page.get_by_role("button", name="Open smollm2 on the same items").first.click()
         expect(model.locator('[data-testid="stMetricValue"]')).to_have_text("smollm2", timeout=60_000)
         bad["probe (clean model)"] = FORBIDDEN.findall(_settled_text(page, "no evidence"))
-        for path, marker in (("", "Open a run"), ("lab", "Contamination lab"), ("guided", "Partition verdicts"),
+        for path, marker in (("home", "Open a run"), ("lab", "Contamination lab"), ("guided", "Partition verdicts"),
                              ("artifacts", "Artifacts in generated-text benchmarks"),
                              ("detector", "Detector shortcuts"), ("afr", "Difference, audited − comparison"),
                              ("new_audit", "Run name")):
             page.goto(f"{url}/{path}")
-            bad[path or "home"] = FORBIDDEN.findall(_settled_text(page, marker))
+            bad[path] = FORBIDDEN.findall(_settled_text(page, marker))
     assert not any(bad.values()), bad
+    log = _server_log(tmp_path / "home")
+    assert "Traceback" not in log and "Error" not in log, log[-3000:]  # nothing but the banner in the terminal
