@@ -165,8 +165,8 @@ def test_library_code_never_imports_cli_or_app(floor: str) -> None:
 
 def test_zcp_core_root_holds_foundation_and_packages_only() -> None:
     files = sorted(p.name for p in ROOT.glob("*.py"))
-    assert files == ["__init__.py", "answers.py", "data.py", "errors.py", "intervals.py", "runs.py", "schema.py",
-                     "stats.py"]
+    assert files == ["__init__.py", "answers.py", "data.py", "errors.py", "intervals.py", "report.py", "runs.py",
+                     "schema.py", "stats.py"]
     packages = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert packages == ["afr", "app", "artifacts", "backends", "baselines", "cli", "detector", "guided", "lab",
                         "probe", "publish", "reference", "serve"]
