@@ -43,6 +43,7 @@ rep = report(run, matrix_runs[0] if matrix_runs else None)  # every number on th
 def show_report(table: bool = True) -> None:
     """The run's headline, facts, evidence table, sentences and notes, as the CLI prints them."""
     h = rep.headline
+    st.subheader(rep.title)
     st.metric(h.label, h.value, help=h.subject or None)
     st.markdown(f"**{h.text}**")
     if rep.facts:

@@ -315,4 +315,4 @@ def test_smoke_dose_run_and_its_page(smoke_env, tmp_path, monkeypatch) -> None:
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app_pages" / "lab.py"),
                            default_timeout=60).run()
     assert not at.exception
-    assert any("Dose-response of direct at 1, 2 exposures" in m.value for m in at.markdown)
+    assert any("Dose points 2 (direct (direct answers)): exposures per C item 1, 2" in m.value for m in at.markdown)
