@@ -60,6 +60,7 @@ from zcp_core.afr.report import (
     screen_line_own,
     screen_report,
     screen_summary,
+    write_screen_run,
 )
 from zcp_core.afr.screen import (
     ArmInfo,
@@ -69,7 +70,6 @@ from zcp_core.afr.screen import (
     resolve_arms,
     restore_excised,
     screen,
-    write_screen_run,
 )
 from zcp_core.afr.viz import afr_ci_figure, chain_html, group_column, position_histogram
 

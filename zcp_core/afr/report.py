@@ -374,3 +374,18 @@ def report(run: Any) -> Report:
     head = s.get("headline") or {}
     return Report(f"Answer-first rate run {run.path.name}",
                   Headline(str(head.get("label", "AFR")), fmt_num(head.get("value"), 1)), command=_command(run))
+
+
+def write_screen_run(out: Any, res: ScreenResult, config: dict[str, Any], frame: Any = None,
+                     summary: dict[str, Any] | None = None) -> Any:
+    """Write an ``afr`` run of a screen (per-chain records and the ``--json`` summary); the CLI and notebooks."""
+    from pathlib import Path
+
+    from zcp_core.runs import RunSpec, write_run
+
+    out = Path(out)
+
+    spec = RunSpec(kind="afr", config=config, dataset=(str(res.arms.blind), str(res.arms.leaked)),
+                   seed=int(config.get("seed", res.seed)))
+    return write_run(out, spec, res.frame if frame is None else frame,
+                     screen_summary(res) if summary is None else summary)

@@ -318,14 +318,3 @@ def excision_control(r: ScreenResult, out: str | Path) -> ExcisionResult:
     rec_all = (r.leaked.afr_all - st.afr_all) / gap_all if gap_all and not math.isnan(gap_all) else math.nan
     return ExcisionResult(path, sum(1 for x in ex if "excision" in x), st, rec, ef, rec_all)
 
-
-def write_screen_run(out: str | Path, res: ScreenResult, config: dict[str, Any], frame: pd.DataFrame | None = None,
-                     summary: dict[str, Any] | None = None) -> Path:
-    """Write an ``afr`` run of a screen (per-chain records and the ``--json`` summary); the CLI and notebooks."""
-    from zcp_core.afr.report import screen_summary
-    from zcp_core.runs import RunSpec, write_run
-
-    spec = RunSpec(kind="afr", config=config, dataset=(str(res.arms.blind), str(res.arms.leaked)),
-                   seed=int(config.get("seed", res.seed)))
-    return write_run(out, spec, res.frame if frame is None else frame,
-                     screen_summary(res) if summary is None else summary)
