@@ -2,9 +2,17 @@
 
 import streamlit as st
 
-from zcp_core.afr import afr_ci_figure, chain_table, chain_view, group_column, position_histogram, segments_html
+from zcp_core.afr import (
+    afr_ci_figure,
+    chain_table,
+    chain_view,
+    group_column,
+    position_histogram,
+    report,
+    segments_html,
+)
+from zcp_core.afr.report import COVERED_WORDS
 from zcp_core.app import pick_run
-from zcp_core.app.labels import afr_headline, all_chains_sentence
 
 st.title("Answer-first rate (AFR) screen")
 st.caption("dAFR = AFR(leaked) − AFR(blind): chains written with the gold answer in view state it early. "
@@ -18,46 +26,33 @@ if run is None:
 summary = run.summary
 frame = run.records
 threshold = float(run.manifest.get("config", {}).get("threshold", 0.2))
+rep = report(run)  # every number on this page is formatted there, as the CLI and the notebook show it
 
-# The headline as metrics (the paper's denominator), the all-chains figures as a sentence below them.
-heads = afr_headline(summary)
-if heads:
-    for col, h in zip(st.columns(len(heads)), heads):
-        col.metric(h.label, h.value, help=h.help)
-if summary.get("line_all_chains"):
-    st.caption(all_chains_sentence(summary))
-# Chains without a think block: their own group, never in the paper's denominator.
-no_think = [summary[k] for k in ("line_no_think", "no_think")
-            if summary.get(k) and not str(summary[k]).startswith("every chain has a think block")]
-no_think += [summary[s]["line_no_think"] for s in ("a", "b") if isinstance(summary.get(s), dict)
-             and summary[s].get("line_no_think")]
-for line in no_think:
-    st.caption(line)
-if summary.get("denominator"):
-    st.caption(f"Headline denominator: {summary['denominator']}.")
-if summary.get("provenance"):  # screen runs: filter and keep mode of each arm
-    st.markdown(summary["provenance"])
-elif isinstance(summary.get("filter"), str):  # profile runs
-    st.markdown(f"keep-correct filter: {summary['filter']}")
-if summary.get("forced_finish"):
-    st.markdown(f"**{summary['forced_finish']}**")
-if summary.get("line_own_finish"):
-    st.caption(summary["line_own_finish"])
-for w in summary.get("warnings", []):
-    st.warning(w)
-if summary.get("note"):
-    st.info(summary["note"])
-cols = st.columns(2)
-cols[0].metric("Chains", f"{len(frame):,}")
-cols[1].metric("Answer-first threshold", f"{threshold:.0%}", help="a chain is answer-first when its block first "
-               "states the gold answer within this share of its length")
+# The headline names its own denominator (covered chains, the paper's, or all chains when a corpus has none).
+h = rep.headline
+st.metric(h.label, h.value, help=h.subject or None)
+st.markdown(f"**{h.text}**")
+st.dataframe(rep.table(), hide_index=True, width="stretch", key="afr_evidence")
+for sentence in rep.sentences[1:]:
+    st.caption(sentence)
+if rep.facts:
+    st.markdown(" · ".join(f"{k} **{v}**" for k, v in rep.facts))
+for note in rep.notes:
+    if note.startswith("WARNING: "):
+        st.warning(note.removeprefix("WARNING: "))
+    else:
+        st.caption(note)
+if rep.command:
+    st.markdown(f"Reproduce: `{rep.command}`")
 
 st.subheader("Where the answer is first stated")
 st.plotly_chart(position_histogram(frame, threshold), width="stretch", key="afr_hist")
 st.caption("Mass left of the dashed line is answer-first; a leaked arm shifted left of its blind arm is the signature.")
 
 st.subheader("AFR and dAFR with bootstrap 95% CIs")
+# Opens on the headline's denominator: a corpus without covered chains has nothing to draw over them.
 den = st.radio("Denominator", ["covered chains (the paper's)", "all chains"], horizontal=True,
+               index=0 if h.subject == COVERED_WORDS else 1,
                help="covered = chains whose think block states the answer; the paper divides by these "
                     "(chains without a think block are their own group, never in this denominator)")
 key = "ci_all_chains" if den == "all chains" else "ci_covered_chains"

@@ -4,7 +4,9 @@ import streamlit as st
 
 from zcp_core.app import pick_run, readable
 from zcp_core.lab import viz as viz_lab
+from zcp_core.lab.report import TOOK_COLUMNS, report, took_rows
 from zcp_core.probe.viz import format_evidence
+from zcp_core.report import fmt_count, fmt_share
 from zcp_core.runs import iter_runs, runs_dir
 from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
 
@@ -14,64 +16,80 @@ def words(df):
     return readable(df, words=viz_lab.COLUMN_WORDS)
 
 
+def took_table(took, summary):
+    """The manipulation check as text (a column of booleans and None would fail in st.dataframe)."""
+    import pandas as pd
+
+    n = (summary.get("builds") or [{}])[0].get("n_c")
+    df = pd.DataFrame(list(took_rows(took, n)), columns=list(TOOK_COLUMNS))
+    return df.loc[:, (df != "–").any()]  # a matrix has no doses: that column would say nothing
+
+
 st.title("Contamination lab")
 st.caption(
     "A model fine-tuned on a known split C of a benchmark, with U held out. "
     "A good detector gives high confidence on C and about 0.5 on U. Build with `zcp lab build`, "
     "audit with `zcp lab evaluate`."
 )
-run = pick_run("lab")
+# Opens on the matrix (the run with most to show), then the newest.
+run = pick_run("lab", prefer=lambda r: 1.0 if r.summary.get("stage") == "matrix" else 0.0)
 if run is None:
     st.stop()
 s = run.summary
+matrix_runs = [r for r in iter_runs(runs_dir()) if r.kind == "lab" and r.summary.get("stage") == "matrix"]
+rep = report(run, matrix_runs[0] if matrix_runs else None)  # every number on the page is formatted there
+
+
+def show_report(table: bool = True) -> None:
+    """The run's headline, facts, evidence table, sentences and notes, as the CLI prints them."""
+    h = rep.headline
+    st.subheader(rep.title)
+    st.metric(h.label, h.value, help=h.subject or None)
+    st.markdown(f"**{h.text}**")
+    if rep.facts:
+        st.markdown(" · ".join(f"{k} **{v}**" for k, v in rep.facts))
+    if table and rep.rows:
+        st.dataframe(rep.table(), hide_index=True, key="lab_evidence")
+    for sentence in rep.sentences:
+        st.markdown(f"- {sentence}")
+    for note in rep.notes:
+        st.caption(note)
+    if rep.command:
+        st.markdown(f"Reproduce: `{rep.command}`")
+
 
 if s.get("stage") == "matrix":
-    table = run.table("matrix")
-    kinds, dets = s.get("kinds") or [], s.get("detectors") or []
-    st.write(f"{len(kinds)} kinds × {len(dets)} detectors, profile **{s.get('profile')}**; "
-             "`none` is the untouched base model on the same C and U items.")
-    st.plotly_chart(viz_lab.matrix_figure(table))
-    st.caption("AUROC of each detector's per-item score, C (trained on) positive, U (held out) negative. "
-               "Hover for the bootstrap 95% CI, the family-wise (Bonferroni over the kind's detectors) CI, "
-               "TPR at 5% FPR and the Contamination Confidence on C and on U.")
-    st.subheader("Reading")
-    for line in viz_lab.matrix_reading(table):
-        st.markdown(f"- {line}")
+    show_report(table=False)
+    st.plotly_chart(viz_lab.matrix_figure(run.table("matrix")))
+    st.caption("AUROC of each detector's per-item score, C (trained on) positive, U (held out) negative; 0.5 is "
+               "chance. Hover for both CIs, TPR at 5% FPR and the Contamination Confidence on C and on U.")
     with st.expander("The table"):
-        st.dataframe(words(viz_lab.matrix_display(table)), hide_index=True)
+        st.dataframe(rep.table(), hide_index=True, key="lab_evidence")
     if run.has_table("took"):
         st.subheader("Did each build take?")
-        st.dataframe(words(run.table("took")), hide_index=True)
-        st.caption("Full-CoT accuracy of the lab model and its base on C and U; took_gain is C's gain minus U's, "
+        st.dataframe(took_table(run.table("took"), s), hide_index=True)
+        st.caption("Full-CoT accuracy of the lab model and its base on C and U; the gain is C's gain minus U's, "
                    "with a permutation 95% CI. A build that did not take says nothing about its detectors.")
     st.stop()
 
 if s.get("stage") == "dose":
-    st.write(f"Dose-response of {', '.join(s.get('kinds') or [])} at {', '.join(map(str, s.get('doses') or []))} "
-             "exposures per C item (epochs; paraphrase versions for evasive and paper).")
+    show_report(table=False)
     took = run.table("took") if run.has_table("took") else None
     st.plotly_chart(viz_lab.dose_figure(run.table("dose"), took))
-    st.caption("AUROC of each detector's per-item score, C vs U, at each dose; hover for the bootstrap 95% CI. "
-               "A dose at which the build did not take says nothing about its detectors.")
+    st.caption("AUROC of each detector's per-item score, C against U, at each dose; hover for the bootstrap 95% CI.")
     if took is not None:
-        st.dataframe(words(took), hide_index=True)
+        st.dataframe(took_table(took, s), hide_index=True)
     st.stop()
 
 if s.get("stage") == "build":
     if s.get("upper_bound"):
         st.warning("UPPER BOUND: this model was trained in the probe's own format, so its logit metrics are high "
                    "by construction.")
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("final epoch loss", f"{s.get('final_loss', float('nan')):.3f}")
-    c2.metric("|C| = |U|", s.get("n_contaminated"))
-    c3.metric("optimiser steps", s.get("steps"))
-    c4.metric("build time", f"{s.get('build_seconds', 0):.0f} s")
-    st.write(f"Model `{s.get('model')}` (alias `lab:{s.get('alias')}`), mode **{s.get('mode')}**, "
-             f"profile **{s.get('profile')}**, training format **{s.get('train_format')}**.")
+    show_report()
     if s.get("paraphrase"):
         p = s["paraphrase"]
-        st.write(f"Trained on paraphrases only: {p['method']} × {p['versions']}, "
-                 f"{p['change_fraction']:.0%} of non-numeric words changed.")
+        st.write(f"Trained on paraphrases only: {p['method']} × {fmt_count(p['versions'])}, "
+                 f"{fmt_share(p['change_fraction'], 0)} of non-numeric words changed.")
     st.plotly_chart(viz_lab.loss_figure(run.table("loss"), run.table("epochs")))
     st.caption("Loss on the answer tokens per optimiser step; it should fall towards 0 as C is memorised.")
     st.subheader("Split")
@@ -84,15 +102,7 @@ if s.get("stage") == "build":
 
 if s.get("upper_bound"):
     st.warning("UPPER BOUND: the audited model was trained in the probe's own format.")
-c1, c2, c3 = st.columns(3)
-c1.metric(f"AUROC ({s.get('auroc_metric')} gap, C vs U)", f"{s.get('auroc', float('nan')):.3f}")
-c2.metric("TPR at 5% FPR", f"{s.get('tpr_at_5fpr', float('nan')):.1%}")
-c3.metric("C / U items", f"{s.get('n_c')} / {s.get('n_u')}")
-st.write(f"Model `{s.get('model')}`, lab build `{s.get('build')}` ({s.get('mode')}, {s.get('profile')}).")
-if "took" in s:
-    from zcp_core.lab.took import format_took
-
-    st.info(format_took(s).replace("\n", "  \n"))
+show_report()
 small = [sp for sp in ("C", "U") if (s.get(f"n_{sp.lower()}") or 0) < MIN_PAIRS]
 if small:
     st.warning(f"{' and '.join(small)}: {TOO_FEW_PAIRS}; no Contamination Confidence is shown for "

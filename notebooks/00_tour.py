@@ -98,16 +98,16 @@ load_run(folder).table("by_llm_type")
 # A model that saw its answers during training tends to state the answer early in its chain of thought. The bundled 15 MATH-500 chains of the long-chain Sky-T1-27B against those of its base Gemma-2-27B: the share of chains that state their final answer in the first 20% of the reasoning, and the difference (audited minus comparison) with a bootstrap CI.
 
 # %%
-from zcp_core.afr import compare, load_chains
+import tempfile
+
+from zcp_core.afr import compare, load_chains, report, write_profile_run
 
 traces = ROOT / "data" / "afr_sample" / "skythought_math500_traces"
 cmp = compare(load_chains(traces / "gemma-2-27b-it_math500.jsonl", "skythought"),
               load_chains(traces / "sky-t1-math-correct-5k-27b_math500.jsonl", "skythought"),
               ("gemma-2-27b-it", "sky-t1-27b"), n_boot=500)
-d = cmp.diff_covered
-print(f"AFR sky-t1-27b {100 * cmp.b.stats.afr_covered:.1f}% (n={cmp.b.stats.n_covered}) vs gemma-2-27b-it "
-      f"{100 * cmp.a.stats.afr_covered:.1f}% (n={cmp.a.stats.n_covered}): {100 * d.value:+.1f} pp "
-      f"[95% CI {100 * d.low:+.1f}, {100 * d.high:+.1f}] on {cmp.n_common} problems")
+afr_run = load_run(write_profile_run(Path(tempfile.mkdtemp()) / "afr", cmp, ("gemma", "sky-t1"), {"threshold": 0.2}))
+print(report(afr_run).headline.text)  # names its denominator: Gemma-2 has no think block, so all chains
 
 # %% [markdown]
 # ## Runs

@@ -30,7 +30,10 @@ import pandas as pd
 from IPython.display import Image, display
 
 from zcp_core.data import install_root
-from zcp_core.lab import format_table, profile_config
+from IPython.display import Markdown
+
+from zcp_core.lab import profile_config
+from zcp_core.lab.report import TOOK_COLUMNS, report, took_rows
 from zcp_core.lab import viz as viz_lab
 from zcp_core.probe.viz import static_png
 from zcp_core.runs import load_run
@@ -57,7 +60,7 @@ print(f"|C| = |U| = {cfg.n_contaminated}, {cfg.epochs} epochs, lr {cfg.lr}, LoRA
 # One batched probe over C and U and their twins (Acc, P_first, P_all at zero-CoT), then a Contamination Confidence per metric for each split. The targets: C on C at least 0.95 for the logit metrics, C on U at most 0.6.
 
 # %%
-print(format_table(run.summary))
+display(Markdown(report(run, load_run(EXAMPLES / "lab-matrix")).to_markdown()))
 
 # %%
 conf = run.table("confidence")
@@ -114,19 +117,18 @@ display(fig, Image(static_png(fig)))
 # %%
 matrix = load_run(EXAMPLES / "lab-matrix")
 took = matrix.table("took")
-took[took["kind"] != "none"][["kind", "took", "took_gain", "took_ci_lo", "took_ci_hi", "c_lab", "c_base", "u_lab",
-                               "u_base", "prompt_style"]].round(3)
+pd.DataFrame(list(took_rows(took[took["kind"] != "none"], 40)), columns=list(TOOK_COLUMNS)).drop(
+    columns=["Exposures per C item"])
 
 # %% [markdown]
 # Each cell is the per-item AUROC of C against U; a detector *catches* a kind when its family-wise CI (corrected for every detector read on that kind) lies above 0.5. `cot_acc` keeps the chain: full-CoT accuracy on the original against its twin, the classic perturbation check the ZCP paper argues against.
 
 # %%
 fig = viz_lab.matrix_figure(matrix.table("matrix"))
-display(fig, Image(static_png(fig, height=5)))
+display(fig, Image(viz_lab.matrix_png(matrix.table("matrix"))))  # cell values printed, white at chance (0.5)
 
 # %%
-for line in viz_lab.matrix_reading(matrix.table("matrix")):
-    print(line)
+display(Markdown(report(matrix).to_markdown()))
 
 # %% [markdown]
 # The untouched model must read about 0.5 everywhere: a detector that flags it is a false alarm, not a finding.
@@ -141,8 +143,8 @@ viz_lab.matrix_display(m[m["kind"] == "none"])[["detector", "auroc", "auroc_ci_f
 
 # %%
 doses = [load_run(EXAMPLES / name) for name in ("lab-dose", "lab-dose-paper")]
-pd.concat([d.table("took") for d in doses], ignore_index=True)[
-    ["kind", "dose", "took", "took_gain", "took_ci_lo", "took_ci_hi", "c_lab", "u_lab"]].round(3)
+for d in doses:
+    display(Markdown(report(d).to_markdown()))
 
 # %%
 for dose in doses:  # one figure a kind: the static image draws a single panel, without its title

@@ -450,7 +450,9 @@ def test_cli_screen_json_and_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert run.kind == "afr" and set(run.records["arm"]) == {"blind", "leaked", "excised"}
     assert run.manifest["config"]["filter"] == {"blind": "not recorded", "leaked": "not recorded"}
     assert main(["screen", str(tmp_path), "--n-boot", "50"]) == 0
-    assert capsys.readouterr().out.splitlines()[:2] == [PAPER_LINE, ALL_LINE]
+    lines = capsys.readouterr().out.splitlines()  # the report: title, then the headline over the paper's denominator
+    assert lines[0] == "Answer-first rate screen: blind (nohint) against leaked (hint)"
+    assert lines[1].startswith(f"dAFR, leaked − blind {PAPER_LINE.split('dAFR=')[1]} pp (covered chains")
 
 
 def test_cli_filter_writes_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

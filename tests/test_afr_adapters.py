@@ -103,14 +103,14 @@ def test_profile_cli_writes_run(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert out["stats"]["n_covered"] == 0 and out["stats"]["n_no_think"] == 24
     assert "no paper's AFR" in out["headline"]["label"]
     assert out["headline"]["value"] == pytest.approx(100 * out["stats"]["afr_no_think"])
-    assert out["line"].endswith("=n/a: no chain has a think block that states the answer (n=0)")
+    assert out["line"].endswith("=–: no chain has a think block that states the answer (n=0)")
     assert load_run(tmp_path / "r").kind == "afr"
     assert main(["profile", str(SAMPLE / SKY), "--adapter", "skythought", "--n-boot", "100",
                  "--out", str(tmp_path / "r2")]) == 0
-    first = capsys.readouterr().out.splitlines()[0]
+    head = capsys.readouterr().out.splitlines()[1]  # the report's headline, the paper's denominator first
     stats = load_run(tmp_path / "r2").summary["stats"]
-    assert first.startswith(f"AFR sky-t1-math-correct-5k-27b_math500={100 * stats['afr_covered']:.1f}% "
-                            f"(n={stats['n_covered']}) ")
+    assert head.startswith(f"AFR sky-t1-math-correct-5k-27b_math500 {100 * stats['afr_covered']:.1f}% (covered chains")
+    assert head.endswith(f": {stats['n_answer_first']} answer-first of {stats['n_covered']}")
 
 
 def test_profile_cli_first_line_on_shared_skythought(shared_data: Path, tmp_path: Path,
@@ -123,14 +123,13 @@ def test_profile_cli_first_line_on_shared_skythought(shared_data: Path, tmp_path
                  "--out", str(tmp_path / "r")]) == 0
     lines = capsys.readouterr().out.splitlines()
     # Gemma-2 writes no think block: the paper's denominator cannot compare it; Sky-T1 has 290 think blocks
-    assert re.fullmatch(r"AFR gemma-2-27b-it_math500=n/a \(n=0\) sky-t1-math-correct-5k-27b_math500="
-                        r"\d+\.\d% \(n=\d+\) difference=n/a: gemma-2-27b-it_math500 has no think block .*", lines[0]), \
-        lines[0]
-    assert "(n=500)" not in lines[0] and lines[1].startswith("all-chains AFR") and "(n=500)" in lines[1]
-    sky = next(ln for ln in lines if ln.startswith("  chains without a think block") and "sky-t1" in ln)
-    assert ": 210 chains, AFR=" in sky  # Sky-T1's 210 chains without a think block, reported apart
-    assert any(ln.startswith("  sky-t1") and "think blocks: 290; covered (think block states the answer): "
-               in ln for ln in lines)
+    # the headline falls back to every chain, and says so
+    assert re.fullmatch(r"Difference in AFR, audited − comparison [+-]\d+\.\d pp \(all chains, not the paper's "
+                        r"denominator\): .*", lines[1]), lines[1]
+    assert lines[2].startswith("Common problems 500")
+    text = "\n".join(lines)
+    assert "because gemma-2-27b-it_math500 has no covered chain" in text
+    assert "sky-t1-math-correct-5k-27b_math500 210 of 500 chains, AFR " in text  # no think block: reported apart
 
 
 @pytest.mark.parametrize(("path", "adapter", "n_chains", "n_problems"), [

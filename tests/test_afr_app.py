@@ -32,15 +32,17 @@ def test_page_with_screen_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     _screen_dir(data)
     assert main(["screen", str(data), "--n-boot", "100", "--excise", "--out", str(tmp_path / "runs" / "s1")]) == 0
     at = _run_page(monkeypatch, tmp_path / "runs")
-    # the headline as metrics (the paper's denominator), the all-chains figures below them; no log lines
+    # the headline names its denominator (the paper's), the all-chains figures below it; no log lines
     run = load_run(tmp_path / "runs" / "s1")
-    assert [m.label for m in at.metric][:3] == ["AFR blind (nohint)", "AFR leaked (hint)", "dAFR, leaked − blind"]
-    assert at.metric[2].value == f"{run.summary['headline']['value']:+.1f} pp"
-    assert PAPER_LINE.split("dAFR=")[1].split()[0] in at.metric[2].value
-    assert any(c.value.startswith("Counting every chain") and ALL_LINE.split(": ", 1)[1] in c.value for c in at.caption)
+    assert [m.label for m in at.metric][:1] == ["dAFR, leaked − blind"]
+    assert at.metric[0].value == f"{run.summary['headline']['value']:+.1f} pp"
+    assert PAPER_LINE.split("dAFR=")[1].split()[0] in at.metric[0].value
+    assert any(c.value.startswith("Counting every chain") and "dAFR " + ALL_LINE.split("dAFR=")[1] in c.value
+               for c in at.caption)
     assert not at.code
     html = "".join(m.value for m in at.markdown)
-    assert "keep-correct filter: not recorded" in html and "forced finishes (box_prefill): none" in html
+    captions = "".join(c.value for c in at.caption)
+    assert "keep-correct filter: not recorded" in captions and "forced finishes (box_prefill): none" in captions
     assert "<mark" in html and "\\boxed{" in html
     assert not at.warning
     at.checkbox[0].check().run()
@@ -61,7 +63,7 @@ def test_one_click_opens_a_chain_with_its_first_answer_position_marked(tmp_path:
     assert main(["screen", str(data), "--n-boot", "50", "--out", str(tmp_path / "runs" / "s1")]) == 0
     frame = load_run(tmp_path / "runs" / "s1").records
     at = _run_page(monkeypatch, tmp_path / "runs")
-    table = at.dataframe[0].value
+    table = at.dataframe[1].value  # [0] is the evidence table
     assert list(table.columns[:3]) == ["Chain", "Arm", "Answer first"]
     assert table["Answer first"].tolist() == sorted(table["Answer first"].tolist(), reverse=True)
     last = len(table) - 1
@@ -96,8 +98,8 @@ def test_page_states_filter_and_warns_about_forced_finishes(tmp_path: Path, monk
     assert main(["filter", str(data), "--filter", "paper"]) == 0
     assert main(["screen", str(data), "--n-boot", "50", "--out", str(tmp_path / "runs" / "s1")]) == 0
     at = _run_page(monkeypatch, tmp_path / "runs")
-    html = "".join(m.value for m in at.markdown)
-    assert "keep-correct filter: paper (both arms); keep: first (both arms), one chain per problem" in html
+    captions = "".join(c.value for c in at.caption)
+    assert "keep-correct filter: paper (both arms); keep: first (both arms), one chain per problem" in captions
     assert len(at.warning) == 1 and "not about the model's own writing" in at.warning[0].value
     assert any(c.value.startswith("own finishes only") for c in at.caption)
 
@@ -111,16 +113,17 @@ def test_page_with_profile_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     at = _run_page(monkeypatch, tmp_path / "runs")
     # one sign convention: the audited corpus (--compare) minus the comparison (FILE), as the CLI prints it
     # gemma has no think block, so the paper's denominator cannot compare them: the headline says "all chains"
-    assert [(m.label, m.value) for m in at.metric][:3] == [
-        ("AFR sky-t1-math-correct-5k-27b_math500 (audited)", "33.3%"),
-        ("AFR gemma-2-27b-it_math500 (comparison)", "13.3%"),
-        ("Difference, audited − comparison (all chains)", "+20.0 pp")]
+    assert [(m.label, m.value) for m in at.metric][:1] == [("Difference in AFR, audited − comparison", "+20.0 pp")]
+    assert at.metric[0].help == "all chains, not the paper's denominator"
+    evidence = at.dataframe[0].value
+    assert evidence["AFR, all chains"].tolist()[:2] == ["33.3%", "13.3%"]
+    assert evidence["AFR, covered chains"].tolist()[1:] == ["–", "–"]  # gemma has no covered chain
     assert "difference=+20.0 pp" in load_run(out).summary["line_all_chains"]
-    assert any("chains without a think block" in c.value for c in at.caption)
-    assert at.radio[0].value == "covered chains (the paper's)"  # the paper's denominator is the default
-    at.radio[0].set_value("all chains").run()
+    assert any("Chains without a think block" in c.value for c in at.caption)
+    assert at.radio[0].value == "all chains"  # opens on the headline's denominator: gemma has no covered chain
+    at.radio[0].set_value("covered chains (the paper's)").run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = at.dataframe[1].value
     assert list(table.columns[:2]) == ["Chain", "Corpus"] and len(table) > 0
     # answer-first chains first, then by position; uncovered chains (no position) last
     pos = table["Answer position (%)"].tolist()

@@ -147,8 +147,8 @@ def test_matrix_figure_is_kinds_by_detectors_with_the_ci_in_the_hover() -> None:
 
     hm = matrix_figure(_table()).data[0]
     assert list(hm.y) == ["verbatim", "direct", "none"] and list(hm.x) == ["min_k", "zlib"]
-    assert hm.z[0][0] == 0.95 and hm.z[1][1] is None and hm.text[1][1] == "n/a"
-    assert "95% CI [0.85, 1.00]" in hm.customdata[0][0] and "family-wise CI [0.80, 1.00]" in hm.customdata[0][0]
+    assert hm.z[0][0] == 0.95 and hm.z[1][1] is None and hm.text[1][1] == "–"
+    assert "95% CI [+0.850, +1.000]" in hm.customdata[0][0] and "family-wise CI [+0.800, +1.000]" in hm.customdata[0][0]
 
 
 def test_options_refuse_unknown_kinds_and_detectors() -> None:
@@ -315,4 +315,4 @@ def test_smoke_dose_run_and_its_page(smoke_env, tmp_path, monkeypatch) -> None:
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app_pages" / "lab.py"),
                            default_timeout=60).run()
     assert not at.exception
-    assert any("Dose-response of direct at 1, 2 exposures" in m.value for m in at.markdown)
+    assert any("Dose points 2 (direct (direct answers)): exposures per C item 1, 2" in m.value for m in at.markdown)

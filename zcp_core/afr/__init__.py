@@ -54,11 +54,13 @@ from zcp_core.afr.rate import afr_frame, afr_stats, bootstrap_afr, chain_afr, fi
 from zcp_core.afr.report import (
     PAPER_DENOMINATOR,
     forced_warnings,
+    report,
     screen_line,
     screen_line_all,
     screen_line_own,
     screen_report,
     screen_summary,
+    write_screen_run,
 )
 from zcp_core.afr.screen import (
     ArmInfo,
@@ -80,7 +82,7 @@ __all__ = [
     "find_answer", "find_block", "forced_warnings", "generate_chains", "grade_records", "group_column", "histogram",
     "keep_correct", "load_chains", "load_problems", "mentions_answer", "parse_number", "position_histogram",
     "profile", "profile_line", "profile_summary", "profile_text", "prompt_for", "question_uid", "read_records",
-    "records_frame", "requests_for", "resolve_arms", "restore_excised", "save_chains", "screen", "screen_line",
+    "records_frame", "report", "requests_for", "resolve_arms", "restore_excised", "save_chains", "screen", "screen_line",
     "screen_line_all", "screen_line_own", "screen_report", "screen_summary", "sft_records", "think_text",
-    "write_profile_run", "write_records",
+    "write_profile_run", "write_records", "write_screen_run",
 ]

@@ -31,6 +31,7 @@ from zcp_core.afr.rate import (
     bootstrap_afr,
     histogram,
 )
+from zcp_core.report import MISSING, fmt_num, fmt_share
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,12 +100,13 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str], threshold:
     return Comparison(pa, pb, len(common), d_all, d_cov)
 
 
+# The shared rules (zcp_core.report): a rate over no chains reads "–", never "nan" or "n/a".
 def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+    return fmt_share(x)
 
 
 def _pp(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:+.1f}"
+    return fmt_num(None if math.isnan(x) else 100 * x, 1, signed=True)
 
 
 NO_FILTER = "none: a corpus profile counts every chain (no keep-correct filter)"
@@ -114,7 +116,7 @@ def _ci(iv: Interval) -> str:
     return f"[95% CI {_pct(iv.low)}, {_pct(iv.high)}]"
 
 
-NO_COVERED = "n/a: no chain has a think block that states the answer"
+NO_COVERED = f"{MISSING}: no chain has a think block that states the answer"
 
 
 def profile_line(p: Profile) -> str:
@@ -164,9 +166,9 @@ def comparison_line(c: Comparison) -> str:
     if not a.n_covered or not b.n_covered:
         none = ", ".join(p.name for p in (c.a, c.b) if not p.stats.n_covered)
         def one(p: Profile) -> str:
-            return f"{p.name}={_pct(p.stats.afr_covered) if p.stats.n_covered else 'n/a'} (n={p.stats.n_covered})"
+            return f"{p.name}={_pct(p.stats.afr_covered) if p.stats.n_covered else MISSING} (n={p.stats.n_covered})"
 
-        return (f"AFR {one(c.a)} {one(c.b)} difference=n/a: {none} has no think block that states the answer, "
+        return (f"AFR {one(c.a)} {one(c.b)} difference={MISSING}: {none} has no think block that states the answer, "
                 "so the paper's denominator cannot compare them")
     return (f"AFR {c.a.name}={_pct(a.afr_covered)} (n={a.n_covered}) {c.b.name}={_pct(b.afr_covered)} "
             f"(n={b.n_covered}) difference={_pp(c.diff_covered.value)} pp "

@@ -15,30 +15,49 @@ the app page and the notebook all use these.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zcp_core.afr.rate import ALL_CHAINS_LABEL, PAPER_DENOMINATOR, AFRStats, Interval
 from zcp_core.afr.screen import NOT_RECORDED, ArmInfo, ScreenResult
+from zcp_core.report import (
+    MISSING,
+    Headline,
+    Report,
+    fmt_ci,
+    fmt_count,
+    fmt_num,
+    fmt_pp,
+    fmt_share,
+    fmt_share_ci,
+    number,
+    portable,
+)
 
 __all__ = ["ALL_CHAINS_LABEL", "OWN_FINISH_LABEL", "PAPER_DENOMINATOR", "forced_warnings", "screen_line",
-           "screen_line_all", "screen_line_own", "screen_report", "screen_summary"]
+           "report", "screen_line_all", "screen_line_own", "screen_report", "screen_summary"]
 
 OWN_FINISH_LABEL = "own finishes only (chains that boxed their answer themselves)"
 
 
-# A rate over no chains has no value: it reads "n/a", never "nan".
+# The shared rules (zcp_core.report): a rate over no chains has no value and reads "–", never "nan".
 def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+    return fmt_share(x)
 
 
 def _pp(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:+.1f}"
+    v = number(x)
+    return fmt_num(None if v is None else 100 * v, 1, signed=True)
 
 
 def _d(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:+.1f}"
+    return fmt_num(x, 1, signed=True)
+
+
+def _pct100(x: Any) -> str:
+    """A share stored in percent (the run's json) by the share rule."""
+    v = number(x)
+    return fmt_share(None if v is None else v / 100)
 
 
 def _pair(r: ScreenResult, b: AFRStats, lk: AFRStats, covered: bool) -> str:
@@ -190,3 +209,183 @@ def screen_summary(r: ScreenResult) -> dict[str, Any]:
         "ci_all_chains": {k: _iv(v) for k, v in zip(names, r.ci_all)},
         "ci_all_chains_excl_answer_in_question": {k: _iv(v) for k, v in zip(names, r.ci_all_excl)},
     }
+
+
+# --- The Report of an afr run (zcp_core.report): what the CLI, the app page and the notebooks show. ---------------
+
+COVERED_WORDS = "covered chains (think block states the answer), the paper's denominator"
+ALL_WORDS = "all chains, not the paper's denominator"
+AFR_COLUMNS = ("Chains", "Answer-first of covered chains", "AFR, covered chains", "95% CI (covered)",
+               "AFR, all chains", "95% CI (all chains)")
+
+
+def _ci_pp(d: Mapping[str, Any]) -> str:
+    """A stored difference interval (already in percentage points) as ``[+1.0, +30.0] pp``."""
+    ci = fmt_ci(d.get("low"), d.get("high"), 1)
+    return ci if ci == MISSING else f"{ci} pp"
+
+
+def _share_ci_pp(d: Mapping[str, Any]) -> str:
+    """A stored AFR interval (in percent) as ``[12.0%, 30.5%]``."""
+    lo, hi = number(d.get("low")), number(d.get("high"))
+    return fmt_share_ci(None if lo is None else lo / 100, None if hi is None else hi / 100)
+
+
+def _reading(d: Mapping[str, Any], n_problems: int, what: str) -> str:
+    """The difference in words: too few problems, an interval above or below 0, or one that holds 0."""
+    from zcp_core.stats import MIN_PAIRS
+
+    lo, hi = number(d.get("low")), number(d.get("high"))
+    if n_problems < MIN_PAIRS:
+        return f"too few problems for a verdict ({fmt_count(n_problems)} < {MIN_PAIRS})"
+    if lo is None or hi is None:
+        return "no interval"
+    if lo > 0:
+        return f"{what} states its answer early more often (the 95% CI lies above 0)"
+    if hi < 0:
+        return f"{what} states its answer early less often (the 95% CI lies below 0)"
+    return "no difference shown (the 95% CI holds 0)"
+
+
+def _arm_row(label: str, st_: Mapping[str, Any], ci_cov: Mapping[str, Any], ci_all: Mapping[str, Any]) -> tuple[str, ...]:
+    return (label, fmt_count(st_.get("n_chains")),
+            f"{fmt_count(st_.get('n_answer_first'))} of {fmt_count(st_.get('n_covered'))}",
+            fmt_share(st_.get("afr_covered")), _share_ci_pp(ci_cov), fmt_share(st_.get("afr_all")),
+            _share_ci_pp(ci_all))
+
+
+def _no_think_sentence(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Chains without a think block, per arm or corpus: their own group, never in the paper's denominator."""
+    with_none = [(n, s) for n, s in parts if s.get("n_no_think")]
+    if not with_none:
+        return ""
+    return ("Chains without a think block are their own group (AFR on the text before the final answer, never in "
+            "the paper's denominator): " + "; ".join(
+                f"{n} {fmt_count(s.get('n_no_think'))} of {fmt_count(s.get('n_chains'))} chains, AFR "
+                f"{fmt_share(s.get('afr_no_think'))}" for n, s in with_none) + ".")
+
+
+def _screen_report(run: Any) -> Report:
+    s = run.summary
+    arms = s.get("arms") or {}
+    names = {a: str((arms.get(a) or {}).get("name", a)) for a in ("blind", "leaked")}
+    cov, all_ = s.get("ci_covered_chains") or {}, s.get("ci_all_chains") or {}
+    n_problems = min(int((arms.get(a) or {}).get("n_problems") or 0) for a in ("blind", "leaked"))
+    d, d_all = cov.get("dafr") or {}, all_.get("dafr") or {}
+    value = fmt_pp(d.get("value"))
+    head = Headline("dAFR, leaked − blind", value, COVERED_WORDS,
+                    _reading(d, n_problems, "the leaked arm") if value != MISSING else "",
+                    "" if value != MISSING else "an arm has no covered chain", number(d.get("value")))
+    rows = [_arm_row(f"{a} ({names[a]})", s.get(a) or {}, cov.get(f"afr_{a}") or {}, all_.get(f"afr_{a}") or {})
+            for a in ("blind", "leaked")]
+    rows.append(("dAFR, leaked − blind", "", "", value, _ci_pp(d), fmt_pp(d_all.get("value")), _ci_pp(d_all)))
+    sentences = [f"dAFR over {COVERED_WORDS}: {value}, 95% CI {_ci_pp(d)}: {head.reading}." if value != MISSING
+                 else f"dAFR over {COVERED_WORDS}: none, because {head.reason}.",
+                 f"Counting every chain ({ALL_WORDS}): dAFR {fmt_pp(d_all.get('value'))}, 95% CI {_ci_pp(d_all)}."]
+    nt = _no_think_sentence([(f"{a} ({names[a]})", s.get(a) or {}) for a in ("blind", "leaked")])
+    sentences += [nt] if nt else []
+    ex = s.get("excision")
+    if isinstance(ex, Mapping):
+        gap = number(ex.get("gap_recovered"))
+        sentences.append(f"Excision control: {fmt_count(ex.get('n_excised'))} answer-first chains edited; AFR after "
+                         f"excision {_pct100(ex.get('afr_excised'))}"
+                         + (f", {fmt_share(gap)} of the gap recovered." if gap is not None else
+                            ": no gap to recover."))
+    notes = [f"Headline denominator: {COVERED_WORDS}; the all-chains columns count every chain.",
+             str(s.get("provenance", "")), str(s.get("forced_finish", "")), str(s.get("line_own_finish", "")),
+             *map(str, s.get("warnings") or ()),
+             *([f"Note: {s['note']}."] if s.get("note") else [])]
+    facts = (("Problems in each arm", fmt_count(n_problems)),
+             ("Answer-first threshold", fmt_share(s.get("threshold"), 0)),
+             ("Bootstrap resamples", fmt_count(s.get("n_boot"))))
+    return Report(f"Answer-first rate screen: blind ({names['blind']}) against leaked ({names['leaked']})", head,
+                  ("Arm", *AFR_COLUMNS), tuple(rows), tuple(sentences), facts,
+                  tuple(n for n in notes if n), _command(run))
+
+
+def _compare_report(run: Any) -> Report:
+    s = run.summary
+    a, b = s.get("a") or {}, s.get("b") or {}
+    sa, sb = a.get("stats") or {}, b.get("stats") or {}
+    paper = all((number(x.get("n_covered")) or 0) > 0 for x in (sa, sb))
+    d = (s.get("diff_covered_chains") if paper else s.get("diff_all_chains")) or {}
+    none = ", ".join(str(p.get("name")) for p, x in ((a, sa), (b, sb)) if not (number(x.get("n_covered")) or 0))
+    subject = COVERED_WORDS if paper else ALL_WORDS
+    value = fmt_pp(d.get("value"))
+    head = Headline("Difference in AFR, audited − comparison", value, subject,
+                    _reading(d, int(s.get("n_common") or 0), "the audited corpus"), "", number(d.get("value")))
+    rows = [_arm_row(f"{p.get('name')} ({role})", p.get("stats") or {}, p.get("ci_covered_chains") or {},
+                     p.get("ci_all_chains") or {}) for p, role in ((b, "audited"), (a, "comparison"))]
+    dc, da = s.get("diff_covered_chains") or {}, s.get("diff_all_chains") or {}
+    rows.append(("Difference, audited − comparison", "", "", fmt_pp(dc.get("value")) if paper else MISSING,
+                 _ci_pp(dc) if paper else MISSING, fmt_pp(da.get("value")), _ci_pp(da)))
+    sentences = [f"AFR of {b.get('name')} (audited) minus {a.get('name')} (comparison) over {subject}: {value}, "
+                 f"95% CI {_ci_pp(d)}, on {fmt_count(s.get('n_common'))} common problems: {head.reading}."]
+    if paper:
+        sentences.append(f"Counting every chain ({ALL_WORDS}): {fmt_pp(da.get('value'))}, 95% CI {_ci_pp(da)}.")
+    nt = _no_think_sentence([(str(p.get("name")), p.get("stats") or {}) for p in (b, a)])
+    sentences += [nt] if nt else []
+    notes = [f"Headline denominator: {subject}." if paper else
+             f"Headline denominator: {ALL_WORDS}, because {none} has no covered chain; the covered-chain columns "
+             "show – where there is none.", f"Keep-correct filter: {s.get('filter', NOT_RECORDED)}."]
+    facts = (("Common problems", fmt_count(s.get("n_common"))), ("Answer-first threshold",
+                                                                  fmt_share(_config(run).get("threshold"), 0)))
+    return Report(f"Answer-first rate: {b.get('name')} (audited) against {a.get('name')} (comparison)", head,
+                  ("Corpus", *AFR_COLUMNS), tuple(rows), tuple(sentences), facts, tuple(notes), _command(run))
+
+
+def _profile_report(run: Any) -> Report:
+    s = run.summary
+    st_ = s.get("stats") or {}
+    name = str(s.get("name", "corpus"))
+    if number(st_.get("n_covered")):
+        head = Headline(f"AFR {name}", fmt_share(st_.get("afr_covered")), COVERED_WORDS,
+                        f"{fmt_count(st_.get('n_answer_first'))} answer-first of {fmt_count(st_.get('n_covered'))}",
+                        "", number(st_.get("afr_covered")))
+    else:
+        head = Headline(f"AFR {name}", MISSING, COVERED_WORDS, "",
+                        "no chain has a think block that states the answer")
+    rows = (_arm_row(name, st_, s.get("ci_covered_chains") or {}, s.get("ci_all_chains") or {}),)
+    nt = _no_think_sentence([(name, st_)])
+    notes = (f"Headline denominator: {COVERED_WORDS}.", f"Keep-correct filter: {s.get('filter', NOT_RECORDED)}.")
+    return Report(f"Answer-first rate profile of {name}", head, ("Corpus", *AFR_COLUMNS), rows, (head.text + ".",) +
+                  ((nt,) if nt else ()), (("Answer-first threshold", fmt_share(_config(run).get("threshold"), 0)),),
+                  notes, _command(run))
+
+
+def _config(run: Any) -> Mapping[str, Any]:
+    return run.manifest.get("config") or {}
+
+
+def _command(run: Any) -> str:
+    ex = run.manifest.get("example") or {}
+    return portable(str(ex.get("command") or run.manifest.get("command") or ""))
+
+
+def report(run: Any) -> Report:
+    """The :class:`~zcp_core.report.Report` of an ``afr`` run (a screen, a profile or a comparison of two)."""
+    s = run.summary
+    if s.get("mode") == "compare":
+        return _compare_report(run)
+    if s.get("mode") == "profile":
+        return _profile_report(run)
+    if isinstance(s.get("blind"), Mapping) and isinstance(s.get("leaked"), Mapping):
+        return _screen_report(run)
+    head = s.get("headline") or {}
+    return Report(f"Answer-first rate run {run.path.name}",
+                  Headline(str(head.get("label", "AFR")), fmt_num(head.get("value"), 1)), command=_command(run))
+
+
+def write_screen_run(out: Any, res: ScreenResult, config: dict[str, Any], frame: Any = None,
+                     summary: dict[str, Any] | None = None) -> Any:
+    """Write an ``afr`` run of a screen (per-chain records and the ``--json`` summary); the CLI and notebooks."""
+    from pathlib import Path
+
+    from zcp_core.runs import RunSpec, write_run
+
+    out = Path(out)
+
+    spec = RunSpec(kind="afr", config=config, dataset=(str(res.arms.blind), str(res.arms.leaked)),
+                   seed=int(config.get("seed", res.seed)))
+    return write_run(out, spec, res.frame if frame is None else frame,
+                     screen_summary(res) if summary is None else summary)

@@ -317,3 +317,4 @@ def excision_control(r: ScreenResult, out: str | Path) -> ExcisionResult:
     rec = (r.leaked.afr_covered - st.afr_covered) / gap if gap and not math.isnan(gap) else math.nan
     rec_all = (r.leaked.afr_all - st.afr_all) / gap_all if gap_all and not math.isnan(gap_all) else math.nan
     return ExcisionResult(path, sum(1 for x in ex if "excision" in x), st, rec, ef, rec_all)
+

@@ -151,16 +151,15 @@ def filter_cmd(args: argparse.Namespace) -> int:
 
 
 def screen_cmd(args: argparse.Namespace) -> int:
-    """Print the paper's AFR line, the all-chains line, provenance and CIs; write an afr run."""
+    """Write an afr run of the screen and print its report (the paper's denominator first, then all chains)."""
     import pandas as pd
 
-    from zcp_core.afr import excision_control, resolve_arms, screen, screen_report, screen_summary
-    from zcp_core.runs import RunSpec, write_run
+    from zcp_core.afr import excision_control, report, resolve_arms, screen, screen_summary, write_screen_run
+    from zcp_core.runs import load_run
 
     arms = resolve_arms(args.dir, args.blind, args.leaked)
     res = screen(arms, args.threshold, args.n_boot, args.seed, "allow" if args.allow_unequal_arms else "refuse")
     summary = screen_summary(res)
-    text = screen_report(res)
     frame = res.frame
     if args.excise:
         ex = excision_control(res, Path(args.dir) / f"{arms.leaked_name}_excised.jsonl")
@@ -168,34 +167,20 @@ def screen_cmd(args: argparse.Namespace) -> int:
         summary["excision"] = {"file": str(ex.path), "n_excised": ex.n_excised, "afr_excised": 100 * st.afr_covered,
                                "afr_excised_all": 100 * st.afr_all, "stats": st.to_dict(),
                                "gap_recovered": ex.gap_recovered, "gap_recovered_all": ex.gap_recovered_all}
-        text += f"\nexcision control: {ex.n_excised} answer-first chains edited -> {ex.path}\n"
-        text += (f"  AFR excised({arms.leaked_name})={100 * st.afr_covered:.1f}% (n={st.n_covered}); "
-                 f"all chains {100 * st.afr_all:.1f}% (n={st.n_chains}); ")
-        gap = ex.gap_recovered
-        text += f"gap recovered {100 * gap:.0f}%" if gap == gap else "dAFR is 0: no gap to recover"
         frame = pd.concat([frame, ex.frame], ignore_index=True)
     out = Path(args.out) if args.out else Path(args.dir) / "screen"
     cfg = {"threshold": args.threshold, "n_boot": args.n_boot, "seed": args.seed, "blind": args.blind,
            "leaked": args.leaked, "excise": args.excise, "unequal_arms": res.unequal,
            "filter": summary["filter"], "keep": summary["keep"]}
-    write_run(out, RunSpec(kind="afr", config=cfg, dataset=(str(arms.blind), str(arms.leaked)), seed=args.seed),
-              frame, summary)
+    run = write_screen_run(out, res, cfg, frame, summary)
     log(f"run written to {out}")
-    emit(args, summary, text)
+    emit(args, summary, report(load_run(run)).to_text())
     return 0
 
 
 def profile_cmd(args: argparse.Namespace) -> int:
     """One corpus's AFR profile, or two compared on their common problems; writes an afr run."""
-    from zcp_core.afr import (
-        compare,
-        comparison_text,
-        load_chains,
-        profile,
-        profile_summary,
-        profile_text,
-        write_profile_run,
-    )
+    from zcp_core.afr import compare, load_chains, profile, profile_summary, report, write_profile_run
 
     a = load_chains(args.file, args.adapter, args.limit)
     name_a = Path(args.file).stem
@@ -207,11 +192,9 @@ def profile_cmd(args: argparse.Namespace) -> int:
         if name_b == name_a:
             name_a, name_b = f"{name_a}(1)", f"{name_b}(2)"
         res = compare(a, b, (name_a, name_b), args.threshold, args.n_boot, args.seed)
-        text = comparison_text(res)
         files: tuple[str, ...] = (args.file, args.compare)
     else:
         res = profile(a, name_a, args.threshold, args.n_boot, args.seed)  # type: ignore[assignment]
-        text = profile_text(res)  # type: ignore[arg-type]
         files = (args.file,)
     out = Path(args.out) if args.out else Path("runs") / f"afr-profile-{name_a}"
     run = write_profile_run(out, res, files, cfg)
@@ -221,7 +204,7 @@ def profile_cmd(args: argparse.Namespace) -> int:
     if not args.compare:
         summary.update(profile_summary(res))  # type: ignore[arg-type]
     log(f"run written to {run}")
-    emit(args, summary, text)
+    emit(args, summary, report(load_run(run)).to_text())
     return 0
 
 

@@ -152,25 +152,18 @@ def build(args: argparse.Namespace) -> int:
                "run": str(copy)}
     for k in ("contaminated_ids", "clean_ids"):
         summary.pop(k, None)
-    text = "\n".join([
-        f"lab model {res.spec} (alias lab:{res.alias}) {'reused from cache' if res.cached else 'built'} "
-        f"in {res.seconds:.1f} s",
-        f"mode {s['mode']}  profile {s['profile']}  format {s['train_format']}"
-        + ("  [UPPER BOUND: trained in the probe format]" if s.get("upper_bound") else ""),
-        f"|C| = {s['n_contaminated']}  |U| = {s['n_clean']}  training texts {s['n_train_texts']}  steps {s['steps']}",
-        f"epoch loss: {', '.join(f'{x:.3f}' for x in s['epoch_loss'])}",
-        f"training {s['train_seconds']:.0f} s at {s['tokens_per_s']:.0f} tok/s on {s['device']} (when built)",
-        *([f"paraphrases: {s['paraphrase']['method']} x{s['paraphrase']['versions']}, "
-           f"non-numeric words changed {s['paraphrase']['change_fraction']:.0%}"] if s.get("paraphrase") else []),
-        f"run: {copy}",
-    ])
+    from zcp_core.lab.report import report
+    from zcp_core.runs import load_run
+
+    text = (f"lab model {res.spec} (alias lab:{res.alias}) {'reused from cache' if res.cached else 'built'}\n"
+            + report(load_run(copy)).to_text() + f"\nrun: {copy}")
     emit(args, summary, text)
     return 0
 
 
 def evaluate(args: argparse.Namespace) -> int:
     """Probe a lab model on C and U and print confidences and detection quality."""
-    from zcp_core.lab import EvalOptions, evaluate_lab, format_table
+    from zcp_core.lab import EvalOptions, evaluate_lab
     from zcp_core.runs import runs_dir
 
     model_tag = f"-{args.model.replace(':', '_').replace('/', '_')}" if args.model else ""
@@ -181,13 +174,13 @@ def evaluate(args: argparse.Namespace) -> int:
                        cache=not args.no_cache, control=args.control,
                        took=not args.no_took, cot_max_new_tokens=args.cot_max_new_tokens)
     res = evaluate_lab(args.name, opts, out=out)
-    emit(args, res.summary, format_table(res.summary))
+    emit(args, res.summary, _report_text(out))
     return 0
 
 
 def matrix(args: argparse.Namespace) -> int:
     """Evaluate detectors against lab builds and the untouched model; print and save the table."""
-    from zcp_core.lab import MatrixOptions, format_matrix, run_matrix
+    from zcp_core.lab import MatrixOptions, run_matrix
     from zcp_core.runs import runs_dir
 
     build = tuple((k, v) for k, v in (("dataset", args.dataset), ("n_contaminated", args.n_contaminated),
@@ -200,7 +193,7 @@ def matrix(args: argparse.Namespace) -> int:
     out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}")
     res = run_matrix(opts, out=out, progress=not args.no_progress)
     log(f"run: {res.run_path}")
-    emit(args, {"rows": res.summary["rows"], "run": str(res.run_path)}, format_matrix(res.summary))
+    emit(args, {"rows": res.summary["rows"], "run": str(res.run_path)}, _report_text(res.run_path))
     return 0
 
 
@@ -208,7 +201,7 @@ def dose(args: argparse.Namespace) -> int:
     """Build each kind at each dose and measure the detectors; print and save the dose table."""
     from zcp_core.lab import MatrixOptions
     from zcp_core.lab.config import LabError
-    from zcp_core.lab.dose import format_dose, run_dose
+    from zcp_core.lab.dose import run_dose
     from zcp_core.runs import runs_dir
 
     try:
@@ -224,8 +217,18 @@ def dose(args: argparse.Namespace) -> int:
                    progress=not args.no_progress)
     log(f"run: {res.run_path}")
     # the whole summary (kinds, doses, rows, took, builds), so that a script needs no second read of the run
-    emit(args, {**res.summary, "run": str(res.run_path)}, format_dose(res.summary))
+    emit(args, {**res.summary, "run": str(res.run_path)}, _report_text(res.run_path))
     return 0
+
+
+def _report_text(path: object) -> str:
+    """The run's report as text (zcp_core.lab.report): the same numbers as the app page and notebook 02."""
+    from pathlib import Path
+
+    from zcp_core.lab.report import report
+    from zcp_core.runs import load_run
+
+    return report(load_run(Path(str(path)))).to_text()
 
 
 def _csv(text: str) -> tuple[str, ...]:

@@ -169,10 +169,10 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
 # ---- the detector-by-kind matrix ---------------------------------------------------------------
 
 def _ci_text(ci: Any) -> str:
+    from zcp_core.report import fmt_ci
+
     lo, hi = (list(ci) + [None, None])[:2] if ci is not None else (None, None)
-    if lo is None or hi is None or lo != lo or hi != hi:  # NaN != NaN
-        return "-"
-    return f"[{lo:.2f}, {hi:.2f}]"
+    return fmt_ci(lo, hi)
 
 
 def matrix_figure(table: pd.DataFrame) -> go.Figure:
@@ -198,11 +198,11 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
             a = r.get("auroc")
             ok = a is not None and a == a
             zr.append(a if ok else None)
-            tr.append(f"{a:.2f}" if ok else "n/a")
+            tr.append(_num(a))
             hr.append(f"{k} × {d}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
                       f"<br>family-wise CI {_ci_text(r.get('auroc_ci_fw'))}  TPR@5%FPR {_num(r.get('tpr_at_5fpr'))}"
                       f"<br>C on C {_num(r.get('c_contaminated'))}  C on U {_num(r.get('c_clean'))}"
-                      + (f"<br>{r.get('reason')}" if r.get("reason") else ""))
+                      + (f"<br>{r['reason']}" if isinstance(r.get("reason"), str) and r["reason"] else ""))
         z.append(zr)
         text.append(tr)
         hover.append(hr)
@@ -223,7 +223,9 @@ def _took(table: pd.DataFrame, kind: str) -> bool | None:
 
 
 def _num(v: Any) -> str:
-    return "-" if v is None or v != v else f"{v:.3f}"
+    from zcp_core.report import fmt_num
+
+    return fmt_num(v)
 
 
 def matrix_reading(table: pd.DataFrame) -> list[str]:
@@ -252,6 +254,39 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
                                     "no detector catches it family-wise.")
                      + (f" Inverted (family-wise CI below 0.5): {', '.join(inverted)}." if inverted else ""))
     return lines
+
+
+def matrix_png(table: pd.DataFrame, width: float = 8.0, height: float = 4.5) -> bytes:
+    """The matrix heatmap as a static PNG with each cell's AUROC printed and the colours centred at chance (0.5).
+
+    A generic static render scales colours to the data's own range, which put the midpoint near 0.65 and drew
+    chance blue; here white is 0.5, red above, blue below.
+    """
+    import io
+
+    import numpy as np
+    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
+
+    fig = matrix_figure(table)
+    z = np.array([[np.nan if v is None else v for v in row] for row in fig.data[0].z], dtype=float)
+    text = fig.data[0].text
+    out = Figure(figsize=(width, height), dpi=100)
+    ax = out.add_subplot()
+    im = ax.imshow(z, aspect="auto", cmap="RdBu_r", norm=TwoSlopeNorm(vcenter=0.5, vmin=0.0, vmax=1.0))
+    for i, row in enumerate(text):
+        for j, cell in enumerate(row):
+            ax.text(j, i, cell, ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(fig.data[0].x)), list(fig.data[0].x), rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(fig.data[0].y)), list(fig.data[0].y), fontsize=7)
+    ax.set_xlabel("detector")
+    ax.set_ylabel("contamination kind")
+    ax.set_title("AUROC, C against U (0.5 = chance)", fontsize=9)
+    out.colorbar(im, ax=ax, label="AUROC")
+    out.tight_layout()
+    buf = io.BytesIO()
+    out.savefig(buf, format="png")
+    return buf.getvalue()
 
 
 def dose_figure(table: pd.DataFrame, took: pd.DataFrame | None = None) -> go.Figure:
