@@ -63,3 +63,9 @@ def test_report_renders_the_same_cells_everywhere() -> None:
 def test_no_headline_says_why() -> None:
     h = r.Headline("Contamination Confidence", r.MISSING, reason="too few pairs")
     assert h.text == "No Contamination Confidence: too few pairs"
+
+
+def test_pp_and_share_ci() -> None:
+    """Differences of shares in percentage points, share intervals as percentages; missing as –."""
+    assert r.fmt_pp(20.83) == "+20.8 pp" and r.fmt_pp(-3.0) == "-3.0 pp" and r.fmt_pp(float("nan")) == r.MISSING
+    assert r.fmt_share_ci(0.12, 0.305) == "[12.0%, 30.5%]" and r.fmt_share_ci(None, 0.3) == r.MISSING

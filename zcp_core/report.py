@@ -11,6 +11,8 @@ Rules (one each, used everywhere):
 * missing: :data:`MISSING` ("–"), never ``None``, ``nan`` or ``n/a``;
 * counts: integers as integers with thousands separators (``103``, ``1,204``), never ``103.000``;
 * numbers: :data:`DIGITS` decimals (3); effects and CIs signed (``+0.094``), CIs as ``[+0.222, +0.349]``;
+* shares: percentages with one decimal (``33.8%``, CIs ``[12.0%, 30.5%]``); their differences in percentage
+  points, signed (``+20.8 pp``);
 * p-values: 3 decimals from 0.001 up, else scientific with 2 significant digits (``1.1e-07``);
 * Bayes factors: one decimal with thousands separators (``399.5``);
 * Contamination Confidence C: 3 decimals, ``≥ 0.999`` at or above the one ceiling (``stats.C_CAP``, where a
@@ -122,6 +124,20 @@ def fmt_share(x: Any, digits: int = 1) -> str:
     """A share of one as a percentage: ``33.8%``; ``–`` when missing."""
     v = number(x)
     return MISSING if v is None else f"{100 * v:.{digits}f}%"
+
+
+def fmt_pp(x: Any, digits: int = 1) -> str:
+    """A difference of two shares, already in percentage points: ``+20.8 pp``; ``–`` when missing."""
+    v = number(x)
+    return MISSING if v is None else f"{v:+.{digits}f} pp"
+
+
+def fmt_share_ci(low: Any, high: Any, digits: int = 1) -> str:
+    """A 95% interval of a share of one, as percentages: ``[12.0%, 30.5%]``; ``–`` when either end is missing."""
+    lo, hi = number(low), number(high)
+    if lo is None or hi is None:
+        return MISSING
+    return f"[{100 * lo:.{digits}f}%, {100 * hi:.{digits}f}%]"
 
 
 def fmt_c(c: Any, bound: bool = False) -> str:
