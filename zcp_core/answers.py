@@ -205,7 +205,7 @@ def grade(pred: str | None, gold: str) -> Grade:
     if len(pred) > MAX_GRADE_CHARS or len(gold) > MAX_GRADE_CHARS:
         return Grade(False, "parse_error", "", "")
     pred, gold = normalize_answer(pred), normalize_answer(gold)
-    if _NUMERIC_GOLD.match(gold.strip()) and not re.search(r"\d", pred):
+    if _NUMERIC_GOLD.match(gold.strip()) and not any(ch.isnumeric() for ch in pred):  # "½" is a number
         return Grade(False, "not_a_number", pred.strip()[:80], gold.strip())
     g = _parse(gold, "gold")
     p = _parse(pred, "pred")

@@ -23,7 +23,7 @@ arms hold one chain per problem, as in the paper; ``keep = "all"`` keeps every
 kept chain. Kept records carry ``keep_correct = {filter, stage, pred, keep}``.
 
 Verdict frame columns: ``condition``, ``uid``, ``sample``, ``pred`` (last boxed,
-or None), ``gold``, ``correct``, ``status`` (ok/no_answer/parse_error),
+or None), ``gold``, ``correct``, ``status`` (ok/no_answer/parse_error/not_a_number),
 ``pred_parsed``, ``gold_parsed``, ``filter``, ``stage`` (``exact``,
 ``math-verify``, ``digits``; ``""`` when not correct), ``forced_finish``,
 ``kept``, ``matched``, ``reason``.
@@ -140,7 +140,7 @@ class KeepVerdict:
 
     Attributes:
         correct: Whether the chain is kept.
-        status: ``ok``, ``no_answer`` or ``parse_error`` (math-verify's view of the answer).
+        status: ``ok``, ``no_answer``, ``parse_error`` or ``not_a_number`` (math-verify's view of the answer).
         stage: What accepted it: ``exact``, ``math-verify`` or ``digits`` (``""`` when not correct).
         pred_parsed: math-verify's parse of the prediction (``""`` when not parsed).
         gold_parsed: Its parse of the gold answer.
@@ -181,7 +181,8 @@ def keep_correct(pred: str | None, gold: str, keep_filter: KeepFilter = "mathver
     return KeepVerdict(False, g.status, "", g.pred_parsed, g.gold_parsed)
 
 
-_WHY_NOT = {"ok": "wrong answer", "no_answer": "no \\boxed{} answer", "parse_error": "unparseable answer"}
+_WHY_NOT = {"ok": "wrong answer", "no_answer": "no \\boxed{} answer", "parse_error": "unparseable answer",
+            "not_a_number": "the box holds no number"}
 VERDICT_COLUMNS = ["condition", "uid", "sample", "pred", "gold", "correct", "status", "pred_parsed", "gold_parsed",
                    "filter", "stage", "forced_finish", "kept", "reason"]
 

@@ -7,7 +7,7 @@
     question, gold: The item's question and gold answer.
     completion: Generated text after the prefill (last attempt in prompt mode).
     pred: Extracted answer (None on a parse failure). pred_source: boxed |
-        answer_is | last_number | none. grade_status: ok | no_answer | parse_error.
+        answer_is | last_number | none. grade_status: ok | no_answer | parse_error | not_a_number.
     acc: bool, pred equals gold (a parse failure is False). con: nullable bool,
         pred equals the model's own full-CoT answer, read only from a
         ``\\boxed{}`` or an explicit final-answer phrase (a zero-CoT parse failure
