@@ -3,8 +3,10 @@
 import streamlit as st
 
 from zcp_core.app import pick_run, readable
-from zcp_core.app.labels import MATCH_WORDS, bleurt_words, evidence_words, judge_words
+from zcp_core.app.labels import judge_words
 from zcp_core.guided import viz as vg
+from zcp_core.guided.report import MATCH_WORDS, report
+from zcp_core.report import fmt_num
 
 st.title("Time-Travel guided-instruction probe")
 st.caption(
@@ -18,19 +20,27 @@ if run is None:
 
 parts = run.table("partitions")
 records = run.records
+rep = report(run)  # every number on the page is formatted there, as the CLI prints it
+h = rep.headline
+st.subheader(rep.title)
+st.metric(h.label, h.value, help=h.reason or None, delta=h.reading if h.raw is not None else None,
+          delta_color="inverse" if (h.raw or 0) >= 0.75 else "off", delta_arrow="off")
+if h.subject:
+    st.caption(f"on {h.subject}")
+st.markdown(f"**{rep.sentences[0]}**")  # the headline in words
+st.markdown(" · ".join(f"{k} **{v}**" for k, v in rep.facts))
 st.subheader("Partition verdicts")
-cols = st.columns(len(parts))
-for col, row in zip(cols, parts.to_dict("records")):
-    no_verdict = row.get("confidence") is None or row["confidence"] != row["confidence"]
-    # The number and the words under it say the same thing: the reading of C (labels.EVIDENCE_LEVELS).
-    # The judge rule's verdict is a second, separate algorithm, stated in the sentence below.
-    col.metric(f"{row['partition']}: Contamination Confidence", "n/a" if no_verdict else f"{row['confidence']:.2f}",
-               help=row.get("reason") or None, delta=evidence_words(None if no_verdict else row["confidence"]),
-               delta_color="inverse" if not no_verdict and row["confidence"] >= 0.75 else "off", delta_arrow="off")
-    col.markdown(vg.verdict_line(row))
-st.dataframe(readable(parts), hide_index=True)
-st.caption("One row per partition: mean overlap, the paired sign-flip permutation test (mean difference, 95% t CI, p) and the judge "
-           "counts; read the partitions side by side, as the paper reports them.")
+st.dataframe(rep.table(), hide_index=True)
+st.caption("One row per partition: mean overlap, the paired test of guided against general overlap (mean "
+           "difference, 95% CI, p, Contamination Confidence) and the judge's counts; read the partitions side by "
+           "side, as the paper reports them.")
+for sentence in rep.sentences[1:]:
+    st.markdown(sentence)
+with st.expander("How to read this", expanded=False):
+    st.markdown("\n".join(f"- {n}" for n in rep.notes))
+if rep.command:
+    st.caption("Reproduce:")
+    st.code(rep.command, language="bash")
 if len(parts) > 1:
     st.plotly_chart(vg.partitions_figure(parts), key="guided_parts")
     st.caption("Mean ROUGE-L of guided and general completions per partition; a red bar clearly above its blue "
@@ -45,14 +55,13 @@ st.caption("Each point is one instance's overlap with the true second piece; a g
 st.plotly_chart(vg.paired_scatter_figure(records, metric), key="guided_scatter")
 st.caption("Points above the dotted diagonal had more overlap under the guided instruction; colour is the judge's "
            "label (exact / near-exact matches are the instance-level contamination flags).")
-st.caption(bleurt_words(vg.bleurt_note(run.summary)))
 
 st.subheader("Instances")
 if records.empty:
     st.info("This run has no instances.")
     st.stop()
 labels = [f"{r.partition} · {r.id} · {MATCH_WORDS.get(r.match_label, r.match_label)} · ROUGE-L guided "
-          f"{r.rouge_l_guided:.2f}, general {r.rouge_l_general:.2f}"
+          f"{fmt_num(r.rouge_l_guided)}, general {fmt_num(r.rouge_l_general)}"
           for r in records.itertuples(index=False)]
 pick = st.selectbox("Instance", range(len(records)), format_func=lambda i: labels[i], key="guided_instance")
 row = records.iloc[pick].to_dict()

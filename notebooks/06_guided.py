@@ -32,11 +32,11 @@ warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note 
 
 from IPython.display import Markdown
 
-from zcp_core.app.labels import bleurt_words, evidence_words
 from zcp_core.backends import load_backend
 from zcp_core.data import install_root
 from zcp_core.guided import GuidedConfig, build_prompt, instances_frame, run_partition, split_dataset, write_guided_run
 from zcp_core.guided import viz as vg
+from zcp_core.guided.report import report
 from zcp_core.probe.viz import show_figure
 from zcp_core.runs import RunSpec, load_run
 
@@ -62,14 +62,11 @@ print(build_prompt(split.instances[0], "general", "GSM8K", "test"))
 backend = load_backend("smollm2", device="cpu")
 cfg = GuidedConfig("GSM8K", "test", max_new_tokens=24, judge_max_new_tokens=4)
 result = run_partition(backend, split, cfg, judge_mode="self")
-s = result.summary
-print(f"{s['n']} instances; mean ROUGE-L guided {s['rouge_l']['guided']:.3f} vs general "
-      f"{s['rouge_l']['general']:.3f}; judge: {s['exact']} exact, {s['near_exact']} near-exact; "
-      f"overlap test: {s.get('reason') or evidence_words(s['confidence'])}")
 
 # %%
 out = write_guided_run(str(Path(tempfile.mkdtemp()) / "guided-nb"), RunSpec("guided", {"limit": 5}, model="smollm2"), [result])
 run = load_run(out)
+display(Markdown(report(run).to_markdown()))  # the run's report, as the CLI and the app show it
 run.records[["id", "second_piece", "guided", "general", "rouge_l_guided", "rouge_l_general", "match_label"]]
 
 # %% [markdown]
@@ -84,13 +81,8 @@ show_figure(vg.paired_scatter_figure(run.records))
 
 # %% [markdown]
 # ## The verdict on a run large enough for one
-# The bundled example (`data/examples/guided-smollm2-gsm8k12`, made by `scripts/make_examples.py`): the same model on the first 12 GSM8K test items. Its Contamination Confidence is read the way the app reads it (C < 0.75: no evidence).
+# The bundled example (`data/examples/guided-smollm2-gsm8k12`, made by `scripts/make_examples.py`): the same model on the first 12 GSM8K test items. Its report is the one the CLI prints and the app shows: the same numbers, formatted the same way (C < 0.75 reads as no evidence).
 
 # %%
 example = load_run(ROOT / "data" / "examples" / "guided-smollm2-gsm8k12")
-parts = example.table("partitions")
-for row in parts.to_dict("records"):
-    print(f"C = {row['confidence']:.2f}: {evidence_words(row['confidence'])}")
-display(Markdown(vg.verdict_line(parts.iloc[0].to_dict())))
-print(bleurt_words(vg.bleurt_note(example.summary)))
-parts.fillna("–")
+display(Markdown(report(example).to_markdown()))

@@ -365,7 +365,7 @@ def test_cli_without_judge_uses_and_records_the_rule_judge(tmp_path, capsys):
                  "test", "--dataset-name", "GSM8K", "--out", str(out), "--limit", "2", "--max-new-tokens", "4",
                  "--n-resamples", "200", "--device", "cpu"]) == 0
     text = capsys.readouterr().out
-    assert "judge (rule):" in text and "judge: rule (rule)" in text
+    assert "Judge: the model-free rule" in text and f"run: {out}" in text  # the run's report, in words
     run = load_run(out)
     assert (run.manifest["config"]["judge"], run.manifest["config"]["judge_mode"]) == ("rule", "rule")
     assert run.summary["details"]["judge"]["model"] == "rule"
@@ -456,9 +456,9 @@ def test_page_with_run(e2e_run, monkeypatch):
     at = AppTest.from_file(str(ROOT / "app_pages/guided.py"), default_timeout=60)
     at.run()
     assert not at.exception
-    assert [m.label for m in at.metric] == ["test: Contamination Confidence"]
+    assert [m.label for m in at.metric] == ["Contamination Confidence"]
     at.selectbox(key="guided_instance").set_value(1).run()
     assert not at.exception
     # Two instances: the page withholds the number and never calls the overlap "significantly" higher.
-    assert at.metric[0].value == "n/a"
+    assert at.metric[0].value == "–"
     assert any("too few pairs for a verdict" in m.value and "significantly" not in m.value for m in at.markdown)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from zcp_core.report import C_DEFINITION
+from zcp_core.report import C_DEFINITION, fmt_num
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -160,7 +160,7 @@ def judge_words(raw: str, label: str, reason: str = "") -> str:
     import re
 
     m = re.fullmatch(r"rule:\s*edit_sim=([0-9.]+)", str(raw).strip())
-    how = (f"the model-free rule judge found an edit similarity of {float(m.group(1)):.2f} with the true second piece"
+    how = (f"the model-free rule judge found an edit similarity of {fmt_num(m.group(1))} with the true second piece"
            if m else f"the judge model answered “{str(raw).strip()[:200]}”" if str(raw).strip() else "the judge")
     return f"Judge: {how}, so **{MATCH_WORDS.get(str(label), str(label))}**" + (f" ({reason})" if reason else "") + "."
 

@@ -28,12 +28,19 @@ def _value(x: Any, label: str = "") -> str:
 
 
 def run_headline(run: Run) -> Headline:
-    """A run's headline: a probe run's from its report, others from the stored ``headline`` as shown."""
+    """A run's headline: a probe or guided run's from its report, others from the stored ``headline`` as shown."""
     if run.kind == "probe":
         from zcp_core.probe.report import confidence_of, headline_of
 
         try:
             return headline_of(confidence_of(run))
+        except Exception:  # noqa: BLE001 - a partial run still gets a row in the browser
+            pass
+    if run.kind == "guided":
+        from zcp_core.guided.report import report
+
+        try:
+            return report(run).headline
         except Exception:  # noqa: BLE001 - a partial run still gets a row in the browser
             pass
     head = run.summary.get("headline") or {}

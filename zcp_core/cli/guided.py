@@ -109,17 +109,12 @@ def prompt_style(spec: str, backend: Any, asked: str = "auto") -> str:
     return default_prompt_style(tok is None or bool(getattr(tok, "chat_template", None)))
 
 
-def _text(summary: dict[str, Any]) -> str:
-    d = summary.get("details", {}).get("test", {})
-    judge = summary.get("details", {}).get("judge", {}).get("model", "?")
-    verdict = "CONTAMINATED" if summary["contaminated"] else "not contaminated"
-    return (f"{summary['partition']}: n={summary['n']} ({summary.get('prompt_style', 'chat')} prompts)  ROUGE-L guided {summary['rouge_l']['guided']:.3f} vs general "
-            f"{summary['rouge_l']['general']:.3f}  (diff {d.get('mean_diff') or 0:.3f}, "
-            f"95% CI [{d.get('ci_low') or 0:.3f}, {d.get('ci_high') or 0:.3f}])  "
-            + (f"p={summary['p']:.4g}  Confidence {summary['confidence']:.3f}  " if summary["confidence"] is not None
-               else f"{summary.get('reason') or 'no verdict'}  ")
-            + f"judge ({judge}): "
-            f"{summary['exact']} exact, {summary['near_exact']} near-exact -> {verdict}")
+def run_text(folder: Any) -> str:
+    """The text the CLI prints for a written run: its report (:func:`zcp_core.guided.report.report`)."""
+    from zcp_core.guided.report import report
+    from zcp_core.runs import load_run
+
+    return report(load_run(folder)).to_text() + f"\nrun: {folder}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -162,5 +157,5 @@ def run(args: argparse.Namespace) -> int:
                "side_by_side": {s["partition"]: {k: s[k] for k in SINGLE_KEYS if k != "partition"} for s in sums}}
     out["judge"] = {"name": judge_name, "mode": judge_mode}
     out["prompt_style"] = style
-    emit(args, out, "\n".join(_text(s) for s in sums) + f"\njudge: {judge_name} ({judge_mode})\nrun: {folder}")
+    emit(args, out, run_text(folder))
     return 0

@@ -48,6 +48,9 @@ def instance_html(row: Mapping[str, Any]) -> dict[str, str]:
             "second_piece": ref_g, "guided": guided, "general": general}
 
 
+INSTRUCTION_WORDS = {"guided": "guided instruction", "general": "general instruction"}
+
+
 def score_distribution_figure(records: Any, metric: str = "rouge_l") -> Any:
     """Per-instance overlap with the true second piece, guided vs general, per partition (box + points)."""
     import plotly.graph_objects as go
@@ -57,10 +60,10 @@ def score_distribution_figure(records: Any, metric: str = "rouge_l") -> Any:
         col = f"{metric}_{kind}"
         if col not in records:
             continue
-        fig.add_trace(go.Box(x=records["partition"], y=records[col], name=kind, marker_color=color,
+        fig.add_trace(go.Box(x=records["partition"], y=records[col], name=INSTRUCTION_WORDS[kind], marker_color=color,
                              boxpoints="all", jitter=0.4, pointpos=0, text=records["id"]))
-    fig.update_layout(boxmode="group", yaxis_title=METRIC_NAMES.get(metric, metric), xaxis_title="partition",
-                      height=380, margin=dict(t=30, b=40), legend_title_text="instruction")
+    fig.update_layout(boxmode="group", yaxis_title=METRIC_NAMES.get(metric, metric), xaxis_title="Partition",
+                      height=380, margin=dict(t=30, b=40), legend_title_text="Instruction")
     return fig
 
 
@@ -68,13 +71,18 @@ def paired_scatter_figure(records: Any, metric: str = "rouge_l") -> Any:
     """Guided against general overlap per instance; points above the diagonal favour the guided prompt."""
     import plotly.express as px
 
-    df = records.assign(judge=records["match_label"].fillna("none"))
-    fig = px.scatter(df, x=f"{metric}_general", y=f"{metric}_guided", color="judge", symbol="partition",
-                     hover_data=["id"], color_discrete_map={"exact": "#d62728", "near_exact": "#ff7f0e",
-                                                            "none": "#7f7f7f"})
-    fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line=dict(dash="dot", color="black"))
+    from zcp_core.guided.report import MATCH_WORDS
+
     name = METRIC_NAMES.get(metric, metric)
-    fig.update_layout(xaxis_title=f"{name}, general", yaxis_title=f"{name}, guided", height=380,
+    x, y = f"{name}, general instruction", f"{name}, guided instruction"
+    df = records.assign(**{"Judge's call": records["match_label"].fillna("none").map(lambda m: MATCH_WORDS.get(m, m)),
+                           "Partition": records["partition"], "Instance": records["id"],
+                           x: records[f"{metric}_general"], y: records[f"{metric}_guided"]})
+    fig = px.scatter(df, x=x, y=y, color="Judge's call", symbol="Partition", hover_data=["Instance"],
+                     color_discrete_map={MATCH_WORDS["exact"]: "#d62728", MATCH_WORDS["near_exact"]: "#ff7f0e",
+                                         MATCH_WORDS["none"]: "#7f7f7f"})
+    fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line=dict(dash="dot", color="black"))
+    fig.update_layout(xaxis_title=x, yaxis_title=y, height=380, legend_title_text="Judge's call and partition",
                       margin=dict(t=30, b=40), xaxis_range=[-0.02, 1.02], yaxis_range=[-0.02, 1.02])
     return fig
 
@@ -85,40 +93,23 @@ def partitions_figure(partitions: Any) -> Any:
 
     fig = go.Figure()
     for kind, color in (("guided", GUIDED_COLOR), ("general", GENERAL_COLOR)):
-        fig.add_trace(go.Bar(x=partitions["partition"], y=partitions[f"rouge_l_{kind}"], name=kind,
+        fig.add_trace(go.Bar(x=partitions["partition"], y=partitions[f"rouge_l_{kind}"], name=INSTRUCTION_WORDS[kind],
                              marker_color=color))
     for _, row in partitions.iterrows():
         fig.add_annotation(x=row["partition"], y=max(row["rouge_l_guided"], row["rouge_l_general"]),
                            text=_pc(row), showarrow=False, yshift=14)
-    fig.update_layout(barmode="group", yaxis_title="mean ROUGE-L", height=340, margin=dict(t=40, b=40))
+    fig.update_layout(barmode="group", yaxis_title="Mean ROUGE-L", xaxis_title="Partition", height=340,
+                      margin=dict(t=40, b=40), legend_title_text="Instruction")
     return fig
 
 
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and x != x)
-
-
 def _pc(row: Mapping[str, Any]) -> str:
-    """``p=…, C=…`` for a partition, or the reason there is no verdict (too few instances)."""
-    if _missing(row.get("confidence")):
+    """``p = …, C = …`` for a partition by the shared rules, or the reason there is no verdict (too few instances)."""
+    from zcp_core.report import fmt_c, fmt_p, number
+
+    if number(row.get("confidence")) is None:
         return str(row.get("reason") or "no verdict")
-    return f"p={row['p']:.3g}, C={row['confidence']:.2f}"
-
-
-def verdict_line(row: Mapping[str, Any]) -> str:
-    """One sentence stating a partition's verdict under both of the paper's algorithms.
-
-    Below the minimum sample the overlap test gives no verdict, and the sentence says so instead of
-    calling anything significant.
-    """
-    rule = "contaminated" if row["contaminated"] else "not contaminated"
-    head = (f"**{row['partition']}** (n={row['n']}): judge rule says **{rule}** "
-            f"({row['exact']} exact, {row['near_exact']} near-exact); ")
-    if _missing(row.get("confidence")):
-        return head + f"guided vs general overlap: {row.get('reason') or 'no verdict'} (mean diff {row['mean_diff']:.3f})."
-    sig = "significantly" if row.get("overlap_significant") else "not significantly"
-    return head + (f"guided overlap is {sig} higher than general "
-                   f"(mean diff {row['mean_diff']:.3f}, p={row['p']:.3g}, Contamination Confidence {row['confidence']:.2f}).")
+    return f"p = {fmt_p(row.get('p'))}, C = {fmt_c(row.get('confidence'))}"
 
 
 def bleurt_note(summary: Mapping[str, Any]) -> str:
