@@ -143,7 +143,7 @@ def _notes(sums: list[Mapping[str, Any]]) -> tuple[str, ...]:
     judges = sorted({judge_name((s.get("details") or {}).get("judge") or {}) for s in sums})
     notes += [f"Guided and general completions of the same first piece are paired; the test is one-sided (guided "
               f"higher), and there is no Contamination Confidence below {MIN_PAIRS} instances.",
-              f"Judge: {', '.join(judges)}. The judge rule is the paper's second algorithm; the overlap test its first.",
+              f"Judge: {'; '.join(judges)}. The judge rule is the paper's second algorithm; the overlap test its first.",
               "ROUGE-L and edit similarity compare a completion with the true second piece (0: nothing in common, "
               "1: the same)."]
     notes += [b] if (b := _bleurt(sums)) else []
