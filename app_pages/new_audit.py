@@ -192,14 +192,15 @@ def _jobs() -> None:
             st.write(f"**{job.folder.name}** — {status.headline}")
             st.caption(f"`{status.command}`")
             if status.state == "running":
-                st.progress(status.progress or 0.0,
-                            text="starting…" if status.progress is None
-                            else f"{status.progress:.0%} — {status.bar}" if status.bar else f"{status.progress:.0%}")
+                # A bar and a line in words, read from tqdm's output; the raw log is only for when it fails.
+                fraction = status.last_bar.fraction if status.last_bar else 0.0
+                st.progress(fraction, text=status.progress_words)
                 if st.button("Stop", key=f"stop-{job.folder.name}", help="stop the job; cached work is kept"):
                     stop_job(job.folder)
-            if status.state != "done":
-                st.code(status.log_tail or "(no output yet)")
-            elif st.button("Open", key=f"open-{job.folder.name}"):
+            elif status.state in ("failed", "stopped"):
+                with st.expander("Log (last lines)"):
+                    st.code(status.log_tail or "(no output)", language=None)
+            if status.state == "done" and st.button("Open", key=f"open-{job.folder.name}"):
                 from zcp_core.runs import load_run
 
                 st.session_state["selected_run"] = str(job.folder)

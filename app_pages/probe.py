@@ -9,6 +9,7 @@ from zcp_core.probe import enforce_min_pairs_table
 from zcp_core.probe import viz as vp
 from zcp_core.probe.browse import (
     FLIP_WORDS,
+    GAP_WORDS,
     browse_table,
     item_view,
     render_answer,
@@ -17,6 +18,7 @@ from zcp_core.probe.browse import (
     untested_items,
 )
 from zcp_core.probe.report import ARM_WORDS, report, sample_size_table, twin_ids
+from zcp_core.report import capital, fmt_num, metric_name
 from zcp_core.stats import MIN_PAIRS
 
 
@@ -89,7 +91,8 @@ st.caption(f"Reproduce: `{rep.command}`" if rep.command else "")
 records = run.records
 release_ids = twin_ids(run)  # a twin shows its release id (<original id>-ref) everywhere
 st.subheader("Items")
-st.caption("Flagged items first (zero-CoT correct on the original, wrong on its twin), then by P_all gap. "
+st.caption("Flagged items first (zero-CoT correct on the original, wrong on its twin), then by the gap in "
+           "P(all answer tokens), original minus twin. "
            "Click a row to open the item."
            + (" Lab model: **C** = trained on (memorised), **U** = held out." if split else ""))
 table = browse_table(items, split)
@@ -101,14 +104,15 @@ if rows:
     with st.container(border=True):
         trained = {"C": " · trained on (C)", "U": " · held out (U)"}.get(split.get(view.pair_id, ""), "")
         st.markdown(f"**{view.pair_id}** · {'flagged' if view.flagged else 'not flagged'}{trained} · "
-                    f"{FLIP_WORDS.get(view.flip, view.flip)} · P_all gap {view.p_all_gap:+.4f}")
+                    f"{FLIP_WORDS.get(view.flip, view.flip)} · {GAP_WORDS} {fmt_num(view.p_all_gap, signed=True)}")
         for col, arm in zip(st.columns(len(view.arms)), view.arms):
             shown_id = release_ids.get(arm.id, arm.id) if arm.arm == "reference" else arm.id
             col.markdown(f"**{'twin' if arm.arm == 'reference' else arm.arm}** `{shown_id}`")
             col.markdown(segments_markdown(arm.segments))
             col.markdown(f"Gold: {render_answer(arm.gold)} · Prediction: {render_answer(arm.pred)} "
                          f"({'correct' if arm.correct else 'wrong'})")
-            col.caption(f"P_first {arm.p_first:.4f} · P_all {arm.p_all:.4f}")
+            col.caption(f"{capital(metric_name('p_first'))} {fmt_num(arm.p_first)} · "
+                        f"{metric_name('p_all')} {fmt_num(arm.p_all)}")
             col.code(show_completion(arm.completion), language=None, wrap_lines=True)
         st.caption(f"Evidence: {view.evidence}. Numbers and number words that differ between original and twin are "
                    "highlighted; the code block is the model's zero-CoT answer inside the forced `\\boxed{…}`.")
@@ -127,8 +131,8 @@ with st.expander("Zero-CoT flips table"):
     if "reference_id" in flips:
         flips = flips.assign(reference_id=flips["reference_id"].map(lambda i: release_ids.get(i, i)))
     st.dataframe(words(flips), width="stretch", hide_index=True)
-    st.caption("Original right, twin wrong at zero-CoT: flagged as memorised-looking; a large positive P_all gap "
-               "supports the flag.")
+    st.caption("Original right, twin wrong at zero-CoT: flagged as memorised-looking; a large positive gap in "
+               "P(all answer tokens), original minus twin, supports the flag.")
 if items["p_all_original"].notna().any():
     st.plotly_chart(vp.gap_figure(items), width="stretch")
     st.caption("Points above the diagonal: the model puts more probability on the gold answer of the original.")

@@ -36,6 +36,7 @@ from zcp_core.lab import profile_config
 from zcp_core.lab.report import TOOK_COLUMNS, report, took_rows
 from zcp_core.lab import viz as viz_lab
 from zcp_core.probe.viz import static_png
+from zcp_core.report import capital, fmt_num, metric_name
 from zcp_core.runs import load_run
 
 EXAMPLES = install_root() / "data" / "examples"  # the checkout's, or the copy an installed wheel ships
@@ -75,7 +76,8 @@ display(fig, Image(static_png(fig)))
 # Each item's original-minus-twin gap is a score; C items are the positives, U items the negatives. The AUROC says how well that score alone tells a trained-on item from a held-out one (0.5 is chance).
 
 # %%
-{metric: round(d["auroc"], 3) for metric, d in run.summary["detection"].items()}
+pd.DataFrame({"Metric": [capital(metric_name(m)) for m in run.summary["detection"]],
+              "AUROC": [fmt_num(d["auroc"]) for d in run.summary["detection"].values()]})
 
 # %%
 fig = viz_lab.roc_figure(run.table("roc"), dict(run.summary["detection"]))

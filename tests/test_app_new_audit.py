@@ -199,3 +199,29 @@ def test_a_job_stopped_by_the_user_says_so(tmp_path: Path) -> None:
     status = job_status(folder)
     assert status.state == "stopped" and status.headline == "stopped by the user", status.log_tail
     assert STOPPED_BY_USER in status.log_tail and "Traceback" not in status.log_tail
+
+
+def test_job_panels_show_a_progress_bar_and_hide_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running job is a bar with a label in words, no log lines; a failed one keeps its log behind an expander."""
+    import json
+    import os
+
+    runs = tmp_path / "runs"
+    running, failed = runs / "running-job", runs / "failed-job"
+    for folder in (running, failed):
+        folder.mkdir(parents=True)
+    # This test's own process stands in for a live job; a pid above Linux's largest for one that is gone.
+    (running / "job.json").write_text(json.dumps({"pid": os.getpid(), "command": ["zcp", "probe"]}))
+    (running / "log.txt").write_text("answer:   0%|          | 0/160 [00:00<?, ?it/s]\r"
+                                     "answer:  40%|████      | 64/160 [00:41<01:02,  1.55it/s]")
+    (failed / "job.json").write_text(json.dumps({"pid": 2**22 + 7, "command": ["zcp", "scan"]}))
+    (failed / "log.txt").write_text("scan:  10%|█         | 1/10 [00:01<00:09]\nZcpError: the file is empty\n")
+    at = _app(runs, monkeypatch)
+    shown = " ".join(str(m.value) for m in [*at.markdown, *at.caption])
+    assert "running-job** — running" in shown and "failed-job** — failed: ZcpError: the file is empty" in shown
+    bars = at.get("progress")
+    assert len(bars) == 1
+    assert bars[0].proto.value == 40 and bars[0].proto.text == "answer: 64 of 160 done, about 1 min left"
+    assert [e.label for e in at.expander] == ["Log (last lines)"]
+    assert len(at.code) == 1 and "ZcpError" in at.code[0].value  # the failed job's log, inside the expander
+    assert "64/160" not in " ".join(c.value for c in at.code)  # the running job shows no log lines

@@ -117,3 +117,28 @@ def test_job_status_reads_the_last_tqdm_bar(tmp_path: Path, log: str, bar: str, 
     (tmp_path / "log.txt").write_text(log)
     st = job_status(tmp_path)
     assert (st.bar, st.progress) == (bar, progress)
+
+
+@pytest.mark.parametrize(("log", "words", "fraction"), [
+    ("answer:   0%|          | 0/160 [00:00<?, ?it/s]", "answer: 0 of 160 done", 0.0),
+    ("answer:   0%|          | 0/160 [00:00<?, ?it/s]\ranswer:  40%|████      | 64/160 [00:41<01:02,  1.55it/s]",
+     "answer: 64 of 160 done, about 1 min left", 0.4),
+    ("probe arms:  50%|█████     | 1/2 [00:02<00:02,  2.21s/arm]", "probe arms: 1 of 2 done, under a minute left", 0.5),
+    ("scan:   7%|▋         | 1204/17000 [10:00<1:22:03,  3.01it/s]", "scan: 1,204 of 17,000 done, about 1 h 22 min left",
+     0.07),
+    (" 100%|██████████| 3/3 [00:01<00:00,  2.00it/s]\nwriting the report\n", "3 of 3 done", 1.0),
+])
+def test_parse_progress_reads_a_fake_job_log(log: str, words: str, fraction: float) -> None:
+    """A job's progress in words, from what tqdm wrote last (it rewrites its line with a carriage return)."""
+    from zcp_core.app.jobs import parse_progress
+
+    found = parse_progress(log)
+    assert found is not None and (found.words, found.fraction) == (words, fraction)
+
+
+def test_parse_progress_before_any_bar(tmp_path: Path) -> None:
+    from zcp_core.app.jobs import parse_progress
+
+    assert parse_progress("loading the model\n") is None
+    (tmp_path / "log.txt").write_text("loading the model\n")
+    assert job_status(tmp_path).progress_words == "starting…"

@@ -235,7 +235,7 @@ def test_item_gaps_and_flags_on_synthetic_records():
     assert flags.set_index("pair_id").loc["q1", "flip"] == "orig_only"
     assert flags["flagged"].tolist() == (flags["flip"] == "orig_only").tolist()
     assert sorted(flags["p_all_gap_rank"].tolist()) == [1, 1, 1, 1, 1, 1]  # equal gaps tie at rank 1
-    assert "P_all gap +0.400" in flags.set_index("pair_id").loc["q1", "evidence"]
+    assert "P(all answer tokens), original minus twin, +0.400" in flags.set_index("pair_id").loc["q1", "evidence"]
 
 
 # ---- the real model -----------------------------------------------------------------------------

@@ -81,7 +81,9 @@ def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):
     assert "Gold:" in text and "Prediction:" in text and ":orange-background[" in text  # changed numbers marked
     assert "nan" not in text.split() and "Prediction: nan" not in text  # no parsed answer reads "no answer parsed"
     assert len(at.code) >= 2  # both raw completions
-    assert any("P_all" in c.value for c in at.caption)
+    assert any("P(all answer tokens)" in c.value for c in at.caption)
+    arm_lines = [c.value for c in at.caption if c.value.startswith("P(first answer token) ")]
+    assert len(arm_lines) == 2 and "P_all" not in " ".join(arm_lines)  # each arm's P_* in words
 
 
 @pytest.fixture

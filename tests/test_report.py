@@ -69,3 +69,15 @@ def test_pp_and_share_ci() -> None:
     """Differences of shares in percentage points, share intervals as percentages; missing as –."""
     assert r.fmt_pp(20.83) == "+20.8 pp" and r.fmt_pp(-3.0) == "-3.0 pp" and r.fmt_pp(float("nan")) == r.MISSING
     assert r.fmt_share_ci(0.12, 0.305) == "[12.0%, 30.5%]" and r.fmt_share_ci(None, 0.3) == r.MISSING
+
+
+def test_no_doc_shows_a_c_of_one() -> None:
+    """C is never 1.000 (its ceiling reads "≥ 0.999", ``fmt_c``): not in the docs, the examples' README or notebooks."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    files = [*root.glob("docs/**/*.md"), root / "data" / "examples" / "README.md", *root.glob("notebooks/[0-9]*.py")]
+    found = [f"{f.relative_to(root)}: {m.group(0)!r}" for f in files if f.exists()
+             for m in re.finditer(r".{0,40}(?<![\d.])1\.000(?![\d])", f.read_text())]
+    assert not found, found

@@ -24,6 +24,58 @@ JobState = Literal["running", "done", "failed", "stopped"]
 _PCT = re.compile(r"(\d{1,3})%\|")
 # A tqdm line: "desc:  40%|████      | 64/160 [00:41<01:02,  1.55it/s]" -> desc, counts, [elapsed<left, rate].
 _BAR = re.compile(r"([^\r\n|]*?):?\s*\d{1,3}%\|[^|]*\|\s*(\d+/\d+)\s*(\[[^\]\r\n]*\])")
+# The same line taken apart for the progress bar's label: desc, percent, done/total and the time left (or "?").
+_PARTS = re.compile(r"([^\r\n|]*?):?\s*(\d{1,3})%\|[^|\r\n]*\|\s*(\d+)/(\d+)(?:\s*\[[^<\]\r\n]*<([^,\]\r\n]*))?")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A job's last tqdm bar, read from its log.
+
+    Attributes:
+        fraction: Share done (0..1).
+        done: Steps done.
+        total: Steps in all.
+        step: What the bar counts (tqdm's description), or ``""``.
+        left: tqdm's estimate of the time left (``01:02``), or ``""`` when it has none yet.
+    """
+
+    fraction: float
+    done: int
+    total: int
+    step: str = ""
+    left: str = ""
+
+    @property
+    def words(self) -> str:
+        """The bar's label: ``answer: 64 of 160 done, about 1 min left``."""
+        head = f"{self.step}: " if self.step else ""
+        left = _left_words(self.left) if self.left and self.done < self.total else ""
+        return f"{head}{self.done:,} of {self.total:,} done" + (f", {left}" if left else "")
+
+
+def _left_words(left: str) -> str:
+    """tqdm's time left (``01:02``, ``1:02:03``) in words; ``""`` when it is not a time."""
+    try:
+        parts = [int(x) for x in left.strip().split(":")]
+    except ValueError:
+        return ""
+    seconds = sum(v * 60**i for i, v in enumerate(reversed(parts)))
+    if seconds < 60:
+        return "under a minute left"
+    if seconds < 3600:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {seconds // 3600} h {round(seconds % 3600 / 60)} min left"
+
+
+def parse_progress(log: str) -> Progress | None:
+    """The last tqdm bar in a job's log (tqdm rewrites its line with ``\\r``), or ``None`` before any bar."""
+    found = _PARTS.findall(log)
+    if not found:
+        return None
+    step, pct, done, total, left = found[-1]
+    step = step.strip().rstrip(":").strip()
+    return Progress(min(int(pct), 100) / 100, int(done), int(total), step, "" if "?" in left else left.strip())
 
 
 @dataclass(frozen=True)
@@ -39,6 +91,7 @@ class JobStatus:
         command: The command line.
         bar: The last tqdm bar's description, counts, rate and time left (e.g.
             ``answer 64/160 [00:41<01:02, 1.55it/s]``), or ``""``.
+        last_bar: The same bar taken apart (:func:`parse_progress`), or None before any.
     """
 
     folder: Path
@@ -47,6 +100,12 @@ class JobStatus:
     log_tail: str
     command: str
     bar: str = ""
+    last_bar: Progress | None = None
+
+    @property
+    def progress_words(self) -> str:
+        """The progress bar's label in words (``answer: 64 of 160 done, about 1 min left``; ``starting…``)."""
+        return self.last_bar.words if self.last_bar else "starting…"
 
     @property
     def headline(self) -> str:
@@ -110,7 +169,7 @@ def job_status(folder: Path) -> JobStatus:
         state = "stopped"
     else:
         state = "failed"
-    return JobStatus(folder, state, progress, tail, " ".join(info.get("command", [])), bar)
+    return JobStatus(folder, state, progress, tail, " ".join(info.get("command", [])), bar, parse_progress(text))
 
 
 def stop_job(folder: Path) -> bool:

@@ -9,7 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from zcp_core.report import C_DEFINITION, fmt_num
+# The missing mark and the reading of C are the report layer's, re-exported here for the pages that import them
+# from this module: one rule, not two copies that drift apart.
+from zcp_core.report import C_DEFINITION, EFFECT_NAMES, TEST_NAMES, effect_name, fmt_num, statistical_test_name
+from zcp_core.report import EVIDENCE_LEVELS as EVIDENCE_LEVELS
+from zcp_core.report import MISSING as MISSING
+from zcp_core.report import evidence_words as evidence_words
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,14 +43,10 @@ COLUMN_LABELS: dict[str, str] = {
     "flip_rate": "Flipped to LLM", "before_human": "Called human (before)", "before_llm": "Called LLM (before)",
     "mean_p_llm_before": "Mean P(LLM) before", "mean_p_llm_after": "Mean P(LLM) after",
 }
-#: Values of the statistics tables in words (stored tables keep the machine names).
-TEST_WORDS: dict[str, str] = {
-    "mcnemar": "exact McNemar test", "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap",
-}
-EFFECT_WORDS: dict[str, str] = {
-    "risk_difference": "difference in accuracy", "cohens_dz": "standardised mean difference (Cohen's d)",
-    "mean_diff": "mean difference",
-}
+#: Values of the statistics tables in words (stored tables keep the machine names): tests and effects are named
+#: by the report layer (``report.statistical_test_name``, ``report.effect_name``), so every surface agrees.
+TEST_WORDS: Mapping[str, str] = TEST_NAMES
+EFFECT_WORDS: Mapping[str, str] = EFFECT_NAMES
 DIRECTION_WORDS: dict[str, str] = {
     "original>reference": "original > twin", "reference>original": "twin > original", "none": "no difference",
     "guided>general": "guided > general", "general>guided": "general > guided",
@@ -56,13 +57,6 @@ METRIC_WORDS: dict[str, str] = {
 }
 VALUE_WORDS: dict[str, Mapping[str, str]] = {"test": TEST_WORDS, "effect_name": EFFECT_WORDS,
                                              "direction": DIRECTION_WORDS, "metric": METRIC_WORDS}
-#: How a missing value is shown.
-MISSING = "–"
-#: The one reading of a Contamination Confidence C (posterior at the run's prior, 0.5 by default): the lowest C of
-#: each level. C = 0.75 is a Bayes factor of 3 and C = 0.95 one of 19 at the default prior; below 0.75 is no
-#: evidence, so a C of 0.60 never reads as contaminated anywhere.
-EVIDENCE_LEVELS: tuple[tuple[float, str], ...] = (
-    (0.95, "evidence of contamination"), (0.75, "weak evidence"), (0.0, "no evidence"))
 #: Contamination Confidence explained beside the number (the probe and the lab pages, notebook 01).
 CONFIDENCE_EXPLAINED = (
     "**Contamination Confidence C** is " + C_DEFINITION + " It comes from the paired test between "
@@ -73,13 +67,6 @@ CONFIDENCE_EXPLAINED = (
     "C = 0.5 (BF = 1) is no evidence either way; C near 1 means the originals beat their twins far more often than "
     "chance allows. Reading used here: C < 0.75 no evidence, 0.75–0.95 weak evidence, ≥ 0.95 evidence of "
     "contamination. Below 10 pairs there is no C.")
-
-
-def evidence_words(confidence: float | None) -> str:
-    """The reading of a Contamination Confidence (``EVIDENCE_LEVELS``); ``no verdict`` when there is none."""
-    if confidence is None or confidence != confidence:
-        return "no verdict"
-    return next(words for floor, words in EVIDENCE_LEVELS if confidence >= floor)
 
 
 #: Columns that are shares: shown as percentages.
@@ -117,6 +104,9 @@ def readable(df: pd.DataFrame, digits: int = 3, words: Mapping[str, str] | None 
                 out[c] = [MISSING if v != v else f"{int(v):,}" if whole else f"{round(v, digits):g}" for v in col]
             else:
                 out[c] = col.astype("int64") if whole and len(col) else col.round(digits)
+        elif c in ("effect_name", "test"):  # named as every report names them, unknown names included
+            name = effect_name if c == "effect_name" else statistical_test_name
+            out[c] = [name(v) if isinstance(v, str) else v for v in col]
         elif c in value_words:
             out[c] = [value_words[c].get(v, v) if isinstance(v, str) else v for v in col]
         if out[c].isna().any():
@@ -135,7 +125,7 @@ def evidence_sentence(tests: pd.DataFrame, metric: str | None, arm: str = "origi
         return ""
     r = rows.iloc[0]
     name = METRIC_WORDS.get(str(metric), str(metric))
-    parts = [f"For **{name}**: {TEST_WORDS.get(str(r.get('test')), str(r.get('test')))} over {int(r['n'])} pairs"]
+    parts = [f"For **{name}**: {statistical_test_name(r.get('test'))} over {int(r['n'])} pairs"]
     effect, diff, lo, hi = (r.get(k) for k in ("effect", "mean_diff", "ci_low", "ci_high"))
     ci = f" (95% CI {lo:+.3f} to {hi:+.3f})" if lo is not None and lo == lo and hi is not None and hi == hi else ""
     if str(r.get("effect_name")) == "risk_difference" and effect is not None and effect == effect:
@@ -143,7 +133,7 @@ def evidence_sentence(tests: pd.DataFrame, metric: str | None, arm: str = "origi
     elif diff is not None and diff == diff:
         parts.append(f"mean difference, original minus twin, {diff:+.3f}{ci}")
         if effect is not None and effect == effect and r.get("effect_name"):
-            parts.append(f"{EFFECT_WORDS.get(str(r['effect_name']), str(r['effect_name']))} {effect:+.3f}")
+            parts.append(f"{effect_name(r['effect_name'])} {effect:+.3f}")
     b, c = r.get("discordant_b"), r.get("discordant_c")
     if b is not None and b == b and c is not None and c == c:
         parts.append(f"{int(b)} pairs with only the original right, {int(c)} with only the twin right")

@@ -342,9 +342,9 @@ def _evidence(row: dict[str, Any], arm: str, n: int) -> str:
              f"(pred {row['pred_reference']!s}, gold {row['reference_gold']})"]
     gap = row["p_all_gap"]
     if gap is not None and not (isinstance(gap, float) and math.isnan(gap)):
-        parts.append(f"P_all gap {gap:+.3f} (rank {row['p_all_gap_rank']}/{n})")
+        parts.append(f"P(all answer tokens), original minus twin, {gap:+.3f} (rank {row['p_all_gap_rank']} of {n})")
     else:
-        parts.append("P_all gap unavailable")
+        parts.append("P(all answer tokens) not measured")
     return "; ".join(parts)
 
 

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from zcp_core.report import DIGITS, metric_name
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -105,6 +107,9 @@ def render_answer(answer: Any) -> str:
     return f"${s}$" if "\\" in s or "^" in s else s
 
 
+#: The P_all gap in words, wherever the browser shows it (table column, item header, sort choice).
+GAP_WORDS = metric_name("p_all") + ", original minus twin"
+
 #: The flip kinds in words (original vs twin at zero-CoT).
 FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right, original wrong",
               "both": "both right", "neither": "both wrong", "no_number": "a box holds no number (not graded)"}
@@ -119,7 +124,7 @@ def show_completion(completion: str) -> str:
 
 
 def browse_table(items: pd.DataFrame, split: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The item list: flagged items first, then by P_all gap (largest first), with readable column names.
+    """The item list: flagged items first, then by the P_all gap (largest first), with column names in words.
 
     ``split`` (item id -> ``C``/``U``, for a lab model) adds a ``Trained on`` column right after the item.
     """
@@ -131,7 +136,7 @@ def browse_table(items: pd.DataFrame, split: Mapping[str, str] | None = None) ->
             split.get(str(i), ""), "–")) if split else None,
         "Flagged": df["_flag"], "Flip": df["flip"].map(lambda f: FLIP_WORDS.get(f, f)),
         "Original correct": df.get("acc_original"), "Twin correct": df.get("acc_reference"),
-        "P_all gap": df["p_all_gap"].round(4),
+        GAP_WORDS: df["p_all_gap"].round(DIGITS),
         "Question": df["question"].map(lambda q: q if len(q) <= 90 else q[:89].rstrip() + "…"),
     }
     import pandas as pd

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from zcp_core.probe.browse import GAP_WORDS
+
 if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
@@ -20,12 +22,12 @@ ARM_COLORS = {"original": "#d62728", "paraphrased": "#ff7f0e", "reference": "#1f
 MIN_CURVE_POINTS = 3
 #: Display words for the probe's own column names (the app applies them after ``readable``).
 COLUMN_WORDS = {
-    "pair_id": "Item", "flip": "Flip", "flagged": "Flagged", "p_all_gap": "P_all gap",
-    "p_all_gap_rank": "P_all gap rank", "gold": "Gold", "reference_gold": "Twin gold", "question": "Question",
+    "pair_id": "Item", "flip": "Flip", "flagged": "Flagged", "p_all_gap": GAP_WORDS,
+    "p_all_gap_rank": "Rank of that gap (1 = largest)", "gold": "Gold", "reference_gold": "Twin gold", "question": "Question",
     "reference_question": "Twin question", "evidence": "Evidence", "discordant_b": "Original only correct (b)",
     "discordant_c": "Twin only correct (c)", "pred_original": "Prediction (original)",
     "pred_reference": "Prediction (twin)", "acc_original": "Correct (original)", "acc_reference": "Correct (twin)",
-    "p_all_original": "P_all original", "p_all_reference": "P_all twin",
+    "p_all_original": "P(all answer tokens), original", "p_all_reference": "P(all answer tokens), twin",
     "cot_correct_original": "Correct with full CoT (original)", "cot_correct_reference": "Correct with full CoT (twin)",
 }
 METRIC_LABELS = {"acc": "Acc (zero-CoT correct)", "con": "Con (agrees with own full CoT)",
