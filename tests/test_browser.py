@@ -218,7 +218,7 @@ def _review_story(page: Any, url: str, runs: Path) -> None:
     first_label = radio.inner_text().splitlines()[0]
     radio.get_by_text("reject").click()
     expect(radio.get_by_role("radio", name="reject")).to_be_checked()
-    grid = page.locator('[data-testid="stDataFrame"]').first  # the text browser
+    grid = page.locator('[data-testid="stDataFrame"]').nth(1)  # the text browser, below the run's edits-by-family table
     _click_row(page, grid, 1)
     expect(page.locator('[data-testid="stRadio"]').first).not_to_contain_text(first_label)
     _click_row(page, grid, 0)
@@ -325,7 +325,7 @@ def test_demo_story_in_chromium(demo_runs: Path, tmp_path: Path) -> None:
         bad["probe (clean model)"] = FORBIDDEN.findall(_settled_text(page, "no evidence"))
         for path, marker in (("home", "Open a run"), ("lab", "Contamination lab"), ("guided", "Partition verdicts"),
                              ("artifacts", "Artifacts in generated-text benchmarks"),
-                             ("detector", "Detector shortcuts"), ("afr", "Difference, audited − comparison"),
+                             ("detector", "Detector shortcuts"), ("afr", "Where the answer is first stated"),
                              ("new_audit", "Run name")):
             page.goto(f"{url}/{path}")
             bad[path] = FORBIDDEN.findall(_settled_text(page, marker))
