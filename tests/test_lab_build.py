@@ -158,7 +158,7 @@ def test_app_page_renders_without_runs_and_with_build_and_eval_runs(lab_env, lab
     shutil.copytree(lab_env["build"].run_path, runs / "lab-build")
     monkeypatch.setenv("ZCP_RUNS", str(runs))
     at = _run_page(runs)
-    assert not at.exception and any("final epoch loss" in m.label for m in at.metric)
+    assert not at.exception and any("final epoch loss" in m.label.lower() for m in at.metric)
     shutil.copytree(lab_eval.run_path, runs / "lab-eval")
     at = _run_page(runs)  # the newest run (the evaluation) is selected first
     assert not at.exception
