@@ -194,11 +194,13 @@ def test_lab_page_on_the_example_evaluate_runs(tmp_path, monkeypatch):
     evidence = next(f for f in frames if "Bayes factor" in f.columns)
     assert {"Split", "Metric", "p-value", "Confidence"} <= set(evidence.columns) and "bf10" not in evidence.columns
     compare = next(f for f in frames if {"Model", "C on C (trained on)"} <= set(f.columns))
-    lab_pp = compare[compare["Model"].str.startswith("lab:direct") & (compare["Metric"] == "P_all")].iloc[0]
-    clean_pp = compare[compare["Model"].str.startswith("smollm2") & (compare["Metric"] == "P_all")].iloc[0]
+    p_all = "P(all answer tokens)"
+    lab_pp = compare[compare["Model"].str.startswith("lab:direct") & (compare["Metric"] == p_all)].iloc[0]
+    clean_pp = compare[compare["Model"].str.startswith("smollm2") & (compare["Metric"] == p_all)].iloc[0]
     conf = run.table("confidence").set_index(["split", "metric"])["confidence"]
-    assert lab_pp["C on C (trained on)"] == round(conf[("C", "p_all")], 3)
-    assert lab_pp["C on C (trained on)"] > 0.95 and clean_pp["C on C (trained on)"] < 0.6
+    assert lab_pp["C on C (trained on)"] == f"{conf[('C', 'p_all')]:.3f}" == "0.998"
+    assert float(clean_pp["C on C (trained on)"]) < 0.6
+    assert "1.000" not in evidence.to_string() and "≥ 0.999" in evidence.to_string()  # C at the ceiling
     counts = next(f for f in frames if "Original only" in f.columns)
     assert counts.set_index("Split").loc["C", "Original only"] > counts.set_index("Split").loc["U", "Original only"]
 
@@ -218,8 +220,8 @@ def test_display_helpers_golden():
     assert vp.curve_points(pd.DataFrame(columns=["n"])) == 0
     ev = vp.format_evidence(pd.DataFrame({"p": [1.080334e-07, 0.30637, float("nan")],
                                           "bf10": [212285.68, 1.015, 3.2e7]}))
-    assert ev["p"].tolist()[:2] == ["1.1e-07", "0.306"] and pd.isna(ev["p"].iloc[2])
-    assert ev["bf10"].tolist() == ["212,285.7", "1.0", "3.20e+07"]
+    assert ev["p"].tolist() == ["1.1e-07", "0.306", "–"]  # the report rules: a missing p is a dash
+    assert ev["bf10"].tolist() == ["212,285.7", "1.0", "32,000,000.0"]
     tests = {m: pd.DataFrame({"arm": ["original", "paraphrased"], "metric": ["p_all"] * 2, "n": [80, 80],
                               "confidence": [c, 0.1], "p": [0.01, 0.5], "bf10": [9.0, 1.0],
                               "direction": ["original>reference"] * 2}) for m, c in (("lab", 0.99), ("clean", 0.5))}
@@ -233,7 +235,8 @@ def test_display_helpers_golden():
                                     "flagged lab": [True, False]}
     conf = pd.DataFrame({"split": ["C", "U", "all"], "metric": ["acc"] * 3, "confidence": [0.99, 0.5, 0.9]})
     table = vl.compare_models({"lab": conf}, {"lab": {"acc": {"auroc": 0.8}}})
-    assert table.values.tolist() == [["lab", "acc", 0.99, 0.5, 0.8]]
+    assert table.values.tolist() == [["lab", "accuracy (Acc)", "0.990", "0.500", "0.800"]]
+    assert list(table.columns) == ["Model", "Metric", "C on C (trained on)", "C on U (held out)", "AUROC (gap, C vs U)"]
     png = vp.static_png(vp.pair_gap_figure(gaps, "clean", "lab"), width=4, height=3, dpi=50)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and (png[16:20], png[20:24]) == ((200).to_bytes(4, "big"),
                                                                              (150).to_bytes(4, "big"))

@@ -17,8 +17,8 @@ SPLIT_COLORS = {"C": "#d62728", "U": "#1f77b4"}
 #: Display words for the lab's own column names (the app applies them after ``readable``).
 COLUMN_WORDS = {
     "split": "Split", "pair_id": "Item", "flip": "Flip", "gold": "Gold", "pred_original": "Prediction (original)",
-    "reference_gold": "Twin gold", "pred_reference": "Prediction (twin)", "p_all_original": "P_all original",
-    "p_all_reference": "P_all twin", "p_all_gap": "P_all gap", "question": "Question", "orig_only": "Original only",
+    "reference_gold": "Twin gold", "pred_reference": "Prediction (twin)", "p_all_original": "P(all answer tokens), original",
+    "p_all_reference": "P(all answer tokens), twin", "p_all_gap": "P(all answer tokens), original minus twin", "question": "Question", "orig_only": "Original only",
     "ref_only": "Twin only", "both": "Both", "neither": "Neither", "c_on_c": "C on C (trained on)",
     "c_on_u": "C on U (held out)", "auroc": "AUROC (gap, C vs U)", "model": "Model", "prompt": "Prompt",
     "original_id": "Original item",
@@ -151,19 +151,23 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
         detection: ``{model label: that run's summary["detection"]}``.
 
     Returns:
-        One row per model and metric: ``model``, ``metric``, ``c_on_c`` (C on the trained-on split),
-        ``c_on_u`` (C on the held-out split) and ``auroc`` (the metric's gap separating C from U).
+        One row per model and metric, in words and formatted by the report rules (every cell text): the model,
+        the metric, C on the trained-on split, C on the held-out split, and the AUROC of the metric's gap
+        separating C from U.
     """
     import pandas as pd
+
+    from zcp_core.report import fmt_c, fmt_num, metric_name
 
     rows = []
     for name, conf in confidence.items():
         by = {(r["split"], r["metric"]): r["confidence"] for r in conf.to_dict("records")}
         for metric in dict.fromkeys(conf["metric"]):
             auc = (detection.get(name) or {}).get(metric, {}).get("auroc")
-            rows.append({"model": name, "metric": metric, "c_on_c": by.get(("C", metric)),
-                         "c_on_u": by.get(("U", metric)), "auroc": auc})
-    return pd.DataFrame(rows, columns=["model", "metric", "c_on_c", "c_on_u", "auroc"])
+            rows.append({"model": name, "metric": metric_name(metric), "c_on_c": fmt_c(by.get(("C", metric))),
+                         "c_on_u": fmt_c(by.get(("U", metric))), "auroc": fmt_num(auc)})
+    cols = ["model", "metric", "c_on_c", "c_on_u", "auroc"]
+    return pd.DataFrame(rows, columns=cols).rename(columns={c: COLUMN_WORDS.get(c, c.capitalize()) for c in cols})
 
 
 # ---- the detector-by-kind matrix ---------------------------------------------------------------

@@ -348,7 +348,8 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
         "Undo: every replaced original is stored in full in `replacements.jsonl`; "
         "`zcp_core.probe.undo_release(DIR)` rebuilds the original item list.", "",
         "## Replaced", "",
-        "| original | replacement | verified | verified by | P_all gap | evidence |", "|---|---|---|---|---|---|",
+        "| original | replacement | verified | verified by | P(all answer tokens), original minus twin | evidence |",
+        "|---|---|---|---|---|---|",
     ]
     for r in res.replaced:
         gap = "n/a" if r.p_all_gap is None else f"{r.p_all_gap:+.3f} (rank {r.p_all_gap_rank})"

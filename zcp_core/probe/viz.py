@@ -260,7 +260,8 @@ def pair_gap_figure(gaps: pd.DataFrame, x_model: str, y_model: str) -> go.Figure
     x, y = f"gap {x_model}", f"gap {y_model}"
     fig = px.scatter(gaps, x=x, y=y, color="split" if "split" in gaps else None, hover_data=["pair_id"],
                      color_discrete_map={"C": "#d62728", "U": "#1f77b4"},
-                     labels={x: f"P_all gap, {x_model}", y: f"P_all gap, {y_model}"})
+                     labels={x: f"P(all answer tokens), original minus twin, {x_model}",
+                             y: f"P(all answer tokens), original minus twin, {y_model}"})
     lo = float(min(gaps[x].min(), gaps[y].min(), 0.0))
     hi = float(max(gaps[x].max(), gaps[y].max(), 0.01))
     fig.add_shape(type="line", x0=lo, y0=lo, x1=hi, y1=hi, line={"dash": "dash", "color": "gray"})
@@ -416,13 +417,16 @@ def show_figure(fig: go.Figure, width: float = 7.0, height: float = 4.0) -> None
 
 
 def format_evidence(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy with ``p`` and ``bf10`` as text that keeps tiny and huge values readable (``2.1e-07``, ``114,636``).
+    """A copy whose numbers are text by the report rules (:mod:`zcp_core.report`): ``p`` (``1.1e-07``),
+    ``bf10`` (``212,285.7``), ``confidence`` (``≥ 0.999``), ``effect`` (signed), ``n`` and ``metric`` in words.
 
-    Rounding them to a few decimals would show a p-value of 2e-07 as 0.
+    Rounding a p-value to a few decimals would show 2e-07 as 0; a C at the ceiling reads ``≥ 0.999``, never 1.000.
     """
+    from zcp_core.report import fmt_bf, fmt_c, fmt_count, fmt_num, fmt_p, metric_name
+
     out = df.copy()
-    if "p" in out:
-        out["p"] = [None if v is None or v != v else f"{v:.2g}" if v < 0.001 else f"{v:.3f}" for v in out["p"]]
-    if "bf10" in out:
-        out["bf10"] = [None if v is None or v != v else f"{v:.2e}" if v >= 1e6 else f"{v:,.1f}" for v in out["bf10"]]
+    for col, fmt in (("p", fmt_p), ("bf10", fmt_bf), ("confidence", fmt_c), ("n", fmt_count),
+                     ("effect", lambda v: fmt_num(v, signed=True)), ("metric", metric_name)):
+        if col in out:
+            out[col] = [fmt(v) for v in out[col]]
     return out
