@@ -98,6 +98,8 @@ def load_residual(library: PatternLibrary) -> ResidualRate | None:
 
 def residual_lines(library: PatternLibrary) -> list[str]:
     """The card's section on what cleaning leaves behind."""
+    from zcp_core.report import fmt_share
+
     rate = load_residual(library)
     head = ["## What cleaning leaves behind", ""]
     if rate is None:
@@ -105,6 +107,6 @@ def residual_lines(library: PatternLibrary) -> list[str]:
                        "texts exists, so the share of artifacts it leaves is unknown.", ""]
     return [*head, f"Measured for pattern library {rate.library_version} on a seeded random sample of "
                    f"{rate.reviewed} cleaned texts ({rate.population}), each read by {rate.reviewer}: "
-                   f"{rate.with_artifact} of {rate.reviewed} still hold an artifact ({rate.share:.1%}; "
-                   f"Clopper–Pearson 95% interval {rate.ci_low:.1%} to {rate.ci_high:.1%}, so at most "
-                   f"{rate.ci_high:.1%} at that confidence). Report: `{rate.results}`.", ""]
+                   f"{rate.with_artifact} of {rate.reviewed} still hold an artifact ({fmt_share(rate.share)}; "
+                   f"Clopper–Pearson 95% interval {fmt_share(rate.ci_low)} to {fmt_share(rate.ci_high)}, so at most "
+                   f"{fmt_share(rate.ci_high)} at that confidence). Report: `{rate.results}`.", ""]

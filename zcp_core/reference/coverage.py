@@ -151,20 +151,23 @@ def _sentence(n: int, k: int, quart: Sequence[float | None], rows: Sequence[Cove
     """The one sentence: how much of the benchmark is covered, and how the covered part differs."""
     if not n:
         return "No items: the verdict speaks for nothing."
-    head = f"The verdict speaks for the {k:,} of {n:,} items ({k / n:.1%}) that have a twin"
+    from zcp_core.report import fmt_count, fmt_num, fmt_p, fmt_share
+
+    head = f"The verdict speaks for the {fmt_count(k)} of {fmt_count(n)} items ({fmt_share(k / n)}) that have a twin"
     if k == n:
         return head + ": the whole benchmark."
     diffs = []
     if all(q is not None for q in quart) and quart:
-        diffs.append(f"coverage runs from {quart[0]:.0%} of the items with the smallest answers to {quart[-1]:.0%} "
+        diffs.append(f"coverage runs from {fmt_share(quart[0], 0)} of the items with the smallest answers to "
+                     f"{fmt_share(quart[-1], 0)} "
                      "of those with the largest")
     for r in rows:
         if r.feature.startswith("answer size"):
             continue  # said by the quartiles above
         if r.p is not None and r.p < 0.05 and r.covered is not None and r.uncovered is not None:
-            fmt = "{:.0%}" if r.kind == "share" else "{:.1f}"
-            diffs.append(f"{r.feature}: {fmt.format(r.covered)} covered against {fmt.format(r.uncovered)} "
-                         f"not (p {r.p:.2g})")
+            cov, unc = ((fmt_share(r.covered, 0), fmt_share(r.uncovered, 0)) if r.kind == "share"
+                        else (fmt_num(r.covered, 1), fmt_num(r.uncovered, 1)))
+            diffs.append(f"{r.feature}: {cov} covered against {unc} not (p {fmt_p(r.p)})")
     if not diffs:
         return head + "; covered and uncovered items do not differ detectably on answer size, steps, length or "\
                       "repeated numbers."
