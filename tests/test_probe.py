@@ -23,7 +23,8 @@ from zcp_core.probe import (
     truncation_curve,
 )
 from zcp_core.probe import tests_table as table_of_tests  # not named test*, so pytest does not collect it
-from zcp_core.probe.analysis import _flip
+from zcp_core.probe.flags import _flip
+from zcp_core.probe.ktwins import FlagRule
 from zcp_core.probe.measure import _Cot, _extract
 from zcp_core.schema import Item
 from zcp_core.stats import TOO_FEW_PAIRS
@@ -64,9 +65,9 @@ def test_cot_prefix_golden(ratio, expected):
     assert cot_prefix(cot, ratio) == expected
 
 
-@pytest.mark.parametrize(("s", "r", "flip"), [
-    (True, False, "orig_only"), (False, True, "ref_only"), (True, True, "both"), (False, False, "neither"),
-    (pd.NA, True, "ref_only"), (True, pd.NA, "orig_only"),
+@pytest.mark.parametrize(("s", "r", "flip"), [  # r: the share of the item's twins answered right
+    (True, 0.0, "orig_only"), (False, 1.0, "ref_only"), (True, 1.0, "both"), (False, 0.0, "neither"),
+    (pd.NA, 1.0, "ref_only"), (True, float("nan"), "orig_only"), (True, 0.25, "both"), (False, 0.5, "ref_only"),
 ])
 def test_flip_golden(s, r, flip):
     assert _flip(s, r) == flip
@@ -227,9 +228,9 @@ def test_sample_size_curve_leaves_out_sizes_below_min_pairs():
 def test_item_gaps_and_flags_on_synthetic_records():
     recs = _synthetic(n=6)
     g = item_gaps(recs, "p_all")
-    assert list(g.columns) == ["pair_id", "suspect", "reference", "gap"]
+    assert list(g.columns) == ["pair_id", "suspect", "reference", "n_twins", "gap"]
     assert g["gap"].round(6).tolist() == [round(0.4, 6)] * 6
-    flags = item_flags(recs)
+    flags = item_flags(recs, rule=FlagRule("acc"))
     # q0: orig wrong (0 % 3 == 0), ref right (0 % 5 == 0) -> ref_only; q1: orig right, ref wrong -> orig_only.
     assert flags.set_index("pair_id").loc["q0", "flip"] == "ref_only"
     assert flags.set_index("pair_id").loc["q1", "flip"] == "orig_only"
@@ -368,7 +369,7 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
                original_id=f"toy-{i}", metadata=verified) for i in range(3, len(qs))],
     ]
     res = run_probe(smollm2, original, reference, ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
-                                                              n_resamples=200), out=tmp_path / "run")
+                                                              n_resamples=200, flag_metric="acc"), out=tmp_path / "run")
     flagged = [str(i) for i in res.items.loc[res.items["flagged"], "pair_id"]]
     # batched decoding may change an answer or two against the unbatched pass that set the golds
     assert res.summary["n_pairs"] == 10 and len(flagged) >= 8 and {"toy-0", "toy-1", "toy-2"} <= set(flagged)
@@ -393,7 +394,7 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     assert undo_release(tmp_path / "release") == original
     # Three of the pairs are too few for a verdict: nothing is replaced, whatever --min-confidence says.
     few = run_probe(smollm2, original[:3], reference[:3], ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
-                                                                      n_resamples=200), out=tmp_path / "few")
+                                                                      n_resamples=200, flag_metric="acc"), out=tmp_path / "few")
     rel3 = release(few.run_path, tmp_path / "release3", license="apache-2.0", min_confidence=0.0)
     assert rel3.replaced == () and {k.original_id for k in rel3.kept} == {"toy-0", "toy-1", "toy-2"}
     card3 = (tmp_path / "release3" / "README.md").read_text()
@@ -498,7 +499,7 @@ def test_acc_reads_not_measured_when_most_boxes_hold_words() -> None:
     assert out["acc"] == "not measured: 20 of 30 answers in the box are not numbers"
     assert out["con"] == "not measured: 20 of 30 answers in the box are not numbers"
     assert not isinstance(out["p_all"], str)  # the logprob metrics do not read the box
-    flags = item_flags(recs)
+    flags = item_flags(recs, rule=FlagRule("acc"))
     assert set(flags.loc[flags["pair_id"].isin([f"q{i}" for i in range(20)]), "flip"]) == {"no_number"}
     assert not flags.loc[flags["flip"] == "no_number", "flagged"].any()
 

@@ -14,29 +14,42 @@ from zcp_core.probe.verdict import run_verdict
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "examples" / "probe-lab-direct"
 
 
-def _headline_c() -> float:
-    return float(json.loads((EXAMPLE / "manifest.json").read_text())["summary"]["headline"]["confidence"])
+def _flag_c() -> tuple[str, float, bool]:
+    """The example's flag metric and its C (the extra gate a release applies)."""
+    summary = json.loads((EXAMPLE / "manifest.json").read_text())["summary"]
+    metric = (summary.get("flags") or {}).get("metric") or "acc"
+    v = summary["metrics"][metric]
+    return metric, min(float(v["confidence"]), 0.999), bool(v.get("bound"))
 
 
 def test_min_confidence_halfway_to_one_replaces_nothing_and_says_why(tmp_path: Path) -> None:
-    c = _headline_c()
+    from zcp_core.report import fmt_c, metric_name
+
+    metric, c, bound = _flag_c()
     x = (c + 1) / 2
     rel = release(EXAMPLE, tmp_path / "rel", min_confidence=x)
     assert rel.replaced == () and rel.verdict is not None
-    sentence = f"not replaced: Contamination Confidence {c:.3f} is below --min-confidence {x:g}"
+    sentence = (f"not replaced: Contamination Confidence {fmt_c(c, bound)} on {metric_name(metric)} is below "
+                f"--min-confidence {x:g}")
     assert rel.verdict.not_replaced == sentence
     card = (tmp_path / "rel" / "README.md").read_text()
     assert sentence in card and "# Audited benchmark: nothing replaced" in card
     originals = [json.loads(x)["id"] for x in (EXAMPLE / "items_original.jsonl").read_text().splitlines()]
     bench = [json.loads(x)["id"] for x in (tmp_path / "rel" / "benchmark.jsonl").read_text().splitlines()]
     assert bench == originals  # written unchanged
-    # the flags chance alone gives (c) and the estimated memorised items (b - c) with its CI
-    items = json.loads((tmp_path / "rel" / "release.json").read_text())["verdict"]
-    assert (items["b"], items["c"], items["memorised"]) == (27, 1, 26)
-    lo, hi = items["memorised_ci"]
-    assert lo < 26 <= hi <= 28
-    assert "flags chance alone gives (twin only right, c): 1" in card
-    assert f"estimated memorised items (b - c): 26 (95% CI [{lo:+.1f}, {hi:+.1f}])" in card
+    out = json.loads((tmp_path / "rel" / "release.json").read_text())
+    assert out["flag_metric"] == metric and out["flagged"] == rel.verdict.flagged >= 10
+    assert out["score_before"] == out["score_after"]  # nothing replaced, nothing moved
+    if rel.verdict.controlled:
+        assert out["fdr_q"] == 0.1 and out["expected_false_flags"] == pytest.approx(0.1 * out["flagged"])
+        assert "Benjamini-Hochberg discoveries at q = 0.1" in card
+    else:  # the paper's rule: the flags chance alone gives (c) and the memorised estimate (b - c) with its CI
+        items = out["verdict"]
+        assert (items["b"], items["c"], items["memorised"]) == (27, 1, 26)
+        lo, hi = items["memorised_ci"]
+        assert lo < 26 <= hi <= 28
+        assert "flags chance alone gives (twin only right, c): 1" in card
+        assert f"estimated memorised items (b - c): 26 (95% CI [{lo:+.1f}, {hi:+.1f}])" in card
 
 
 def test_min_confidence_one_half_replaces_the_flagged_items(tmp_path: Path) -> None:
@@ -59,9 +72,27 @@ def test_default_min_confidence_and_too_few_pairs() -> None:
     enough = {"metrics": {"acc": {"n": 12, "confidence": 0.96}}, "headline": {"metric": "acc", "confidence": 0.96}}
     assert run_verdict(enough, flags).not_replaced == ""
     assert run_verdict(enough, flags, 0.97).not_replaced == (
-        "not replaced: Contamination Confidence 0.960 is below --min-confidence 0.97")
+        "not replaced: Contamination Confidence 0.960 on accuracy (Acc) is below --min-confidence 0.97")
     with pytest.raises(ValueError, match="min-confidence"):
         run_verdict(enough, flags, 1.5)
+
+
+def test_flags_are_the_gate_no_discovery_no_replacement() -> None:
+    import pandas as pd
+
+    metrics = {"p_all": {"n": 60, "confidence": 0.999, "bound": True}}
+    none = {"metrics": metrics, "flags": {"metric": "p_all", "q": 0.1, "flagged": 0, "items": 60, "controlled": True}}
+    v = run_verdict(none, pd.DataFrame({"flagged": [False] * 60, "flip": ["neither"] * 60}))
+    assert v.not_replaced == ("not replaced: no item is a discovery at false-discovery level q = 0.1 on "
+                              "P(all answer tokens) (60 items tested)")
+    some = {**none, "flags": {**none["flags"], "flagged": 12}}
+    v = run_verdict(some, pd.DataFrame({"flagged": [True] * 12 + [False] * 48, "flip": ["neither"] * 60}))
+    assert v.not_replaced == "" and v.flagged == 12 and v.expected_false_flags == pytest.approx(1.2)
+    weak = {**some, "metrics": {"p_all": {"n": 60, "confidence": 0.9}}}
+    assert "below --min-confidence 0.95" in run_verdict(weak, pd.DataFrame({"flagged": [True] * 12})).not_replaced
+    one_twin = {**none, "flags": {**none["flags"], "items": 0, "note": "no item has a p: it needs at least 2 twins"}}
+    assert run_verdict(one_twin, pd.DataFrame({"flagged": [False] * 60})).not_replaced == (
+        "not replaced: no item has a p: it needs at least 2 twins")
 
 
 def test_the_contaminated_example_releases_as_shipped(tmp_path: Path) -> None:

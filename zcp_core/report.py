@@ -53,10 +53,12 @@ METRIC_NAMES: dict[str, str] = {
 #: Tests in words.
 TEST_NAMES: dict[str, str] = {
     "mcnemar": "exact McNemar test", "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap",
+    "exact_sign_flip": "exact sign-flip test (original against the mean of its twins)",
 }
 #: Effect measures in words: named for what they are.
 EFFECT_NAMES: dict[str, str] = {
     "risk_difference": "difference in accuracy", "mean_diff": "mean difference",
+    "mean_difference": "mean difference (original minus the mean of its twins)",
     "cohens_dz": "Cohen's d_z (standardised mean difference)",
 }
 #: What a Contamination Confidence is: the one definition every surface renders where C appears (the app,

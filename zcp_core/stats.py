@@ -38,7 +38,7 @@ Direction = Literal["original>reference", "reference>original", "none"]
 #: How continuous metrics are tested: ``permutation`` (sign flips; the default) or ``bootstrap``.
 ContinuousTest = Literal["permutation", "bootstrap"]
 CONTINUOUS_TESTS: tuple[str, ...] = ("permutation", "bootstrap")
-TestName = Literal["mcnemar", "bootstrap", "permutation"]
+TestName = Literal["mcnemar", "bootstrap", "permutation", "exact_sign_flip"]
 
 #: The one minimum-sample rule of the product: fewer pairs (instances, matched problems) give no verdict.
 MIN_PAIRS = 10
@@ -475,7 +475,7 @@ class Pairing:
     """How originals were matched with reference twins.
 
     Attributes:
-        pairs: Matched pairs, in the originals' order.
+        pairs: Matched pairs, in the originals' order (an original with K twins has K pairs, in twin order).
         unpaired_original: Originals with no twin; left out of the test and counted.
     """
 
@@ -484,7 +484,8 @@ class Pairing:
 
 
 def pair_items(original_ids: Sequence[str], reference: Sequence[Item]) -> Pairing:
-    """Match each original id with the reference item whose ``original_id`` names it.
+    """Match each original id with the reference items whose ``original_id`` names it (K twins: one pair each,
+    told apart by ``metadata["twin"]``, 1..K).
 
     Raises:
         DataError: A duplicated original id, a reference item without an
@@ -497,21 +498,23 @@ def pair_items(original_ids: Sequence[str], reference: Sequence[Item]) -> Pairin
         if oid in seen:
             raise DataError("original set", None, "id", f"duplicate original id {oid!r}; ids must be unique")
         seen.add(oid)
-    twin: dict[str, str] = {}
+    twin: dict[str, dict[int, str]] = {}
     for it in reference:
         if not it.original_id:
             raise DataError(where, None, "original_id",
                             f"reference item {it.id!r} has no original_id, so it cannot be paired")
-        if it.original_id in twin:
+        k = int(it.metadata.get("twin") or 1)
+        if k in twin.get(it.original_id, {}):
             raise DataError(where, None, "original_id",
                             f"original_id {it.original_id!r} is claimed by reference items "
-                            f"{twin[it.original_id]!r} and {it.id!r}; each original may have one twin")
+                            f"{twin[it.original_id][k]!r} and {it.id!r} as the same twin; each original may have "
+                            "one twin per number (metadata twin: 1..K, from `zcp reference build --twins K`)")
         if it.original_id not in seen:
             raise DataError(where, None, "original_id",
                             f"reference item {it.id!r} names original_id {it.original_id!r}, "
                             "which is not in the original set (wrong file, or a different --limit?)")
-        twin[it.original_id] = it.id
-    pairs = tuple(ItemPair(oid, twin[oid]) for oid in original_ids if oid in twin)
+        twin.setdefault(it.original_id, {})[k] = it.id
+    pairs = tuple(ItemPair(oid, twin[oid][k]) for oid in original_ids if oid in twin for k in sorted(twin[oid]))
     unpaired = tuple(oid for oid in original_ids if oid not in twin)
     return Pairing(pairs=pairs, unpaired_original=unpaired)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zcp_core.cli.common import add_common, add_model, emit, log, open_probability, positive_int, probability
+from zcp_core.probe.ktwins import DEFAULT_FDR, DEFAULT_FLAG_METRIC, DEFAULT_TWINS, FLAG_METRICS
 
 
 def _floats(s: str) -> tuple[float, ...]:
@@ -31,11 +32,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reference", default=None,
                    help="reference twins: an items file with original_id, or a `zcp reference build --out` folder; "
                         "omitted for GSM8K: built by numeric perturbation")
-    p.add_argument("--twin", type=int, default=1,
-                   help="which twin is the reference arm when the reference holds several per item "
-                        "(`zcp reference build --twins K`; metadata twin: 1..K)")
-    p.add_argument("--as-original", type=int, default=None, metavar="N",
-                   help="let twin N stand as the original arm (probe one twin against another: a null check)")
+    p.add_argument("--twins", type=positive_int, default=None, metavar="K",
+                   help=f"twins per item: built on the fly without --reference (default {DEFAULT_TWINS}); with "
+                        "--reference, its twins numbered 1..K (default: all it holds). Per-item p-values and "
+                        "their flags need K >= 2")
+    p.add_argument("--twin", type=positive_int, default=None, metavar="N",
+                   help="probe against twin N alone (metadata twin: 1..K) instead of all of an item's twins")
+    p.add_argument("--as-original", type=positive_int, default=None, metavar="N",
+                   help="let twin N stand as the original arm against the other twins (a null check)")
+    p.add_argument("--fdr", type=open_probability, default=DEFAULT_FDR, metavar="Q",
+                   help="false-discovery level of the item flags (Benjamini-Hochberg), in (0, 1)")
+    p.add_argument("--flag-metric", choices=list(FLAG_METRICS), default=DEFAULT_FLAG_METRIC,
+                   help="metric items are flagged on: a P metric's per-item p (false-discovery controlled), "
+                        "or acc (the paper's rule: original right, every twin wrong; no false-discovery control)")
+    p.add_argument("--all-originals", action="store_true",
+                   help="also answer originals that have no twin (only the benchmark's accuracy reads them)")
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
     p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
@@ -112,28 +123,36 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
 
         # A `zcp reference build --out` folder or its reference.jsonl.
         twins = load_reference(args.reference)
-        reference = _pick_twin(twins, args.twin, keep)
+        if args.twins:
+            twins = [it for it in twins if _twin_number(it) <= args.twins]
         if args.as_original is not None:
-            original, reference = _twin_as_original(args, original, twins, reference, keep)
+            original, reference = _twin_as_original(args, original, twins, keep)
             notes["original_arm"] = f"twin {args.as_original}"
-            notes["reference_arm"] = f"twin {args.twin}"
+            notes["reference_arm"] = f"twin {args.twin}" if args.twin else "the other twins"
+        else:
+            reference = _pick_twin(twins, args.twin, keep)
         if twins and original and not reference:
             raise DataError(str(args.reference), None, "original_id",
                             f"none of its {len(twins)} twins names an original of {args.dataset} (twins name e.g. "
                             f"{twins[0].original_id!r}, originals are e.g. {original[0].id!r}; "
                             "map the dataset's id column with --id-field or --format items)")
-    elif args.as_original is not None or args.twin != 1:
+    elif args.as_original is not None or args.twin is not None:
         raise DataError(args.dataset, None, None, "--twin and --as-original need --reference (a `zcp reference "
                                                   "build --twins K` folder)")
     elif original and all(o.source == "gsm8k" and o.metadata.get("calculations") is not None for o in original):
         from zcp_core.reference import perturb_gsm8k
 
-        ref = perturb_gsm8k(original, seed=args.seed)
-        reference = list(ref.items)
-        notes["reference_built"] = {"method": ref.method, "twins": len(reference), "failures": len(ref.failures),
-                                    "failure_reasons": [f"{f.id}: {f.reason}" for f in ref.failures][:50]}
-        log(f"no --reference: built a numeric reference on the fly ({ref.method}): {len(reference)} twins, "
-            f"{len(ref.failures)} items could not be traced; it is saved in the run as items_reference.jsonl")
+        k = args.twins or DEFAULT_TWINS
+        # as `zcp reference build --twins K`: twin k has its own seed (seed + k - 1)
+        sets = [perturb_gsm8k(original, seed=args.seed + j - 1, twin=j) for j in range(1, k + 1)]
+        reference = [t for r in sets for t in r.items]
+        failures = sets[0].failures
+        notes["reference_built"] = {"method": sets[0].method, "twins": len(reference), "k": k,
+                                    "failures": len(failures),
+                                    "failure_reasons": [f"{f.id}: {f.reason}" for f in failures][:50]}
+        log(f"no --reference: built a numeric reference on the fly ({sets[0].method}): {len(reference)} twins "
+            f"({k} per item), {len(failures)} items could not be traced; it is saved in the run as "
+            "items_reference.jsonl")
     else:
         raise DataError(args.dataset, None, None,
                         "--reference is required unless the dataset is GSM8K (numeric twins are built only there)")
@@ -145,15 +164,16 @@ def _twin_number(it: Any) -> int:
     return int(it.metadata.get("twin", 1) or 1)
 
 
-def _pick_twin(twins: list[Any], n: int, keep: set[str]) -> list[Any]:
-    """The twins numbered ``n`` (``metadata["twin"]``, 1 when absent) whose original is probed."""
-    return [it for it in twins if it.original_id in keep and _twin_number(it) == n]
+def _pick_twin(twins: list[Any], n: int | None, keep: set[str]) -> list[Any]:
+    """The twins whose original is probed: every one, or those numbered ``n`` (``metadata["twin"]``, 1 when
+    absent)."""
+    return [it for it in twins if it.original_id in keep and (n is None or _twin_number(it) == n)]
 
 
-def _twin_as_original(args: argparse.Namespace, original: list[Any], twins: list[Any], reference: list[Any],
+def _twin_as_original(args: argparse.Namespace, original: list[Any], twins: list[Any],
                       keep: set[str]) -> tuple[list[Any], list[Any]]:
-    """``--as-original N``: twin N stands as the original arm, and the reference twins are re-paired with it
-    (their ``original_id`` becomes twin N's id). Items without both twins are left out."""
+    """``--as-original N``: twin N stands as the original arm, and the other twins (or twin ``--twin``) are
+    re-paired with it (their ``original_id`` becomes twin N's id). Items without both are left out."""
     from dataclasses import replace
 
     from zcp_core.errors import ZcpError
@@ -164,7 +184,8 @@ def _twin_as_original(args: argparse.Namespace, original: list[Any], twins: list
     if not stand:
         raise ZcpError(f"--as-original {args.as_original}: {args.reference} holds no twin numbered "
                        f"{args.as_original} (build it with `zcp reference build --twins K`)")
-    ref = [replace(it, original_id=stand[it.original_id].id) for it in reference if it.original_id in stand]
+    others = [it for it in _pick_twin(twins, args.twin, keep) if _twin_number(it) != args.as_original]
+    ref = [replace(it, original_id=stand[it.original_id].id) for it in others if it.original_id in stand]
     paired = {it.original_id for it in ref}
     return [replace(stand[o.id], original_id=None) for o in original if o.id in stand and stand[o.id].id in paired], ref
 
@@ -179,7 +200,9 @@ def probe_cmd(args: argparse.Namespace) -> int:
     config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
                          max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
                          mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
-                         n_resamples=args.n_resamples, answer_format=args.answer_format)
+                         n_resamples=args.n_resamples, answer_format=args.answer_format,
+                         flag_metric=args.flag_metric, fdr=args.fdr,
+                         originals="all" if args.all_originals else "paired")
     original, reference, para, notes = _load_sets(args)
     out = args.out or f"runs/probe-{Path(args.dataset).stem}"
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)

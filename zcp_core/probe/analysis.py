@@ -17,7 +17,6 @@ verdict: ``p``, ``bf10`` and ``confidence`` are ``None`` and ``reason`` is
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -44,22 +43,34 @@ def _zero(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def item_gaps(records: pd.DataFrame, metric: str, suspect_arm: str = "original") -> pd.DataFrame:
-    """Per-pair values at r = 0.
+    """Per-pair values at r = 0; with K twins per item the reference value is the mean of its twins.
 
     Returns:
-        Columns ``pair_id``, ``suspect``, ``reference``, ``gap`` (suspect - reference; bools as 0/1,
-        NaN when either side is missing), in the suspect arm's order.
+        Columns ``pair_id``, ``suspect``, ``reference`` (the twins' mean), ``n_twins`` (twins with a value)
+        and ``gap`` (suspect - reference; bools as 0/1, NaN when either side is missing), in the suspect
+        arm's order.
     """
     import pandas as pd
 
     z = _zero(records)
     s = z[z["arm"] == suspect_arm][["pair_id", metric]].rename(columns={metric: "suspect"})
-    r = z[z["arm"] == "reference"][["pair_id", metric]].rename(columns={metric: "reference"})
-    m = s.merge(r, on="pair_id", how="inner")
-    gap = pd.to_numeric(m["suspect"].astype("Float64"), errors="coerce") - pd.to_numeric(
-        m["reference"].astype("Float64"), errors="coerce")
-    m["gap"] = gap.astype(float)
-    return m.reset_index(drop=True)
+    r = z[z["arm"] == "reference"][["pair_id", metric]]
+    vals = pd.to_numeric(r[metric].astype("Float64"), errors="coerce").astype(float)
+    agg = pd.DataFrame({"pair_id": r["pair_id"], "v": vals}).groupby("pair_id", sort=False)["v"].agg(
+        reference="mean", n_twins="count").reset_index()
+    m = s.merge(agg, on="pair_id", how="inner")
+    m["n_twins"] = m["n_twins"].astype(int)
+    m["gap"] = (pd.to_numeric(m["suspect"].astype("Float64"), errors="coerce").astype(float)
+                - m["reference"].astype(float))
+    return m[["pair_id", "suspect", "reference", "n_twins", "gap"]].reset_index(drop=True)
+
+
+def graded(records: pd.DataFrame) -> pd.DataFrame:
+    """The records without zero-CoT answers whose box holds no number: those were not graded, so they say
+    nothing about accuracy (a pair whose original is such an answer, or whose every twin is, leaves Acc)."""
+    if "grade_status" not in records:
+        return records
+    return records[~((records["ratio"] == 0.0) & (records["grade_status"] == "not_a_number"))]
 
 
 def _unmeasured(reason: str) -> dict[str, Any]:
@@ -77,6 +88,7 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
     describe the data); :func:`confidence_summary` and :func:`tests_table` withhold its verdict.
     ``intervals=False`` skips the permutation test's interval (the sample-size curve needs only C).
     """
+    from zcp_core.probe.ktwins import lattice_test
     from zcp_core.stats import mcnemar_test, paired_permutation_test, paired_test
 
     out: dict[str, TestResult | str] = {}
@@ -94,14 +106,18 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
             if words.worst_share > 0.5:
                 out[m] = f"not measured: {words.worst} of {words.worst_n} answers in the box are not numbers"
                 continue
-            # a box with no number was not graded, so its pair says nothing about accuracy
-            g = g[~g["pair_id"].isin(words.pairs)]
-            g = g.dropna(subset=["suspect", "reference"])
+            # a box with no number was not graded, so its answer says nothing about accuracy
+            g = item_gaps(graded(records), m, suspect_arm).dropna(subset=["suspect", "reference"])
+            g = g[g["n_twins"] > 0]
             if g.empty:
                 out[m] = "no pair has a value (no full-CoT answer to compare with)" if m == "con" else "no pairs"
                 continue
-            out[m] = mcnemar_test(g["suspect"].astype(bool).tolist(), g["reference"].astype(bool).tolist(),
-                                  metric=m, prior=prior)
+            if int(g["n_twins"].max()) == 1:  # one twin: the exact McNemar test (the same test, in counts)
+                out[m] = mcnemar_test(g["suspect"].astype(bool).tolist(), g["reference"].astype(bool).tolist(),
+                                      metric=m, prior=prior)
+            else:
+                out[m] = lattice_test(g["suspect"].astype(float).tolist(), g["reference"].tolist(),
+                                      g["n_twins"].tolist(), m, prior, n_resamples, seed)
         else:
             if g["gap"].isna().all():
                 z = _zero(records)
@@ -276,76 +292,11 @@ def tests_table(records: pd.DataFrame, metrics: Sequence[str], arms: Sequence[st
     return pd.DataFrame(rows)
 
 
-def _truthy(x: Any) -> bool:
-    """NA (an arm without this item) counts as not correct."""
-    import pandas as pd
+def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: Any = None) -> pd.DataFrame:
+    """Per-item evidence and flags; see :func:`zcp_core.probe.flags.item_flags`."""
+    from zcp_core.probe.flags import item_flags as _item_flags
 
-    return False if pd.isna(x) else bool(x)
-
-
-def _flip(s: Any, r: Any) -> str:
-    s, r = _truthy(s), _truthy(r)
-    if s and not r:
-        return "orig_only"
-    if r and not s:
-        return "ref_only"
-    return "both" if s and r else "neither"
-
-
-def item_flags(records: pd.DataFrame, suspect_arm: str = "original") -> pd.DataFrame:
-    """One row per pair: zero-CoT flip, P_all gap and rank, flag and evidence text.
-
-    An item is ``flagged`` when it is correct at zero-CoT on the suspect arm but not on its twin
-    (``flip == "orig_only"``); a pair where either box holds no number is ``no_number``, never flagged. ``p_all_gap_rank`` is 1 for the largest gap (NA when P_all is missing).
-
-    Columns: ``pair_id``, ``question``, ``gold``, ``reference_id``, ``reference_question``,
-    ``reference_gold``, ``pred_<arm>``, ``acc_<arm>``, ``p_all_<arm>`` for each arm present,
-    ``cot_correct_<arm>`` when a full CoT was generated, ``p_all_gap``, ``p_all_gap_rank``,
-    ``flip``, ``flagged``, ``evidence``.
-    """
-    import pandas as pd
-
-    z = _zero(records)
-    ref = z[z["arm"] == "reference"].set_index("pair_id")
-    base = z[z["arm"] == "original"].set_index("pair_id")
-    base = base[base.index.isin(ref.index)]
-    out = pd.DataFrame({"pair_id": base.index, "question": base["question"].values, "gold": base["gold"].values})
-    out["reference_id"] = ref.loc[out["pair_id"], "id"].values
-    out["reference_question"] = ref.loc[out["pair_id"], "question"].values
-    out["reference_gold"] = ref.loc[out["pair_id"], "gold"].values
-    has_cot = z["cot_text"].notna().any()
-    for arm in ("original", "paraphrased", "reference"):
-        a = z[z["arm"] == arm].set_index("pair_id")
-        if a.empty:
-            continue
-        a = a.reindex(out["pair_id"])
-        out[f"pred_{arm}"] = a["pred"].values
-        out[f"acc_{arm}"] = a["acc"].astype("boolean").values
-        out[f"p_all_{arm}"] = a["p_all"].astype(float).values
-        if has_cot:
-            out[f"cot_correct_{arm}"] = a["cot_correct"].astype("boolean").values
-    out["p_all_gap"] = out[f"p_all_{suspect_arm}"] - out["p_all_reference"]
-    out["p_all_gap_rank"] = out["p_all_gap"].rank(ascending=False, method="min").astype("Int64")
-    out["flip"] = [_flip(s, r) for s, r in zip(out[f"acc_{suspect_arm}"], out["acc_reference"])]
-    # a pair whose box holds no number on either side was not graded: never a flip, never a flag
-    out.loc[out["pair_id"].astype(str).isin(not_numbers(records, suspect_arm).pairs), "flip"] = "no_number"
-    out["flagged"] = out["flip"] == "orig_only"
-    n = len(out)
-    out["evidence"] = [_evidence(row, suspect_arm, n) for row in out.to_dict("records")]
-    return out
-
-
-def _evidence(row: dict[str, Any], arm: str, n: int) -> str:
-    s_ok, r_ok = _truthy(row[f"acc_{arm}"]), _truthy(row["acc_reference"])
-    parts = [f"zero-CoT {arm} {'correct' if s_ok else 'wrong'} (pred {row[f'pred_{arm}']!s}, gold {row['gold']})",
-             f"twin {row['reference_id']} {'correct' if r_ok else 'wrong'} "
-             f"(pred {row['pred_reference']!s}, gold {row['reference_gold']})"]
-    gap = row["p_all_gap"]
-    if gap is not None and not (isinstance(gap, float) and math.isnan(gap)):
-        parts.append(f"P(all answer tokens), original minus twin, {gap:+.3f} (rank {row['p_all_gap_rank']} of {n})")
-    else:
-        parts.append("P(all answer tokens) not measured")
-    return "; ".join(parts)
+    return _item_flags(records, suspect_arm, rule)
 
 
 def truncation_curve(records: pd.DataFrame, metrics: Sequence[str] = ALL_METRICS) -> pd.DataFrame:

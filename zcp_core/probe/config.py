@@ -38,6 +38,8 @@ from zcp_core.stats import CONTINUOUS_TESTS, ContinuousTest
 if TYPE_CHECKING:
     import pandas as pd
 
+    from zcp_core.probe.ktwins import FlagRule
+
 DEFAULT_SUFFIX = "\n\nThe final answer is:\n\\[\n\\boxed"
 DEFAULT_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 PROMPT_INSTRUCTIONS = (
@@ -59,7 +61,7 @@ RECORD_COLUMNS = (
     "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
     "acc", "con", "p_first", "p_all", "logprob_reason", "p_first_cal", "p_all_cal", "calibration_reason",
     "answer_tokens", "answer_stop", "attempts",
-    "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct",
+    "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct", "twin",
 )
 
 
@@ -83,6 +85,11 @@ class ProbeConfig:
         continuous_test: Paired test of ``p_first``/``p_all``: ``permutation`` (sign flips, exact up to
             16 pairs; holds its size at every n) or ``bootstrap`` (anti-conservative at small n).
         instruction: Appended to each question in the user turn (prefill mode).
+        flag_metric: The metric items are flagged on (:class:`~zcp_core.probe.ktwins.FlagRule`): a P metric's
+            per-item p with Benjamini-Hochberg at ``fdr`` (default ``p_all``), or ``acc`` (the paper's rule).
+        fdr: The false-discovery level q of the flags, in (0, 1).
+        originals: ``paired`` (default) probes only originals that have a twin, since the tests use only
+            those; ``all`` probes every original too, for the benchmark's accuracy.
         answer_format: What the zero-CoT answer may be made of (prefill mode): ``free`` (default) leaves
             it open; ``number`` constrains decoding to number characters and the closing brace (a derivation
             inside the box is reasoning, and small models write one); ``auto`` is ``number`` when every
@@ -106,8 +113,14 @@ class ProbeConfig:
     instruction: str = DEFAULT_INSTRUCTION
     continuous_test: ContinuousTest = "permutation"
     answer_format: AnswerFormat = "free"
+    flag_metric: str = "p_all"
+    fdr: float = 0.1
+    originals: Literal["paired", "all"] = "paired"
 
     def __post_init__(self) -> None:
+        self.flag_rule  # noqa: B018 - validates flag_metric and fdr (ValueError naming the flag)
+        if self.originals not in ("paired", "all"):
+            raise ValueError(f"originals must be 'paired' or 'all', got {self.originals!r}")
         bad = [m for m in self.metrics if m not in METRICS]
         if bad:
             raise ValueError(f"unknown metrics {bad}; choose from {METRICS}")
@@ -126,6 +139,13 @@ class ProbeConfig:
         """The paired-test settings (``prior``, ``n_resamples``, ``seed``, ``continuous_test``) as keyword arguments."""
         return {"prior": self.prior, "n_resamples": self.n_resamples, "seed": self.seed,
                 "continuous_test": self.continuous_test}
+
+    @property
+    def flag_rule(self) -> FlagRule:
+        """How items are flagged (``flag_metric`` at ``fdr``)."""
+        from zcp_core.probe.ktwins import FlagRule
+
+        return FlagRule(self.flag_metric, self.fdr)  # type: ignore[arg-type]
 
     @property
     def calibrated(self) -> bool:

@@ -287,10 +287,12 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
             "cot_text": cot.text if cot else None, "cot_tokens": cot.n_tokens if cot else None,
             "cot_cap": config.cot_tokens if cot else None, "cot_capped": cot.capped if cot else None,
             "cot_answer": ca, "cot_correct": cc,
+            # which of an item's K twins this is (``metadata["twin"]``, 1..K); none for other arms
+            "twin": int(it.metadata.get("twin") or 1) if arm == "reference" else None,
         })
     df = pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
     for col, dtype in (("con", "boolean"), ("cot_capped", "boolean"), ("cot_correct", "boolean"),
-                       ("cot_tokens", "Int64"), ("cot_cap", "Int64"), ("acc", bool),
+                       ("cot_tokens", "Int64"), ("cot_cap", "Int64"), ("twin", "Int64"), ("acc", bool),
                        ("p_first", float), ("p_all", float), ("p_first_cal", float), ("p_all_cal", float),
                        ("ratio", float)):
         df[col] = df[col].astype(dtype)

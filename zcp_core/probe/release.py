@@ -1,7 +1,7 @@
 """Refreshed benchmark releases from a probe run (``zcp release RUN --out DIR``).
 
-Flagged items (zero-CoT correct on the original, wrong on its twin) are
-replaced by their reference twin, but only when the twin is verified
+The release replaces exactly the run's flagged items (``items.parquet`` ``flagged``; see
+:mod:`zcp_core.probe.flags`) that have a verified twin, each by its first verified twin
 (:func:`twin_verification`):
 
 * ``reexecuted``: a numeric twin (``metadata["method"]`` starts with
@@ -17,16 +17,15 @@ replaced by their reference twin, but only when the twin is verified
 
 Other flagged items are kept and listed with the reason.
 
-Releases follow the verdict: items are replaced only when the run has one
-(``n >= stats.MIN_PAIRS`` on its headline metric) and its headline Contamination
-Confidence is at least ``min_confidence`` (``--min-confidence``, default 0.95).
-Otherwise the benchmark is written unchanged and the card says why ("not
-replaced: Contamination Confidence 0.998 is below --min-confidence 0.999", or
-"... too few pairs for a verdict (n < 10)"). One flipped pair is enough to flag
-an item, so chance alone flags some: the card gives the twin-only count ``c``
-(pairs the model gets right only on the twin) as the number of flags chance
-gives at this size, and ``b - c`` with its exact 95% CI as the estimated number
-of memorised items.
+The flags are the gate (:mod:`zcp_core.probe.verdict`). On a P metric they are Benjamini-Hochberg
+discoveries at level q, itself a level-q test of "no item is contaminated": with no discovery nothing
+is replaced, and the card says so in one sentence. ``--min-confidence`` (default 0.95) is an extra
+gate on the paper's Contamination Confidence of the same metric (which needs ``n >= stats.MIN_PAIRS``
+pairs). Under the paper's ``acc`` rule (original right, twin wrong; also every run made before the
+flags carried a false-discovery rate) chance alone flags some: the card then gives the twin-only count
+``c`` and ``b - c`` with its exact 95% CI as the estimated number of memorised items. The card and
+``release.json`` carry the flag metric, q, the flags, the expected false flags (q x flagged), the
+model's mean on the flag metric before and after the release, and each replaced item's p and q-value.
 
 When none of the dataset files the run's manifest names exists any more (a run
 copied elsewhere, e.g. the bundled examples), the licence is looked for beside
@@ -67,10 +66,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from zcp_core.probe.verdict import DEFAULT_MIN_CONFIDENCE, Verdict, run_verdict, verdict_lines
+from zcp_core.probe.verdict import DEFAULT_MIN_CONFIDENCE, Verdict, run_verdict
 
 if TYPE_CHECKING:
-    from zcp_core.publish import Card, LicenseInfo
     from zcp_core.schema import Item
 
 #: The columns of a release's ``benchmark.jsonl``, the same in every release (every value a string).
@@ -113,6 +111,8 @@ class Replacement:
     p_all_gap: float | None
     p_all_gap_rank: int | None
     evidence: str
+    item_p: float | None = None
+    item_q: float | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,7 @@ class ReleaseResult:
     model: str
     untested: tuple[str, ...] = ()
     verdict: Verdict | None = None
+    scores: Scores | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``release.json`` and ``--json``)."""
@@ -143,7 +144,34 @@ class ReleaseResult:
                 "model": self.model, "replaced": [asdict(r) for r in self.replaced],
                 "kept": [asdict(k) for k in self.kept], "untested": list(self.untested),
                 "verdict": asdict(self.verdict) if self.verdict else None,
+                **_flag_fields(self.verdict, self.scores),
                 "headline": {"label": "items replaced", "value": len(self.replaced)}}
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The model's mean on the flag metric over the released items, before and after the replacements.
+
+    Attributes:
+        metric: The flag metric.
+        before: Mean over the probed originals.
+        after: The same items with each replaced original's score swapped for its replacing twin's.
+        n: Items with a score.
+    """
+
+    metric: str
+    before: float | None
+    after: float | None
+    n: int
+
+
+def _flag_fields(v: Verdict | None, sc: Scores | None) -> dict[str, Any]:
+    """``release.json``'s flag fields: metric, q, flagged, expected false flags, scores before and after."""
+    if v is None:
+        return {}
+    return {"flag_metric": v.flag_metric, "fdr_q": v.fdr_q, "flagged": v.flagged,
+            "expected_false_flags": v.expected_false_flags,
+            "score_before": sc.before if sc else None, "score_after": sc.after if sc else None}
 
 
 def _accepting_judges(meta: Any) -> list[str]:
@@ -232,7 +260,11 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     require_license(lic, allow_unlicensed)
     flags = run.table("items")
     originals = load_item_set(run.path, "original")
-    twins = {t.original_id: t for t in load_item_set(run.path, "reference")}
+    twins: dict[str, list[Item]] = {}
+    for t in load_item_set(run.path, "reference"):
+        twins.setdefault(str(t.original_id), []).append(t)
+    for ts in twins.values():
+        ts.sort(key=lambda t: int(t.metadata.get("twin") or 1))
     canary = canary_for(dict(run.manifest))
     model = str(run.manifest.get("model") or "")
     verdict = run_verdict(dict(run.summary), flags, min_confidence)
@@ -242,18 +274,20 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
         if verdict.not_replaced:
             kept.append(KeptFlagged(oid, verdict.not_replaced))
             continue
-        twin = twins.get(oid)
-        if twin is None:
+        if not twins.get(oid):
             kept.append(KeptFlagged(oid, "no reference twin"))
             continue
-        check = twin_verification(twin)
-        if check.verification is None:  # its twin is not in the release, so the reason names no twin id
-            kept.append(KeptFlagged(oid, f"its twin is not verified: {check.detail}"))
+        checks = [(t, twin_verification(t)) for t in twins[oid]]
+        first = next(((t, c) for t, c in checks if c.verification is not None), None)
+        if first is None:  # its twin is not in the release, so the reason names no twin id
+            kept.append(KeptFlagged(oid, f"its twin is not verified: {checks[0][1].detail}"))
             continue
+        twin, check = first
         swap[oid] = twin
-        replaced.append(Replacement(oid, twin_id(twin), check.verification, check.detail, row["flip"],
+        replaced.append(Replacement(oid, twin_id(twin), check.verification or "", check.detail, row["flip"],
                                     _num(row["p_all_gap"]), _num(row["p_all_gap_rank"]),
-                                    cite_twin(str(row["evidence"]), twin)))
+                                    cite_twin(str(row["evidence"]), twin), _num(row.get("item_p")),
+                                    _num(row.get("item_q"))))
     require_derivatives_allowed(lic, len(replaced), "items replaced by twins")
     verified = {r.original_id: r.verification for r in replaced}
     rows = [release_row(it, swap.get(it.id), verified.get(it.id, ""), canary) for it in originals]
@@ -269,15 +303,42 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     atomic_write_bytes(folder / "CANARY.txt", (canary + "\n").encode())
     untested = tuple(it.id for it in originals if it.id not in twins)
     res = ReleaseResult(folder, len(rows), tuple(replaced), tuple(kept), canary, str(run.path), model,
-                        untested, verdict)
+                        untested, verdict, release_scores(flags, swap, verdict.flag_metric))
     # The published summary names no local path: the folder is "." and the run is its folder's name.
     atomic_write_json(folder / "release.json", {**res.to_dict(), "path": ".", "run": run.path.name,
                                                 "command": _command(dict(run.manifest)),
                                                 "sources": _source_refs(dict(run.manifest)),
                                                 "license": {"spdx": lic.spdx, "hub_id": lic.hub_id,
                                                             "basis": lic.basis or lic.found_in}})
+    from zcp_core.probe.release_card import release_card
+
     publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
+
+
+def release_scores(flags: Any, swap: dict[str, Item], metric: str) -> Scores:
+    """The flag metric's mean over the probed items before and after ``swap`` (original id -> its twin)."""
+    import math
+
+    before, after = [], []
+    for row in flags.to_dict("records"):
+        s0 = _num(row.get("score_original"))
+        if s0 is None or (isinstance(s0, float) and math.isnan(s0)):
+            continue
+        twin = swap.get(row["pair_id"])
+        s1 = s0
+        if twin is not None:
+            ids, scores = _seq(row.get("twin_ids")) or [twin.id], _seq(row.get("score_twins"))
+            s1 = float(scores[ids.index(twin.id)]) if twin.id in ids and ids.index(twin.id) < len(scores) else s0
+        before.append(float(s0))
+        after.append(s1)
+    n = len(before)
+    return Scores(metric, sum(before) / n if n else None, sum(after) / n if n else None, n)
+
+
+def _seq(x: Any) -> list[Any]:
+    """A stored list cell (a numpy array after parquet) as a list; ``[]`` for none."""
+    return [] if x is None or (isinstance(x, float)) else list(x)
 
 
 def cite_twin(text: str, twin: Item) -> str:
@@ -323,58 +384,6 @@ def release_row(original: Item, twin: Item | None, verification: str, canary: st
             "twin_method": str(meta.get("method") or "") if twin is not None else "",
             "twin_verification": verification,
             "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str), "canary": canary}
-
-
-def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
-    """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.probe.report import confidence_of, headline_of
-    from zcp_core.publish import Card, citation_for, source_line
-
-    # The card's headline is the run's report headline, as the CLI, app and notebooks show it.
-    head = headline_of(confidence_of(res.run))
-    verdict = (f"{head.value} ({head.subject}): {head.reading}" if head.raw is not None
-               else f"no verdict was possible: {head.reason}")
-    datasets = _datasets(manifest)
-    title = ("Refreshed benchmark: " + f"{len(res.replaced)} flagged items replaced by verified twins"
-             if res.replaced else "Audited benchmark: nothing replaced")
-    v = res.verdict
-    body = [*verdict_lines(v),
-        "## How items were changed", "",
-        "An item is flagged when the model answers it correctly with its chain of thought cut away (zero-CoT) "
-        "but fails the reference twin with the same logic and new numbers. Flagged items are replaced only by "
-        "verified twins: `reexecuted` (a numeric twin whose solution was re-executed from its own question "
-        "values and matched its gold) or `two_distinct_judges` (an LLM twin accepted by two judges that are "
-        "different models from each other and from the generator). Nothing else is changed.", "",
-        "Undo: every replaced original is stored in full in `replacements.jsonl`; "
-        "`zcp_core.probe.undo_release(DIR)` rebuilds the original item list.", "",
-        "## Replaced", "",
-        "| original | replacement | verified | verified by | P(all answer tokens), original minus twin | evidence |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in res.replaced:
-        gap = "n/a" if r.p_all_gap is None else f"{r.p_all_gap:+.3f} (rank {r.p_all_gap_rank})"
-        body.append(f"| {r.original_id} | {r.replacement_id} | {r.verification} | "
-                    f"{r.verified_by.replace('|', '/')} | {gap} | {r.evidence.replace('|', '/')} |")
-    if not res.replaced:
-        body.append("| (none) | | | | | |")
-    body += ["", "## Flagged but kept", ""]
-    body += [f"- {k.original_id}: {k.reason}" for k in res.kept] or ["(none)"]
-    body += ["", "## Untested", ""]
-    body += ([f"- {i}: no reference twin, so the probe could not test it" for i in res.untested] or ["(none)"])
-    return Card(
-        title=title, data_file="benchmark.jsonl", split="test", license=lic,
-        source=(*[source_line(d["path"], d.get("sha256")) for d in datasets],
-                f"zcp probe run `{Path(res.run).name}`: `{_command(manifest)}`",
-                f"model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
-                f"Contamination Confidence: {verdict}"),
-        citation=citation_for([d["path"] for d in datasets]), canary=res.canary,
-        counts={"items": str(res.n_items), "replaced": str(len(res.replaced)),
-                **({"flags chance alone gives (twin only right, c)": str(v.c),
-                    "estimated memorised items (b - c)": v.memorised_text} if v else {}),
-                "flagged but kept": f"{len(res.kept)} (reasons below)",
-                "untested": f"{len(res.untested)} (no reference twin)", "dropped": "0 (a release never drops items)"},
-        body="\n".join(body), tags=("benchmark-refresh",),
-    )
 
 
 def undo_release(release_dir: str | Path) -> list[Item]:

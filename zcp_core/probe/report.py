@@ -44,10 +44,10 @@ ORDER = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
 #: Which arm is tested against the twins, in words (the CLI's ``--arm``).
 ARM_WORDS = {"original": "originals against their twins", "paraphrased": "paraphrases against the twins"}
 #: The flips of the items table in words (``orig_only``...), as counts are labelled.
-FLIP_COUNT_WORDS = {"orig_only": "Original right, twin wrong", "ref_only": "Twin right, original wrong",
-                    "both": "Both right", "neither": "Both wrong"}
+FLIP_COUNT_WORDS = {"orig_only": "Original right, every twin wrong", "ref_only": "A twin right, original wrong",
+                    "both": "Original and a twin right", "neither": "All wrong"}
 NOTES = (
-    "Difference: original minus twin; for accuracy the difference in accuracy, for the probabilities the mean "
+    "Difference: original minus twin (with several twins per item, minus the mean of its twins); for accuracy the difference in accuracy, for the probabilities the mean "
     "difference. Cohen's d_z is that difference over its standard deviation.",
     "95% CI: two-sided. Lower bound: one-sided 95%, matching the one-sided test (above 0 exactly when p < 0.05).",
 )
@@ -131,13 +131,14 @@ def _row(m: str, v: Mapping[str, Any], test: str) -> tuple[str, ...]:
             evidence_words(v.get("confidence")) if has_c else str(v.get("reason") or "no verdict"))
 
 
-def _sentence(m: str, v: Mapping[str, Any], test: str) -> str:
-    """One metric's evidence in words."""
+def _sentence(m: str, v: Mapping[str, Any], test: str, k: int = 1) -> str:
+    """One metric's evidence in words (``k``: twins per item)."""
     ci = v.get("effect_ci") or [None, None]
     kind = effect_name("risk_difference" if m in ("acc", "con") else "mean_diff")
     parts = [f"{capital(metric_name(m))}: "
              f"{statistical_test_name(test) if test else 'paired test'} over {fmt_count(v.get('n'))} pairs",
-             f"{kind}, original minus twin, {fmt_num(v.get('effect'), signed=True)} (95% CI {fmt_ci(*ci)})",
+             f"{kind}, original minus {'twin' if test != 'exact_sign_flip' and k == 1 else 'the mean of its twins'}, "
+             f"{fmt_num(v.get('effect'), signed=True)} (95% CI {fmt_ci(*ci)})",
              f"{effect_name('cohens_dz').split(' (')[0]} {fmt_num(v.get('effect_size'), signed=True)}"]
     disc = v.get("discordant")
     if disc and None not in disc:
@@ -169,8 +170,11 @@ def headline_of(conf: Mapping[str, Any]) -> Headline:
 def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
     s = run.summary
     acc = s.get("accuracy") or {}
+    twins = s.get("twins") or {}
     facts = [("Model", str(run.manifest.get("model") or MISSING)), ("Pairs", fmt_count(s.get("n_pairs"))),
-             ("Flagged items", fmt_count(s.get("flagged"))),
+             ("Twins per item", fmt_count(twins.get("k") or 1)
+              + (f" ({fmt_count(twins['fewer'])} items with fewer)" if twins.get("fewer") else "")),
+             ("Flagged items", flags_text(s)),
              ("Originals without a twin", fmt_count(s.get("unpaired_original", 0)))]
     if "original" in acc:
         facts += [("Zero-CoT accuracy, originals", fmt_share(acc.get("original"))),
@@ -189,7 +193,9 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
     s = run.summary
     notes = [C_DEFINED, *NOTES]
     ct = s.get("continuous_test") or run.manifest.get("config", {}).get("continuous_test")
-    notes.append(f"Tests: {statistical_test_name('mcnemar')} for accuracy and consistency"
+    k = int((s.get("twins") or {}).get("k") or 1)
+    binary_test = "mcnemar" if k == 1 else "exact_sign_flip"
+    notes.append(f"Tests: {statistical_test_name(binary_test)} for accuracy and consistency"
                  + (f", {statistical_test_name(ct)} for the probabilities" if ct else "")
                  + f"; no Contamination Confidence below {MIN_PAIRS} pairs.")
     missing = [f"{metric_name(m)}" + (f": {why}" if (why := _why_unmeasured(v)) else "")
@@ -208,6 +214,20 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
             f"{'twins' if a == 'reference' else a + 's'} {fmt_count(v.get('answer'))} answer + "
             f"{fmt_count(v.get('cot'))} chain of thought" for a, v in gt.items()) + ".")
     return tuple(notes)
+
+
+def flags_text(summary: Mapping[str, Any]) -> str:
+    """The run's flags in words: how many, on which metric, at which false-discovery level (or with none)."""
+    f = summary.get("flags") or {}
+    n = fmt_count(f.get("flagged", summary.get("flagged")))
+    if not f:  # runs made before the flags block: the paper's rule
+        return f"{n} (original right, twin wrong; no false-discovery control)"
+    if not f.get("controlled"):
+        return f"{n} (original right, every twin wrong; no false-discovery control)"
+    if not f.get("items"):
+        return f"{n} ({f.get('note') or 'no item has a p'})"
+    return (f"{n} of {fmt_count(f.get('items'))} (Benjamini-Hochberg at q = {fmt_num(f.get('q'), 2)} on "
+            f"{metric_name(f.get('metric'))}; {fmt_share(f.get('share_p_below_05'))} of items have p < 0.05)")
 
 
 def _why_unmeasured(v: Mapping[str, Any]) -> str:
@@ -261,7 +281,8 @@ def report(run: Run | str | Path, arm: str = "original", prior: float | None = N
     head = headline_of(conf)
     # The headline metric's sentence first: it is the evidence behind the one number.
     first = (conf.get("headline") or {}).get("metric")
-    sentences = [_sentence(m, v, test[m]) for m, v in sorted(measured, key=lambda kv: kv[0] != first)]
+    k = int((run.summary.get("twins") or {}).get("k") or 1)
+    sentences = [_sentence(m, v, test[m], k) for m, v in sorted(measured, key=lambda kv: kv[0] != first)]
     return Report(
         title=f"Zero-CoT probe of {run.manifest.get('model') or 'a model'}", headline=head, columns=COLUMNS,
         rows=tuple(_row(m, v, test[m]) for m, v in measured), sentences=(*sentences, *_did_sentences(run)),

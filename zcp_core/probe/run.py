@@ -79,6 +79,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         truncation_curve,
     )
     from zcp_core.probe.config import ProbeResult
+    from zcp_core.probe.flags import flags_summary
     from zcp_core.probe.measure import probe_items
     from zcp_core.runs import RunSpec, write_run
     from zcp_core.stats import MIN_PAIRS, pair_items
@@ -86,8 +87,12 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     started = _dt.datetime.now(_dt.timezone.utc)
     ids = [o.id for o in original]
     pairing = pair_items(ids, reference)
+    unpaired = set(pairing.unpaired_original)
+    # Tests use only originals with a twin: by default the rest are not answered (no number reads them), but
+    # the run keeps every original as its item set, since a release is the whole benchmark.
+    probed = [o for o in original if config.originals == "all" or o.id not in unpaired]
     para_pairing = pair_items(ids, paraphrased) if paraphrased else None
-    sets = {"original": list(original), "paraphrased": list(paraphrased or []), "reference": list(reference)}
+    sets = {"original": probed, "paraphrased": list(paraphrased or []), "reference": list(reference)}
     arms = [a for a, s in sets.items() if s]
     from dataclasses import replace
 
@@ -108,7 +113,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     tests = tests_table(records, config.metrics, suspects, **kw)
     summary = confidence_from_tests(tests, "original") or confidence_summary(records, config.metrics, **kw)
     summary["arms"] = {a: confidence_from_tests(tests, a) for a in suspects}
-    items = item_flags(records, "original")
+    items = item_flags(records, "original", config.flag_rule)
     tables = {
         "items": items,
         "tests": tests,
@@ -125,13 +130,16 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         tables["control_records"] = control_records
     summary.update(_counts(records, arms))
     summary.update({
-        "n_items": {a: len(sets[a]) for a in arms},
-        "n_pairs": len(pairing.pairs),
+        "n_items": {a: len(sets[a]) for a in arms},  # probed; ``originals`` gives the benchmark's size
+        "n_pairs": len({p.original_id for p in pairing.pairs}),
+        "twins": twins_summary(reference, pairing),
+        "flags": flags_summary(items, config.flag_rule),
+        "originals": {"given": len(original), "probed": len(probed), "mode": config.originals},
         "unpaired_original": len(pairing.unpaired_original),
         "unpaired_original_ids": list(pairing.unpaired_original[:50]),
         "unpaired_paraphrased": len(para_pairing.unpaired_original) if para_pairing else None,
         "cot_generated": config.needs_cot,
-        "flagged": int(items["flagged"].sum()),
+        "flagged": int(items["flagged"].sum()),  # the flags block says how (metric, q)
         "flips": {str(k): int(v) for k, v in items["flip"].value_counts().items()},
         "model": model_spec or getattr(backend, "model_id", ""),
         "mode": config.mode,
@@ -147,8 +155,19 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
                        seed=config.seed)
         path = write_run(out, spec, records, summary, tables=tables, started=started)
         for a in arms:
-            write_items_jsonl(path / ITEM_SET_FILE.format(arm=a), sets[a])
+            write_items_jsonl(path / ITEM_SET_FILE.format(arm=a), list(original) if a == "original" else sets[a])
     return ProbeResult(records=records, items=items, summary=summary, run_path=path, tables=tables)
+
+
+def twins_summary(reference: Sequence[Item], pairing: Any) -> dict[str, Any]:
+    """How many twins the paired originals have: ``k`` (the most), ``per_item`` (count of originals by their
+    number of twins) and ``fewer`` (originals with fewer than ``k``)."""
+    from collections import Counter
+
+    per = Counter(Counter(p.original_id for p in pairing.pairs).values())
+    k = max(per, default=0)
+    return {"k": k, "per_item": {str(n): c for n, c in sorted(per.items())},
+            "fewer": sum(c for n, c in per.items() if n < k)}
 
 
 def load_item_set(run_path: str | Path, arm: str) -> list[Item]:

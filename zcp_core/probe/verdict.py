@@ -1,8 +1,12 @@
-"""The verdict a release follows: the headline C against ``--min-confidence``, and the flags chance gives.
+"""The verdict a release follows: the run's flags, the flag metric's C against ``--min-confidence``.
 
-Used by :mod:`zcp_core.probe.release`. A release replaces items only when the run has a
-verdict (``n >= stats.MIN_PAIRS``) and its headline Contamination Confidence is at least
-``--min-confidence``; :func:`run_verdict` says whether, and the card's sentence when not.
+Used by :mod:`zcp_core.probe.release`. The flags are the gate. On a P metric they are
+Benjamini-Hochberg discoveries at level q, and BH is itself a level-q test of "no item is
+contaminated": no discovery, no replacement. ``--min-confidence`` is an extra gate on the paper's
+Contamination Confidence of the same metric, which needs ``n >= stats.MIN_PAIRS`` pairs. Under the
+paper's ``acc`` rule (and in runs made before the flags carried a false-discovery rate) the flags
+have no such control, and the card gives how many flags chance alone gives. :func:`run_verdict` says
+whether items may be replaced, and the card's sentence when not.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ class Verdict:
         c: Pairs right only on the twin: the number of flags chance alone gives at this size.
         memorised: ``b - c``, the estimated number of memorised items.
         memorised_ci: Its exact 95% CI (conditional on the ``b + c`` discordant pairs; ``None`` without pairs).
+        flag_metric: The metric items were flagged on.
+        fdr_q: The flags' false-discovery level q (``None`` under the ``acc`` rule: no control).
+        flagged: Items flagged.
+        tested: Items with a per-item p (every pair under the ``acc`` rule).
     """
 
     confidence: float | None
@@ -39,6 +47,20 @@ class Verdict:
     c: int
     memorised: int
     memorised_ci: tuple[float, float] | None
+    flag_metric: str = "acc"
+    fdr_q: float | None = None
+    flagged: int = 0
+    tested: int = 0
+
+    @property
+    def controlled(self) -> bool:
+        """Whether the flags carry a false-discovery rate."""
+        return self.fdr_q is not None
+
+    @property
+    def expected_false_flags(self) -> float | None:
+        """At most this many flags are expected to be false (q x flagged); ``None`` without control."""
+        return None if self.fdr_q is None else self.fdr_q * self.flagged
 
     @property
     def memorised_text(self) -> str:
@@ -57,35 +79,44 @@ def _shown(c: float | None, bound: bool = False) -> str:
 
 
 def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Verdict:
-    """The run's verdict against ``min_confidence``, and the flags chance alone gives (from ``items`` flips).
+    """Whether the run's flags may replace items, and the flags chance alone gives (from ``items`` flips).
 
     Args:
-        summary: The probe run's summary (its ``headline`` and ``metrics``).
-        flags: The run's ``items`` table (``flip``: ``orig_only`` / ``ref_only`` / ...).
-        min_confidence: The headline C needed to replace items.
+        summary: The probe run's summary (its ``metrics`` and ``flags``).
+        flags: The run's ``items`` table (``flagged``; ``flip``: ``orig_only`` / ``ref_only`` / ...).
+        min_confidence: The flag metric's C needed to replace items.
     """
     from zcp_core.intervals import mcnemar_bounds
     from zcp_core.probe.analysis import enforce_min_pairs
+    from zcp_core.report import fmt_count, metric_name
     from zcp_core.stats import C_CAP, MIN_PAIRS, TOO_FEW_PAIRS
 
     if not 0.0 <= min_confidence <= 1.0:
         raise ValueError(f"--min-confidence must be in [0, 1], got {min_confidence}")
     conf = enforce_min_pairs({"metrics": summary.get("metrics") or {}, "headline": summary.get("headline") or {}})
-    head = conf["headline"]
-    metric = head.get("metric")
-    n = (conf["metrics"].get(metric) or {}).get("n") if metric else None
-    if n is None:  # no verdict: take the pairs any metric tested, to say "too few pairs" when that is why
-        n = max((v["n"] for v in conf["metrics"].values() if v.get("n") is not None), default=None)
-    c_value = head.get("confidence")
+    block = summary.get("flags") or {}
+    metric = str(block.get("metric") or "acc")  # runs made before the flags block flagged by the acc rule
+    q = block.get("q") if block.get("controlled") else None
+    flagged = int(flags["flagged"].sum()) if "flagged" in flags else 0
+    entry = conf["metrics"].get(metric) or {}
+    n = entry.get("n")
+    c_value = entry.get("confidence")
     if isinstance(c_value, (int, float)):
         c_value = min(float(c_value), C_CAP)  # the one ceiling, also for runs stored before it
-    shown = _shown(c_value if isinstance(c_value, float) else None, bool(head.get("bound")))
-    if n is None or n < MIN_PAIRS or head.get("reason") == TOO_FEW_PAIRS:
+    shown = _shown(c_value if isinstance(c_value, float) else None, bool(entry.get("bound")))
+    tested = int(block.get("items") or 0) if q is not None else len(flags)
+    if q is not None and not tested:
+        why = f"not replaced: {block.get('note') or 'no item has a per-item p'}"
+    elif q is not None and not flagged:
+        why = (f"not replaced: no item is a discovery at false-discovery level q = {q:g} on {metric_name(metric)} "
+               f"({fmt_count(tested)} items tested)")
+    elif n is None or n < MIN_PAIRS or entry.get("reason") == TOO_FEW_PAIRS:
         why = f"not replaced: {TOO_FEW_PAIRS}"
     elif c_value is None:
-        why = f"not replaced: no verdict ({head.get('reason') or 'no metric could be tested'})"
+        why = f"not replaced: no verdict on {metric_name(metric)} ({entry.get('reason') or 'not tested'})"
     elif c_value < min_confidence:
-        why = f"not replaced: Contamination Confidence {shown} is below --min-confidence {min_confidence:g}"
+        why = (f"not replaced: Contamination Confidence {shown} on {metric_name(metric)} is below "
+               f"--min-confidence {min_confidence:g}")
     else:
         why = ""
     flips = flags["flip"].value_counts() if "flip" in flags else {}
@@ -95,12 +126,13 @@ def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEF
     if pairs:
         lo, hi, _ = mcnemar_bounds(b, c, pairs)
         ci = (lo * pairs, hi * pairs)
-    return Verdict(c_value if isinstance(c_value, float) else None, metric, n, min_confidence, why, b, c, b - c, ci)
+    return Verdict(c_value if isinstance(c_value, float) else None, metric, n, min_confidence, why, b, c, b - c, ci,
+                   metric, float(q) if q is not None else None, flagged, tested)
 
 
 def verdict_lines(v: Verdict | None) -> list[str]:
     """The card's verdict section: the gate, and how many flags chance alone gives."""
-    from zcp_core.report import fmt_count, metric_name
+    from zcp_core.report import fmt_count, fmt_num, metric_name
 
     if v is None:
         return []
@@ -110,9 +142,16 @@ def verdict_lines(v: Verdict | None) -> list[str]:
     if v.not_replaced:
         lines += [f"**{v.not_replaced}.** The benchmark is written unchanged.", ""]
     else:
-        lines += [f"Replaced: Contamination Confidence {_shown(v.confidence)} ({metric_name(v.metric)}, "
-                  f"{fmt_count(v.n)} pairs) is at least --min-confidence {v.min_confidence:g}.", ""]
-    lines += [f"- Flagged (right only on the original, b): {v.b}.",
+        lines += [f"Replaced: {v.flagged} flagged items, and Contamination Confidence {_shown(v.confidence)} "
+                  f"({metric_name(v.metric)}, {fmt_count(v.n)} pairs) is at least --min-confidence "
+                  f"{v.min_confidence:g}.", ""]
+    if v.controlled:
+        lines += [f"- Flagged: {v.flagged} of {fmt_count(v.tested)} items are Benjamini-Hochberg discoveries at "
+                  f"q = {v.fdr_q:g} on {metric_name(v.flag_metric)}, each from its own p against its twins. "
+                  f"The expected share of false flags is at most q: about {fmt_num(v.expected_false_flags, 1)} "
+                  "of them.", ""]
+        return lines
+    lines += [f"- Flagged (right only on the original, b): {v.b}; no false-discovery control.",
               f"- Right only on the twin (c): {v.c}. This is how many flags chance alone gives at this size: "
               "with no contamination, original and twin are equally likely to be the one answered right.",
               f"- Estimated memorised items, b - c: {v.memorised_text} (exact, conditional on the b + c discordant "

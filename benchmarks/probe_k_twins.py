@@ -1,0 +1,162 @@
+"""How many twins per item: K = 1, 2, 4 and 8 on the lab's direct build and the untouched model.
+
+The lab's default split (40 contaminated items C, 40 clean U) gets 8 numeric twins per item with the lab's
+pinned generator (v5: ambiguity ``hold``; twin k drawn with seed k - 1, twin 1 being the lab's own twin).
+``lab:direct`` and the untouched ``smollm2`` are probed once against all 8 (``zcp probe --twins 8``); every
+smaller K reads the same records restricted to twins 1..K, so the comparison is paired and costs one run.
+For each K and model it reports, from :mod:`zcp_core.probe.ktwins` and :mod:`zcp_core.probe.flags`:
+
+* the per-kind AUROC of C against U of the item statistic (original minus the mean of its twins) on Acc,
+  P_first and P_all: how well one item's evidence separates what was trained on from what was not;
+* BH flags at q = 0.1 on P_all: C and U items flagged (the untouched model should flag at most 1);
+* the twin null on the untouched model (twin 1 standing as the original against twins 2..K+1, K <= 4):
+  share of items with per-item p < 0.05, and flags;
+* the cost: generated answers per original, 1 + K.
+
+Seeds are fixed here; a miss is reported, never reseeded.
+
+    .venv/bin/python benchmarks/probe_k_twins.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
+from _provenance import command_line, git_commit  # noqa: E402
+
+KS = (1, 2, 4, 8)
+K_MAX = 8
+Q = 0.1
+METRICS = ("acc", "p_first", "p_all")
+OUT = ROOT / "benchmarks" / "results" / "probe_k_twins.md"
+
+
+def write_sets(work: Path) -> tuple[Path, Path, dict[str, str]]:
+    """The lab split's originals and K_MAX twins per item (lab generator), as items files."""
+    from zcp_core.lab.evaluate import LAB_AMBIGUITY, eval_items
+    from zcp_core.reference import perturb_gsm8k
+
+    ev = eval_items("direct", seed=0)
+    items, twins = work / "items.jsonl", work / "twins.jsonl"
+    with items.open("w", encoding="utf-8") as f:
+        for it in ev.originals:
+            f.write(json.dumps({"id": it.id, "question": it.question, "answer": it.answer}) + "\n")
+    rows = [t for t in ev.twins]
+    for k in range(2, K_MAX + 1):
+        rows += list(perturb_gsm8k(list(ev.originals), seed=k - 1, twin=k, ambiguity=LAB_AMBIGUITY).items)
+    with twins.open("w", encoding="utf-8") as f:
+        for t in rows:
+            f.write(json.dumps({"id": t.id, "original_id": t.original_id, "question": t.question,
+                                "answer": t.answer, "twin": int(t.metadata.get("twin") or 1)}) + "\n")
+    return items, twins, dict(ev.split_of)
+
+
+def probe(model: str, items: Path, twins: Path, out: Path) -> Any:
+    import subprocess
+
+    import pandas as pd
+
+    if not (out / "records.parquet").exists():
+        subprocess.run([sys.executable, "-m", "zcp_core.cli.main", "probe", "--model", model, "--dataset",
+                        str(items), "--format", "items", "--reference", str(twins), "--metrics", ",".join(METRICS),
+                        "--seed", "0", "--out", str(out)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return pd.read_parquet(out / "records.parquet")
+
+
+def upto(records: Any, k: int) -> Any:
+    """The records with twins 1..k only."""
+    ref = records["arm"] == "reference"
+    return records[~ref | (records["twin"].fillna(1) <= k)]
+
+
+def kind_row(records: Any, split_of: dict[str, str], k: int) -> dict[str, Any]:
+    from zcp_core.probe.analysis import item_gaps
+    from zcp_core.probe.flags import item_flags
+    from zcp_core.probe.ktwins import FlagRule
+    from zcp_core.stats import auroc
+
+    sub = upto(records, k)
+    out: dict[str, Any] = {"k": k}
+    for m in METRICS:
+        g = item_gaps(sub, m).dropna(subset=["gap"])
+        c = g[g["pair_id"].map(split_of) == "C"]["gap"].tolist()
+        u = g[g["pair_id"].map(split_of) == "U"]["gap"].tolist()
+        out[f"auroc_{m}"] = auroc(c, u) if c and u else None
+    fl = item_flags(sub, rule=FlagRule("p_all", Q))
+    split = fl["pair_id"].map(split_of)
+    out["flag_c"] = int((fl["flagged"] & (split == "C")).sum())
+    out["flag_u"] = int((fl["flagged"] & (split == "U")).sum())
+    out["items_p"] = int(fl["item_p"].notna().sum())
+    out["answers_per_item"] = 1 + k
+    return out
+
+
+def null_row(records: Any, k: int) -> dict[str, Any]:
+    import pandas as pd
+
+    from zcp_core.probe.flags import item_flags
+    from zcp_core.probe.ktwins import FlagRule
+
+    r = records[records["arm"] == "reference"]
+    orig = r[r["twin"] == 1].assign(arm="original")
+    rest = r[(r["twin"] >= 2) & (r["twin"] <= k + 1)]
+    fl = item_flags(pd.concat([orig, rest], ignore_index=True), rule=FlagRule("p_all", Q))
+    p = fl["item_p"].dropna()
+    return {"k": k, "items_p": len(p), "share_p05": float((p < 0.05).mean()) if len(p) else None,
+            "flagged": int(fl["flagged"].sum())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", default="runs/bench-k-twins")
+    ap.add_argument("--result", default=str(OUT))
+    args = ap.parse_args()
+    from zcp_core.report import fmt_num, fmt_share
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    items, twins, split_of = write_sets(work)
+    recs = {m: probe(m, items, twins, work / f"probe-{m.replace(':', '-')}") for m in ("lab:direct", "smollm2")}
+    wall = time.time() - t0
+    n_twins = recs["smollm2"][recs["smollm2"]["arm"] == "reference"].groupby("pair_id").size()
+    lines = [f"- Items: {len(split_of)} originals of the lab's default split (40 C, 40 U); "
+             f"{int((n_twins >= K_MAX).sum())} have all {K_MAX} twins, {int((n_twins < K_MAX).sum())} fewer.",
+             f"- Probe: `zcp probe --metrics {','.join(METRICS)} --seed 0` of each model against all twins; "
+             f"{wall:.0f} s wall for both (including any cached answers).", "",
+             "## Separation and flags by K (C: trained on, U: never seen)", "",
+             "| model | K | answers per original | AUROC Acc | AUROC P_first | AUROC P_all | items with a p | "
+             "flagged C (of 40) | flagged U (of 40) |", "|---|---|---|---|---|---|---|---|---|"]
+    for model, r in recs.items():
+        for k in KS:
+            row = kind_row(r, split_of, k)
+            lines.append(f"| {model} | {k} | {row['answers_per_item']} | {fmt_num(row['auroc_acc'])} | "
+                         f"{fmt_num(row['auroc_p_first'])} | {fmt_num(row['auroc_p_all'])} | {row['items_p']} | "
+                         f"{row['flag_c']} | {row['flag_u']} |")
+    lines += ["", "## Twin null on the untouched model (twin 1 as the original against twins 2..K+1)", "",
+              "| K | items with a p | share with item p < 0.05 | flagged at q = 0.1 |", "|---|---|---|---|"]
+    for k in (2, 4):
+        row = null_row(recs["smollm2"], k)
+        lines.append(f"| {k} | {row['items_p']} | {fmt_share(row['share_p05'])} | {row['flagged']} |")
+    lines += ["", "AUROC: P(a C item's statistic exceeds a U item's), ties half; the statistic is the original's "
+              "score minus the mean of its K twins'. Flags: Benjamini-Hochberg at q = 0.1 over the items' "
+              "one-sided p on P(all answer tokens) (moderated prediction-interval t, needs K >= 2)."]
+    text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2)", "",
+            f"Command: `{command_line()}`",
+            f"Made at commit {git_commit()} on {time.strftime('%Y-%m-%d')}. Versions: lab generator v5 twins "
+            f"(ambiguity hold), model smollm2 (SmolLM2-135M-Instruct, embedded) and its lab:direct LoRA build.", "",
+            *lines, ""]
+    Path(args.result).write_text("\n".join(text))
+    print("\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,203 @@
+"""K twins per item: the exact lattice test, per-item p-values, BH flags, pairing and the release gate."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from zcp_core.probe.analysis import item_gaps, metric_tests
+from zcp_core.probe.flags import flags_summary, item_flags
+from zcp_core.probe.ktwins import (
+    FlagRule,
+    bh_flags,
+    fit_variance_prior,
+    item_pvalues,
+    lattice_sign_flip_log_p,
+    lattice_test,
+)
+from zcp_core.stats import log_binom_sf
+
+
+def _brute(d: list[float]) -> float:
+    a = np.abs(d)
+    hits = sum(1 for s in itertools.product((-1, 1), repeat=len(d)) if np.dot(s, a) >= sum(d) - 1e-9)
+    return hits / 2 ** len(d)
+
+
+@pytest.mark.parametrize(("b", "c", "ties"), [(7, 2, 5), (0, 3, 4), (12, 0, 0), (5, 5, 10), (40, 9, 100)])
+def test_lattice_test_at_one_twin_is_the_exact_mcnemar_test(b: int, c: int, ties: int) -> None:
+    d = [1.0] * b + [-1.0] * c + [0.0] * ties
+    expected = log_binom_sf(b, b + c) if b + c else 0.0
+    assert lattice_sign_flip_log_p(d, [1] * len(d)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_lattice_p_matches_full_enumeration_with_mixed_twin_counts() -> None:
+    rng = np.random.default_rng(35)
+    for _ in range(20):
+        ks = rng.integers(1, 6, size=11).tolist()
+        d = [int(rng.integers(0, 2)) - int(rng.integers(0, k + 1)) / k for k in ks]
+        assert math.exp(lattice_sign_flip_log_p(d, ks)) == pytest.approx(_brute(d), abs=1e-12)
+
+
+def test_lattice_test_reports_the_exact_p_and_its_confidence() -> None:
+    s = [1.0] * 30 + [0.0] * 30
+    r = [0.25] * 30 + [0.25] * 30  # the original beats its twins on the first 30 items
+    t = lattice_test(s, r, [4] * 60, "acc", n_resamples=500)
+    assert t.test == "exact_sign_flip" and t.n == 60 and t.mean_diff == pytest.approx(0.25)
+    assert t.p == pytest.approx(math.exp(lattice_sign_flip_log_p([a - b for a, b in zip(s, r)], [4] * 60)))
+    assert t.p < 1e-3 and t.confidence > 0.98 and t.direction == "original>reference"
+    assert t.ci_low < 0.25 < t.ci_high
+
+
+def _records(orig: np.ndarray, twins: np.ndarray, acc_o: np.ndarray | None = None,
+             acc_t: np.ndarray | None = None) -> pd.DataFrame:
+    """Probe records: item i's original scores orig[i], its twins twins[i, :] (P_all and P_first alike)."""
+    n, k = twins.shape
+    acc_o = np.zeros(n, bool) if acc_o is None else acc_o
+    acc_t = np.zeros((n, k), bool) if acc_t is None else acc_t
+    rows = []
+    for i in range(n):
+        base = {"pair_id": f"q{i}", "ratio": 0.0, "question": "?", "gold": "1", "con": pd.NA, "cot_text": None,
+                "cot_correct": pd.NA, "logprob_reason": "", "grade_status": "ok"}
+        rows.append({**base, "arm": "original", "id": f"q{i}", "pred": "1", "acc": bool(acc_o[i]),
+                     "p_all": orig[i], "p_first": orig[i], "twin": pd.NA})
+        for j in range(k):
+            rows.append({**base, "arm": "reference", "id": f"q{i}-ref{j + 1}", "pred": "2", "acc": bool(acc_t[i, j]),
+                         "p_all": twins[i, j], "p_first": twins[i, j], "twin": j + 1})
+    df = pd.DataFrame(rows)
+    df["twin"] = df["twin"].astype("Int64")
+    return df
+
+
+def _null(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exchangeable original and twins: log P ~ N(mu_i, sigma_i), with item-level spread of both."""
+    rng = np.random.default_rng(seed)
+    mu, sigma = rng.normal(-3, 1.5, n), rng.gamma(4, 0.15, n)
+    logs = mu[:, None] + sigma[:, None] * rng.standard_normal((n, k + 1))
+    return np.exp(logs[:, 0]), np.exp(logs[:, 1:])
+
+
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_item_p_is_calibrated_under_exchangeable_twins(k: int) -> None:
+    # 2,000 null items: the share below 0.05 has a binomial SD of 0.5 points; the bounds are 4 SDs wide.
+    orig, twins = _null(2000, k, seed=k)
+    p = item_pvalues(_records(orig, twins), "p_all")["item_p"]
+    assert len(p) == 2000 and 0.03 <= float((p < 0.05).mean()) <= 0.07
+    assert 0.07 <= float((p < 0.1).mean()) <= 0.13
+
+
+def test_item_p_finds_memorised_items_and_bh_flags_them() -> None:
+    orig, twins = _null(400, 4, seed=1)
+    orig[:40] = np.minimum(orig[:40] * 400, 0.99)  # the first 40 originals recalled far above their twins
+    recs = _records(orig, twins)
+    fl = item_flags(recs, rule=FlagRule("p_all", 0.1))
+    hit = fl.set_index("pair_id")["flagged"]
+    assert hit[[f"q{i}" for i in range(40)]].mean() >= 0.6  # most memorised items are discoveries
+    false = int(hit[[f"q{i}" for i in range(40, 400)]].sum())
+    assert false <= 0.1 * max(int(hit.sum()), 1) * 3  # few false flags (BH bounds their expected share by q)
+    assert (fl["flagged"] == (fl["item_q"] <= 0.1)).all()
+    s = flags_summary(fl, FlagRule("p_all", 0.1))
+    assert s["metric"] == "p_all" and s["q"] == 0.1 and s["items"] == 400 and s["flagged"] == int(hit.sum())
+    assert s["controlled"] and 0.0 < s["share_p_below_05"] < 1.0
+
+
+def test_twins_sharing_a_first_token_cannot_make_p_vanish() -> None:
+    # Every item's twins score the same (SD 0): the moderated SD keeps a small gap from reading as certain.
+    rng = np.random.default_rng(3)
+    twins = np.repeat(np.exp(rng.normal(-3, 1, (300, 1))), 4, axis=1)
+    twins[150:] *= np.exp(rng.normal(0, 0.5, (150, 4)))  # half the items have spread, which sets the prior
+    orig = twins[:, 0] * 1.2  # a 20% higher probability than its identical twins
+    p = item_pvalues(_records(orig, twins), "p_all").set_index("pair_id")["item_p"]
+    assert p[[f"q{i}" for i in range(150)]].min() > 0.05
+
+
+def test_rank_p_golden() -> None:
+    twins = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8], [0.05, 0.06, 0.07, 0.08]])
+    orig = np.array([0.35, 0.9, 0.06])
+    p = item_pvalues(_records(orig, twins), "p_all").set_index("pair_id")["item_rank_p"]
+    # (1 + twins scoring at least the original) / (K + 1)
+    assert p.tolist() == pytest.approx([2 / 5, 1 / 5, 4 / 5])
+
+
+def test_bh_golden_and_missing_p() -> None:
+    p = [0.001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205, math.nan]
+    q, flagged = bh_flags(p, 0.05)
+    # BH: p_(i) * m / i, made monotone from the top; m counts the 8 finite p-values only
+    assert q[:2] == pytest.approx([0.008, 0.032]) and math.isnan(q[-1])
+    assert flagged.tolist() == [True, True] + [False] * 7
+
+
+def test_flag_rule_validates_its_level_and_metric() -> None:
+    for bad in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="--fdr must lie in"):
+            FlagRule("p_all", bad)
+    with pytest.raises(ValueError, match="flag metric"):
+        FlagRule("bleu", 0.1)  # type: ignore[arg-type]
+    assert not FlagRule("acc").controlled and FlagRule().metric == "p_all" and FlagRule().fdr == 0.1
+
+
+def test_item_flags_keep_every_twin_and_the_acc_rule_has_no_control() -> None:
+    orig, twins = _null(30, 3, seed=2)
+    acc_o = np.array([i % 2 == 0 for i in range(30)])
+    acc_t = np.zeros((30, 3), bool)
+    acc_t[0, 1] = True  # item 0: one of its three twins is right too
+    fl = item_flags(_records(orig, twins, acc_o, acc_t), rule=FlagRule("acc"))
+    row = fl.set_index("pair_id").loc["q0"]
+    assert row["n_twins"] == 3 and list(row["twin_ids"]) == ["q0-ref1", "q0-ref2", "q0-ref3"]
+    assert list(row["twin_acc"]) == [False, True, False] and row["twins_right"] == pytest.approx(1 / 3)
+    assert row["flip"] == "both" and not row["flagged"]  # the paper's rule: every twin wrong
+    assert fl.set_index("pair_id").loc["q2", "flagged"] and fl["item_p"].isna().all()
+    assert "1 of 3 twins correct" in row["evidence"]
+    s = flags_summary(fl, FlagRule("acc"))
+    assert s["q"] is None and not s["controlled"] and s["note"] == "no false-discovery control"
+
+
+def test_acc_uses_the_exact_lattice_test_with_several_twins_and_mcnemar_with_one() -> None:
+    orig, twins = _null(40, 2, seed=4)
+    acc_o = np.ones(40, bool)
+    acc_t = np.zeros((40, 2), bool)
+    acc_t[:10, 0] = True
+    recs = _records(orig, twins, acc_o, acc_t)
+    g = item_gaps(recs, "acc")
+    assert g["n_twins"].eq(2).all() and g["reference"].head(10).eq(0.5).all()
+    t2 = metric_tests(recs, ("acc",), n_resamples=300)["acc"]
+    assert not isinstance(t2, str) and t2.test == "exact_sign_flip" and t2.n == 40
+    one = recs[(recs["arm"] == "original") | (recs["twin"] == 1)]
+    t1 = metric_tests(one, ("acc",), n_resamples=300)["acc"]
+    assert not isinstance(t1, str) and t1.test == "mcnemar" and (t1.discordant_b, t1.discordant_c) == (30, 0)
+
+
+def test_a_twin_with_no_number_in_its_box_leaves_only_itself() -> None:
+    orig, twins = _null(12, 2, seed=5)
+    recs = _records(orig, twins, np.ones(12, bool))
+    hit = (recs["id"] == "q0-ref2")
+    recs.loc[hit, ["grade_status", "acc"]] = ["not_a_number", False]
+    t = metric_tests(recs, ("acc",), n_resamples=200)["acc"]
+    assert not isinstance(t, str) and t.n == 12  # q0 keeps its other twin
+
+
+def test_pairing_accepts_k_numbered_twins_and_names_a_clash() -> None:
+    from zcp_core.errors import DataError
+    from zcp_core.schema import Item
+    from zcp_core.stats import pair_items
+
+    twins = [Item(id=f"a-ref{k}", question="?", answer="1", original_id="a", metadata={"twin": k}) for k in (1, 2, 3)]
+    p = pair_items(["a", "b"], twins)
+    assert [x.reference_id for x in p.pairs] == ["a-ref1", "a-ref2", "a-ref3"] and p.unpaired_original == ("b",)
+    clash = [*twins, Item(id="a-again", question="?", answer="1", original_id="a", metadata={"twin": 2})]
+    with pytest.raises(DataError, match="'a-ref2' and 'a-again' as the same twin"):
+        pair_items(["a"], clash)
+
+
+def test_variance_prior_recovers_a_scaled_chi_square() -> None:
+    rng = np.random.default_rng(7)
+    d0, s0 = 8.0, 0.5
+    # sigma_i^2 ~ s0 * d0 / chi2(d0); s_i^2 ~ sigma_i^2 * chi2(3) / 3
+    sig2 = s0 * d0 / rng.chisquare(d0, 20000)
+    s2 = sig2 * rng.chisquare(3, 20000) / 3
+    est_d0, est_s0 = fit_variance_prior(s2, np.full(20000, 3))
+    assert est_d0 == pytest.approx(d0, rel=0.25) and est_s0 == pytest.approx(s0, rel=0.1)
