@@ -17,7 +17,7 @@ from zcp_core.probe.browse import (
     show_completion,
     untested_items,
 )
-from zcp_core.probe.report import ARM_WORDS, report, sample_size_table, twin_ids
+from zcp_core.probe.report import ARM_WORDS, flags_text, report, sample_size_table, twin_ids
 from zcp_core.report import capital, fmt_num, metric_name
 from zcp_core.stats import MIN_PAIRS
 
@@ -91,8 +91,8 @@ st.caption(f"Reproduce: `{rep.command}`" if rep.command else "")
 records = run.records
 release_ids = twin_ids(run)  # a twin shows its release id (<original id>-ref) everywhere
 st.subheader("Items")
-st.caption("Flagged items first (zero-CoT correct on the original, wrong on its twin), then by the gap in "
-           "P(all answer tokens), original minus twin. "
+st.caption(f"Flagged items first ({flags_text(run.summary)}), then by each item's own p against its twins "
+           "(where it has one) and the gap in P(all answer tokens), original minus the mean of its twins. "
            "Click a row to open the item."
            + (" Lab model: **C** = trained on (memorised), **U** = held out." if split else ""))
 table = browse_table(items, split)
@@ -104,8 +104,12 @@ if rows:
     with st.container(border=True):
         trained = {"C": " · trained on (C)", "U": " · held out (U)"}.get(split.get(view.pair_id, ""), "")
         st.markdown(f"**{view.pair_id}** · {'flagged' if view.flagged else 'not flagged'}{trained} · "
-                    f"{FLIP_WORDS.get(view.flip, view.flip)} · {GAP_WORDS} {fmt_num(view.p_all_gap, signed=True)}")
-        for col, arm in zip(st.columns(len(view.arms)), view.arms):
+                    f"{FLIP_WORDS.get(view.flip, view.flip)} · {GAP_WORDS} {fmt_num(view.p_all_gap, signed=True)}"
+                    f" · {view.n_twins} twin{'s' if view.n_twins != 1 else ''} · {view.p_text}")
+        # the original beside its twins, at most four panels a row so eight twins stay readable
+        cells = [c for start in range(0, len(view.arms), 4)
+                 for c in st.columns(min(4, len(view.arms) - start))]
+        for col, arm in zip(cells, view.arms):
             shown_id = release_ids.get(arm.id, arm.id) if arm.arm == "reference" else arm.id
             col.markdown(f"**{'twin' if arm.arm == 'reference' else arm.arm}** `{shown_id}`")
             col.markdown(segments_markdown(arm.segments))

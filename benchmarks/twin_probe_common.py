@@ -78,9 +78,40 @@ def table(conf: dict[str, Any]) -> list[str]:
         v = conf["metrics"].get(m, {})
         ci = v.get("effect_ci")
         rows.append(f"| {m} | {v.get('n')} | {_f(v.get('effect'))} | {_f(v.get('mean_difference'))} | "
-                    f"{'-' if ci is None else f'[{ci[0]:.4f}, {ci[1]:.4f}]'} | {_f(v.get('p'), '.3g')} | "
+                    f"{'-' if ci is None or None in ci else f'[{ci[0]:.4f}, {ci[1]:.4f}]'} | {_f(v.get('p'), '.3g')} | "
                     f"{_f(v.get('confidence'), '.3f')} |")
     return rows
+
+
+def flags_lines(flags: dict[str, Any], pairs: int) -> list[str]:
+    """The run's flags block as a results file states it, against the null targets."""
+    share = flags.get("share_p_below_05")
+    return [f"Flags (`--flag-metric {flags.get('metric')} --fdr {flags.get('q')}`): {flags.get('flagged')} of "
+            f"{flags.get('items')} items with a per-item p ({pairs} pairs); share of items with p < 0.05: "
+            f"{'-' if share is None else f'{share:.2%}'}. Null targets: at most 1% flagged "
+            f"({'met' if flags.get('flagged', 0) <= 0.01 * max(flags.get('items') or 0, 1) else 'NOT met'})."]
+
+
+def holm_lines(*runs: Path) -> list[str]:
+    """Holm across the P_first and P_all tests of the null runs that exist (the family of both null scripts)."""
+    ps = []
+    for run in runs:
+        if not (run / "manifest.json").exists():
+            continue
+        m = json.loads((run / "manifest.json").read_text())["summary"]["metrics"]
+        ps += [(f"{run.parent.name} {k}", m[k]["p"]) for k in ("p_first", "p_all") if m.get(k, {}).get("p") is not None]
+    if len(ps) < 4:
+        return [f"Holm family: {len(ps)} of 4 P tests found (run both null scripts); not adjusted yet."]
+    order = sorted(range(len(ps)), key=lambda i: ps[i][1])
+    adj, run_max = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        run_max = max(run_max, min(1.0, (len(ps) - rank) * ps[i][1]))
+        adj[i] = run_max
+    smallest = min(adj)
+    return ["Holm across the four P_first/P_all tests of both null scripts:", "",
+            "| test | p | Holm-adjusted p |", "|---|---|---|",
+            *[f"| {name} | {p:.3g} | {a:.3g} |" for (name, p), a in zip(ps, adj)], "",
+            f"Smallest Holm-adjusted p: {smallest:.3g}; target >= 0.05: {'met' if smallest >= 0.05 else 'NOT met'}."]
 
 
 def _f(x: Any, spec: str = ".4f") -> str:

@@ -31,7 +31,9 @@ from IPython.display import Image, display
 
 from zcp_core.data import install_root, load_items
 from zcp_core.probe import viz as viz_probe
-from zcp_core.probe.browse import item_view
+from zcp_core.probe.browse import browse_table, item_view
+from zcp_core.probe.report import flags_text
+from zcp_core.report import fmt_num, metric_name
 from zcp_core.reference import perturb_gsm8k
 from zcp_core.runs import load_run
 
@@ -99,7 +101,7 @@ pd.concat([rep.table().assign(Model=name) for name, rep in reports.items()]).set
 
 # %% [markdown]
 # ## Flagged items
-# An item is flagged when the model answers the original correctly at zero-CoT and its twin wrongly (`orig_only`). The lab split says which originals were trained on, so we can check where the flags land.
+# Each run says how it flags items. With two or more twins per item, every item gets its own one-sided p against its twins, and the flags are Benjamini-Hochberg discoveries at a false-discovery level q: at most a share q of them are expected to be false. With one twin, the paper's rule applies (original right at zero-CoT, twin wrong), which has no such control. The lab split says which originals were trained on, so we can check where the flags land.
 
 # %%
 split = {json.loads(line)["id"]: json.loads(line)["split"]
@@ -107,24 +109,25 @@ split = {json.loads(line)["id"]: json.loads(line)["split"]
 for name, run in runs.items():
     flagged = run.table("items").query("flagged")
     by_split = flagged["pair_id"].map(split).value_counts().to_dict()
-    print(f"{name:28s} flagged {len(flagged):2d}: {by_split.get('C', 0)} trained on (C), {by_split.get('U', 0)} held out (U)")
+    print(f"{name}: {len(flagged)} flagged ({flags_text(run.summary)}): {by_split.get('C', 0)} trained on (C), "
+          f"{by_split.get('U', 0)} held out (U)")
 
 # %%
 lab = runs["lab:direct (trained on C)"]
-flips = viz_probe.flips_table(lab.table("items"), flagged_only=True)
-flips[["pair_id", "flip", "p_all_gap", "gold", "pred_original", "reference_gold", "pred_reference"]].head(10)
+browse_table(lab.table("items"), split).head(10)
 
 # %% [markdown]
-# ### One flagged item, original and twin
+# ### One flagged item, the original beside its twins
 # The raw zero-CoT completions are what the model wrote after the forced `\boxed{`.
 
 # %%
-view = item_view(lab.records, lab.table("items"), str(flips.iloc[0]["pair_id"]))
-print(f"{view.pair_id} ({split.get(view.pair_id)}): {view.evidence}\n")
+first = browse_table(lab.table("items"), split).iloc[0]["Item"]
+view = item_view(lab.records, lab.table("items"), str(first))
+print(f"{view.pair_id} ({split.get(view.pair_id)}), {view.n_twins} twins: {view.p_text}\n{view.evidence}\n")
 for arm in view.arms:
-    print(f"[{arm.arm}] {arm.question}")
+    print(f"[{'twin' if arm.arm == 'reference' else arm.arm} {arm.id}] {arm.question}")
     print(f"  gold {arm.gold} | completion {arm.completion!r} | {'correct' if arm.correct else 'wrong'}"
-          f" | P_first {arm.p_first:.3f} | P_all {arm.p_all:.3f}\n")
+          f" | {metric_name('p_first')} {fmt_num(arm.p_first)} | {metric_name('p_all')} {fmt_num(arm.p_all)}\n")
 
 # %% [markdown]
 # ## Per-pair gaps under each model

@@ -62,7 +62,7 @@ def test_browse_table_lists_flagged_first_then_by_gap() -> None:
     table = browse_table(items)
     assert list(table["Item"]) == ["a", "c", "b"]
     assert list(table.columns[:3]) == ["Item", "Flagged", "Flip"]
-    assert "P(all answer tokens), original minus twin" in table.columns
+    assert "P(all answer tokens), original minus twins" in table.columns
     # No internal name on the browser: no snake_case, no P_all / P_first.
     assert not [c for c in table.columns if "_" in c], list(table.columns)
 

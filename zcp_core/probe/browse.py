@@ -70,6 +70,26 @@ class ItemView:
     evidence: str
     p_all_gap: float
     arms: tuple[ArmView, ...]
+    item_p: float = float("nan")
+    item_rank_p: float = float("nan")
+    item_q: float = float("nan")
+    flag_metric: str = "acc"
+
+    @property
+    def n_twins(self) -> int:
+        """The item's twins shown."""
+        return sum(a.arm == "reference" for a in self.arms)
+
+    @property
+    def p_text(self) -> str:
+        """The item's own p, rank p and q-value in words (or why it has none)."""
+        from zcp_core.report import fmt_p
+
+        if self.item_p != self.item_p:
+            return "no per-item p (it needs at least 2 twins with a score)" if self.flag_metric != "acc" else (
+                "flagged by the paper's rule (no false-discovery control)")
+        return (f"item p {fmt_p(self.item_p)} on {metric_name(self.flag_metric)} (rank p {fmt_p(self.item_rank_p)}), "
+                f"q-value {fmt_p(self.item_q)}")
 
 
 def number_segments(text: str, other: str) -> tuple[Segment, ...]:
@@ -108,7 +128,7 @@ def render_answer(answer: Any) -> str:
 
 
 #: The P_all gap in words, wherever the browser shows it (table column, item header, sort choice).
-GAP_WORDS = metric_name("p_all") + ", original minus twin"
+GAP_WORDS = metric_name("p_all") + ", original minus twins"
 
 #: The flip kinds in words (original vs twin at zero-CoT).
 FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right, original wrong",
@@ -128,14 +148,20 @@ def browse_table(items: pd.DataFrame, split: Mapping[str, str] | None = None) ->
 
     ``split`` (item id -> ``C``/``U``, for a lab model) adds a ``Trained on`` column right after the item.
     """
-    df = items.assign(_flag=items["flagged"].astype(bool)).sort_values(
-        ["_flag", "p_all_gap"], ascending=[False, False], na_position="last")
+    from zcp_core.report import fmt_p
+
+    has_p = "item_p" in items and items["item_p"].notna().any()
+    df = items.assign(_flag=items["flagged"].astype(bool), _p=items["item_p"] if has_p else 1.0).sort_values(
+        ["_flag", "_p", "p_all_gap"], ascending=[False, True, False], na_position="last")
     out = {
         "Item": df["pair_id"],
         "Trained on": df["pair_id"].map(lambda i: {"C": "C (trained on)", "U": "U (held out)"}.get(
             split.get(str(i), ""), "–")) if split else None,
         "Flagged": df["_flag"], "Flip": df["flip"].map(lambda f: FLIP_WORDS.get(f, f)),
         "Original correct": df.get("acc_original"), "Twin correct": df.get("acc_reference"),
+        "Twins": df["n_twins"] if "n_twins" in df else None,
+        "Item p": df["item_p"].map(fmt_p) if has_p else None,
+        "q-value": df["item_q"].map(fmt_p) if has_p else None,
         GAP_WORDS: df["p_all_gap"].round(DIGITS),
         "Question": df["question"].map(lambda q: q if len(q) <= 90 else q[:89].rstrip() + "…"),
     }
@@ -155,24 +181,33 @@ def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemV
         raise KeyError(f"{pair_id} is not a paired item of this run")
     it = row.iloc[0]
     z = records[(records["ratio"] == 0.0) & (records["pair_id"] == pair_id)]
-    by_arm = {r["arm"]: r for r in z.to_dict("records")}
+    if "twin" in z:
+        z = z.assign(_n=z["twin"].fillna(0)).sort_values("_n", kind="stable")
+    by_arm = {r["arm"]: r for r in z.to_dict("records") if r["arm"] != "reference"}
+    twins = [r for r in z.to_dict("records") if r["arm"] == "reference"]
     orig_q = str(by_arm.get("original", {}).get("question", it["question"]))
-    twin_q = str(by_arm.get("reference", {}).get("question", it["reference_question"]))
+    twin_q = str(twins[0]["question"]) if twins else str(it["reference_question"])
     arms = []
-    for arm in ("original", "paraphrased", "reference"):
-        r = by_arm.get(arm)
+    for r in [by_arm.get("original"), by_arm.get("paraphrased"), *twins]:
         if r is None:
             continue
-        other = twin_q if arm != "reference" else orig_q
+        other = twin_q if r["arm"] != "reference" else orig_q
         arms.append(ArmView(
-            arm=arm, id=str(r["id"]), question=str(r["question"]),
+            arm=str(r["arm"]), id=str(r["id"]), question=str(r["question"]),
             segments=number_segments(str(r["question"]), other), gold=str(r["gold"]),
             completion=str(r.get("completion") or ""), pred=_answer_or_none(r.get("pred")),
             correct=bool(r["acc"]), p_first=float(r["p_first"]), p_all=float(r["p_all"]),
         ))
     gap = it["p_all_gap"]
+
+    def num(col: str) -> float:
+        x = it.get(col, float("nan"))
+        return float(x) if x is not None and x == x else float("nan")
+
     return ItemView(pair_id=pair_id, flip=str(it["flip"]), flagged=bool(it["flagged"]), evidence=str(it["evidence"]),
-                    p_all_gap=float(gap) if gap == gap and gap is not None else float("nan"), arms=tuple(arms))
+                    p_all_gap=float(gap) if gap == gap and gap is not None else float("nan"), arms=tuple(arms),
+                    item_p=num("item_p"), item_rank_p=num("item_rank_p"), item_q=num("item_q"),
+                    flag_metric=str(it.get("flag_metric", "acc")))
 
 
 def _answer_or_none(pred: Any) -> str | None:

@@ -174,7 +174,7 @@ def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
     facts = [("Model", str(run.manifest.get("model") or MISSING)), ("Pairs", fmt_count(s.get("n_pairs"))),
              ("Twins per item", fmt_count(twins.get("k") or 1)
               + (f" ({fmt_count(twins['fewer'])} items with fewer)" if twins.get("fewer") else "")),
-             ("Flagged items", flags_text(s)),
+             ("Flagged items", fmt_count(s.get("flagged"))), ("How items are flagged", flags_text(s)),
              ("Originals without a twin", fmt_count(s.get("unpaired_original", 0)))]
     if "original" in acc:
         facts += [("Zero-CoT accuracy, originals", fmt_share(acc.get("original"))),
@@ -217,17 +217,17 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def flags_text(summary: Mapping[str, Any]) -> str:
-    """The run's flags in words: how many, on which metric, at which false-discovery level (or with none)."""
+    """How the run flags items, in words: the rule, its metric and false-discovery level (or that it has none)."""
     f = summary.get("flags") or {}
-    n = fmt_count(f.get("flagged", summary.get("flagged")))
     if not f:  # runs made before the flags block: the paper's rule
-        return f"{n} (original right, twin wrong; no false-discovery control)"
+        return "original right, twin wrong; no false-discovery control"
     if not f.get("controlled"):
-        return f"{n} (original right, every twin wrong; no false-discovery control)"
+        return "original right, every twin wrong; no false-discovery control"
     if not f.get("items"):
-        return f"{n} ({f.get('note') or 'no item has a p'})"
-    return (f"{n} of {fmt_count(f.get('items'))} (Benjamini-Hochberg at q = {fmt_num(f.get('q'), 2)} on "
-            f"{metric_name(f.get('metric'))}; {fmt_share(f.get('share_p_below_05'))} of items have p < 0.05)")
+        return str(f.get("note") or "no item has a p")
+    return (f"Benjamini-Hochberg discoveries at q = {fmt_num(f.get('q'), 2)} among {fmt_count(f.get('items'))} "
+            f"items' own p on {metric_name(f.get('metric'))}; {fmt_share(f.get('share_p_below_05'))} of them have "
+            "p < 0.05")
 
 
 def _why_unmeasured(v: Mapping[str, Any]) -> str:
