@@ -192,6 +192,9 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
 
     s = run.summary
     notes = [C_DEFINED, *NOTES]
+    cov = (s.get("coverage") or {}).get("sentence")
+    if cov:  # runs made before it carry no coverage
+        notes.insert(1, str(cov))
     ct = s.get("continuous_test") or run.manifest.get("config", {}).get("continuous_test")
     k = int((s.get("twins") or {}).get("k") or 1)
     binary_test = "mcnemar" if k == 1 else "exact_sign_flip"

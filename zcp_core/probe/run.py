@@ -80,6 +80,7 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     )
     from zcp_core.probe.config import ProbeResult
     from zcp_core.probe.flags import flags_summary
+    from zcp_core.reference.coverage import coverage_comparison
     from zcp_core.probe.measure import probe_items
     from zcp_core.runs import RunSpec, write_run
     from zcp_core.stats import MIN_PAIRS, pair_items
@@ -135,6 +136,8 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
         "twins": twins_summary(reference, pairing),
         "flags": flags_summary(items, config.flag_rule),
         "originals": {"given": len(original), "probed": len(probed), "mode": config.originals},
+        # which part of the benchmark the verdict speaks for: covered (with a twin) against the rest
+        "coverage": coverage_comparison(original, {p.original_id for p in pairing.pairs}).to_dict(),
         "unpaired_original": len(pairing.unpaired_original),
         "unpaired_original_ids": list(pairing.unpaired_original[:50]),
         "unpaired_paraphrased": len(para_pairing.unpaired_original) if para_pairing else None,
