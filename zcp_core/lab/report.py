@@ -34,8 +34,9 @@ PAPER_SCALE = "on SmolLM2-135M with LoRA"
 KIND_WORDS = {"direct": "direct answers", "evasive": "paraphrases only", "verbatim": "raw text",
               "solution": "worked solutions", "paper": "the ZCP paper's recipe at lab scale",
               "none": "untouched model"}
-DETECTOR_WORDS = {"zcp_acc": "ZCP accuracy", "zcp_p_first": "ZCP P(first answer token)",
-                  "zcp_p_all": "ZCP P(all answer tokens)", "guided_rouge": "Time-Travel ROUGE-L",
+# The ZCP detectors are named by their metric, in the report layer's words.
+DETECTOR_WORDS = {**{f"zcp_{m}": f"ZCP {metric_name(m)}" for m in ("acc", "p_first", "p_all")},
+                  "guided_rouge": "Time-Travel ROUGE-L",
                   "guided_minus_general": "Time-Travel guided minus general", "guided_judge": "Time-Travel judge",
                   "min_k": "Min-K% probability", "zlib": "zlib ratio", "cot_acc": "full-CoT accuracy on twins"}
 TOOK_COLUMNS = ("Contamination kind", "Exposures per C item", "Verdict", "Full-CoT gain, C minus U", "95% CI",
