@@ -148,7 +148,8 @@ def test_matrix_figure_is_kinds_by_detectors_with_the_ci_in_the_hover() -> None:
     hm = matrix_figure(_table()).data[0]
     assert list(hm.y) == ["verbatim", "direct", "none"] and list(hm.x) == ["min_k", "zlib"]
     assert hm.z[0][0] == 0.95 and hm.z[1][1] is None and hm.text[1][1] == "–"
-    assert "95% CI [+0.850, +1.000]" in hm.customdata[0][0] and "family-wise CI [+0.800, +1.000]" in hm.customdata[0][0]
+    # an AUROC is not a difference: its intervals read unsigned
+    assert "95% CI [0.850, 1.000]" in hm.customdata[0][0] and "family-wise CI [0.800, 1.000]" in hm.customdata[0][0]
 
 
 def test_options_refuse_unknown_kinds_and_detectors() -> None:

@@ -22,6 +22,7 @@ from zcp_core.report import (
     fmt_num,
     fmt_p,
     fmt_share,
+    fmt_value_ci,
     metric_name,
     number,
     portable,
@@ -75,8 +76,9 @@ def took_rows(table: Any, n_side: Any = None) -> tuple[tuple[str, ...], ...]:
 
 
 def _ci(v: Any) -> str:
+    """An AUROC's stored ``[lo, hi]`` as an interval of a value, not of a difference: unsigned."""
     lo, hi = (list(v) + [None, None])[:2] if v is not None else (None, None)
-    return fmt_ci(lo, hi)
+    return fmt_value_ci(lo, hi)
 
 
 def _n_side(s: Mapping[str, Any]) -> Any:

@@ -173,10 +173,11 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
 # ---- the detector-by-kind matrix ---------------------------------------------------------------
 
 def _ci_text(ci: Any) -> str:
-    from zcp_core.report import fmt_ci
+    """An AUROC's stored ``[lo, hi]``, unsigned (``report.fmt_value_ci``): an AUROC is not a difference."""
+    from zcp_core.report import fmt_value_ci
 
     lo, hi = (list(ci) + [None, None])[:2] if ci is not None else (None, None)
-    return fmt_ci(lo, hi)
+    return fmt_value_ci(lo, hi)
 
 
 def matrix_figure(table: pd.DataFrame) -> go.Figure:
