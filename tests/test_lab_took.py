@@ -111,7 +111,7 @@ def test_matrix_reading_and_figure_set_a_build_that_did_not_take_apart() -> None
     assert matrix_reading(t) == [
         "solution: the build did not take (full-CoT gain on C over U 0.050, CI not above 0): its row does not show "
         "whether a detector is blind.",
-        "direct: caught by min_k (family-wise CI above 0.5).",
+        "direct: caught by Min-K% probability (family-wise CI above 0.5).",
         "Untouched model: no detector separates C from U family-wise (as it should).",
     ]
     assert list(matrix_figure(t).data[0].y) == ["direct", "none", "solution (did not take)"]

@@ -38,7 +38,12 @@ COLUMN_LABELS: dict[str, str] = {
     # Time-Travel
     "partition": "Partition", "rouge_l_guided": "ROUGE-L guided", "rouge_l_general": "ROUGE-L general",
     "exact": "Exact matches", "near_exact": "Near-exact matches", "contaminated": "Contaminated (judge rule)",
-    "overlap_significant": "Overlap significant",
+    "overlap_significant": "Overlap significant", "first_piece": "First piece", "second_piece": "True second piece",
+    "n_units": "Units", "unit": "Unit", "cut": "Cut after unit", "fraction": "Share given",
+    "match_label": "Judge's call", "guided": "Guided completion", "general": "General completion",
+    # AFR chains
+    "condition": "Condition", "uid": "Problem", "pred": "Prediction", "stage": "Graded by",
+    "forced_finish": "Forced finish", "correct": "Correct",
     # artifacts
     "llm_type": "Generator", "data_type": "Data type", "label": "Label", "texts": "Texts", "rejection": "Rejection",
     "substitute": "Refusal + substitute", "transcript": "Prompt transcript",
@@ -97,7 +102,7 @@ def readable(df: pd.DataFrame, digits: int = 3, words: Mapping[str, str] | None 
 
     from zcp_core.probe.browse import FLIP_WORDS
 
-    value_words = {**VALUE_WORDS, "flip": FLIP_WORDS}
+    value_words = {**VALUE_WORDS, "flip": FLIP_WORDS, "match_label": MATCH_WORDS}
     out = df.copy()
     # A column with nothing in it (e.g. no reason on any row) says nothing: it is left out.
     empty = [c for c in out.columns if all(v is None or v == "" or (isinstance(v, float) and v != v) for v in out[c])]

@@ -29,16 +29,6 @@ COLUMN_WORDS = {
 }
 
 
-def matrix_display(table: pd.DataFrame) -> pd.DataFrame:
-    """The lab matrix with its interval columns as ``0.71–0.88`` text (stored as two-number arrays)."""
-    out = table.copy()
-    for c in ("auroc_ci", "auroc_ci_fw"):
-        if c in out:
-            out[c] = [f"{v[0]:.2f}–{v[1]:.2f}" if v is not None and len(v) == 2 and v[0] == v[0] else "–"
-                      for v in out[c]]
-    return out
-
-
 def loss_figure(loss: pd.DataFrame, epochs: pd.DataFrame | None = None) -> go.Figure:
     """Training loss per step (line) and per epoch mean (markers).
 
@@ -140,7 +130,7 @@ def flip_counts(flips: pd.DataFrame) -> pd.DataFrame:
     for k in ("orig_only", "ref_only", "both", "neither"):
         if k not in table.columns:
             table[k] = 0
-    return table[["orig_only", "ref_only", "both", "neither"]].reset_index()
+    return table[["orig_only", "ref_only", "both", "neither"]].rename_axis(columns=None).reset_index()
 
 
 def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -188,6 +178,8 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
     """
     import plotly.graph_objects as go
 
+    from zcp_core.lab.report import detector_name
+
     kinds = list(dict.fromkeys(table["kind"]))
     dets = list(dict.fromkeys(table["detector"]))
     cell = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
@@ -204,14 +196,14 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
             ok = a is not None and a == a
             zr.append(a if ok else None)
             tr.append(_num(a))
-            hr.append(f"{k} × {d}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
+            hr.append(f"{k} × {detector_name(d)}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
                       f"<br>family-wise CI {_ci_text(r.get('auroc_ci_fw'))}  TPR@5%FPR {_num(r.get('tpr_at_5fpr'))}"
                       f"<br>C on C {_num(r.get('c_contaminated'))}  C on U {_num(r.get('c_clean'))}"
                       + (f"<br>{r['reason']}" if isinstance(r.get("reason"), str) and r["reason"] else ""))
         z.append(zr)
         text.append(tr)
         hover.append(hr)
-    fig = go.Figure(go.Heatmap(z=z, x=dets, y=labels, text=text, texttemplate="%{text}", customdata=hover,
+    fig = go.Figure(go.Heatmap(z=z, x=[detector_name(d) for d in dets], y=labels, text=text, texttemplate="%{text}", customdata=hover,
                                hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0, zmid=0.5,
                                colorscale="RdBu_r", colorbar={"title": "AUROC"}))
     fig.update_layout(title="Which detector catches which leak (AUROC, C vs U; 0.5 = chance)",
@@ -237,6 +229,11 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
     """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
     a false alarm on the untouched model (family-wise CI not containing 0.5). A build that did not take
     (its manipulation check's CI does not lie above 0) says nothing about the detectors, and is read so."""
+    from zcp_core.lab.report import detector_name
+
+    def names(dets: Any) -> str:
+        return ", ".join(detector_name(d) for d in dets)
+
     lines = []
     for kind, g in table.groupby("kind", sort=False):
         if _took(table, str(kind)) is False:
@@ -249,15 +246,15 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
         hi = measured["auroc_ci_fw"].map(lambda c: c[1])
         if kind == "none":
             bad = list(measured.loc[(lo > 0.5) | (hi < 0.5), "detector"])
-            lines.append("Untouched model: " + (f"false alarm by {', '.join(bad)}." if bad else
+            lines.append("Untouched model: " + (f"false alarm by {names(bad)}." if bad else
                                                 "no detector separates C from U family-wise (as it should)."))
             continue
         caught = list(measured.loc[lo > 0.5, "detector"])
         # A CI wholly below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
         inverted = list(measured.loc[hi < 0.5, "detector"])
-        lines.append(f"{kind}: " + (f"caught by {', '.join(caught)} (family-wise CI above 0.5)." if caught else
+        lines.append(f"{kind}: " + (f"caught by {names(caught)} (family-wise CI above 0.5)." if caught else
                                     "no detector catches it family-wise.")
-                     + (f" Inverted (family-wise CI below 0.5): {', '.join(inverted)}." if inverted else ""))
+                     + (f" Inverted (family-wise CI below 0.5): {names(inverted)}." if inverted else ""))
     return lines
 
 
@@ -304,6 +301,8 @@ def dose_figure(table: pd.DataFrame, took: pd.DataFrame | None = None) -> go.Fig
     """
     from plotly.subplots import make_subplots
 
+    from zcp_core.lab.report import detector_name
+
     kinds = list(dict.fromkeys(table["kind"]))
     titles = []
     for k in kinds:
@@ -316,10 +315,10 @@ def dose_figure(table: pd.DataFrame, took: pd.DataFrame | None = None) -> go.Fig
         sub = table[table["kind"] == k]
         for det in dict.fromkeys(sub["detector"]):
             d = sub[sub["detector"] == det].sort_values("dose")
-            fig.add_scatter(x=d["dose"], y=d["auroc"], mode="lines+markers", name=det, legendgroup=det,
-                            showlegend=i == 1, row=1, col=i,
+            fig.add_scatter(x=d["dose"], y=d["auroc"], mode="lines+markers", name=detector_name(det),
+                            legendgroup=det, showlegend=i == 1, row=1, col=i,
                             customdata=[_ci_text(c) for c in d["auroc_ci"]],
-                            hovertemplate=f"{det}<br>dose %{{x}}<br>AUROC %{{y:.2f}}  95% CI %{{customdata}}"
+                            hovertemplate=f"{detector_name(det)}<br>dose %{{x}}<br>AUROC %{{y:.2f}}  95% CI %{{customdata}}"
                                           "<extra></extra>")
         fig.add_hline(y=0.5, line_dash="dot", line_color="grey", row=1, col=i)
         fig.update_xaxes(title_text="exposures per C item", type="log", row=1, col=i)
