@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from zcp_core.report import capital, fmt_c, fmt_num, metric_name
+
 if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
@@ -60,9 +62,9 @@ def confidence_figure(confidence: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for sp in ("C", "U"):
         d = confidence[confidence["split"] == sp]  # the pooled "all" rows are left out of this chart
-        fig.add_trace(go.Bar(x=d["metric"], y=d["confidence"], name=SPLIT_NAMES[sp], marker_color=SPLIT_COLORS[sp],
-                             text=[f"{v:.3f}" if v == v and v is not None else "n/a" for v in d["confidence"]],
-                             textposition="outside"))
+        fig.add_trace(go.Bar(x=[capital(metric_name(m)) for m in d["metric"]], y=d["confidence"],
+                             name=SPLIT_NAMES[sp], marker_color=SPLIT_COLORS[sp],
+                             text=[fmt_c(v) for v in d["confidence"]], textposition="outside"))
     fig.add_hline(y=0.95, line_dash="dash", line_color="#d62728", annotation_text="target on C ≥ 0.95")
     fig.add_hline(y=0.6, line_dash="dot", line_color="#1f77b4", annotation_text="target on U ≤ 0.6")
     fig.update_layout(barmode="group", yaxis={"range": [0, 1.1], "title": "Contamination Confidence"},
@@ -82,7 +84,8 @@ def roc_figure(roc: pd.DataFrame, detection: dict[str, Any] | None = None) -> go
     fig = go.Figure()
     for metric, d in roc.groupby("metric", sort=False):
         auc = (detection or {}).get(metric, {}).get("auroc")
-        label = f"{metric} (AUROC {auc:.3f})" if isinstance(auc, (int, float)) and auc == auc else str(metric)
+        name = capital(metric_name(metric))
+        label = f"{name}, AUROC {fmt_num(auc)}" if isinstance(auc, (int, float)) and auc == auc else name
         fig.add_trace(go.Scatter(x=d["fpr"], y=d["tpr"], mode="lines+markers", name=label, line_shape="hv"))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"dash": "dot", "color": "grey"}))
     fig.add_vline(x=0.05, line_dash="dash", line_color="grey", annotation_text="5% FPR")
@@ -107,7 +110,7 @@ def gap_figure(gaps: pd.DataFrame, metric: str = "p_all") -> go.Figure:
         fig.add_trace(go.Box(y=s["gap"], name=SPLIT_NAMES[sp], boxpoints="all", jitter=0.4, pointpos=0,
                              marker_color=SPLIT_COLORS[sp], text=s["pair_id"]))
     fig.add_hline(y=0, line_color="grey")
-    fig.update_layout(yaxis_title=f"{metric}: original − reference", height=360, showlegend=False,
+    fig.update_layout(yaxis_title=f"{capital(metric_name(metric))}: original − twin", height=360, showlegend=False,
                       margin={"t": 30, "b": 40})
     return fig
 
@@ -146,8 +149,6 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
         separating C from U.
     """
     import pandas as pd
-
-    from zcp_core.report import fmt_c, fmt_num, metric_name
 
     rows = []
     for name, conf in confidence.items():
@@ -220,8 +221,6 @@ def _took(table: pd.DataFrame, kind: str) -> bool | None:
 
 
 def _num(v: Any) -> str:
-    from zcp_core.report import fmt_num
-
     return fmt_num(v)
 
 
