@@ -6,7 +6,7 @@ from zcp_core.app import pick_run, readable
 from zcp_core.lab import viz as viz_lab
 from zcp_core.lab.report import TOOK_COLUMNS, report, took_rows
 from zcp_core.probe.viz import format_evidence
-from zcp_core.report import fmt_count, fmt_share
+from zcp_core.report import capital, fmt_count, fmt_share, metric_name
 from zcp_core.runs import iter_runs, runs_dir
 from zcp_core.stats import MIN_PAIRS, TOO_FEW_PAIRS
 
@@ -129,7 +129,8 @@ st.plotly_chart(viz_lab.roc_figure(run.table("roc"), dict(s.get("detection") or 
 st.caption("Per-item detection: how well each metric's original-minus-reference gap separates C from U "
            "(the diagonal is chance).")
 gaps = run.table("gaps")
-metric = st.selectbox("Gap of metric", sorted(gaps["metric"].unique()), key="lab_gap_metric")
+metric = st.selectbox("Gap of metric", sorted(gaps["metric"].unique()), key="lab_gap_metric",
+                      format_func=lambda m: capital(metric_name(m)))
 st.plotly_chart(viz_lab.gap_figure(gaps, metric))
 st.caption("Each point is one item: C items should sit above 0, U items around 0.")
 flips = run.table("flips")

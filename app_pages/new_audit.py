@@ -27,6 +27,7 @@ from zcp_core.app.audits import AFR_ADAPTERS, MODEL_METHODS
 from zcp_core.backends import vllm_available
 from zcp_core.data import data_roots
 from zcp_core.errors import ZcpError
+from zcp_core.report import metric_name
 from zcp_core.runs import runs_dir
 
 st.title("New audit")
@@ -91,9 +92,9 @@ try:
     if method == "probe":
         options["metrics"] = ",".join(st.multiselect(
             "Metrics", ["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"],
-            default=["acc", "p_first", "p_all"], key="metrics",
-            help="*_cal: P_first / P_all against each answer's own prior (the gold after the question with its "
-                 "numbers masked); one more prefill per item. Use them on large samples."))
+            default=["acc", "p_first", "p_all"], key="metrics", format_func=metric_name,
+            help="Calibrated: the answer-token probabilities against each answer's own prior (the gold after the "
+                 "question with its numbers masked); one more prefill per item. Use them on large samples."))
         ref = _typed_path("Reference file (twins; not needed for GSM8K)", "reference")
         options["reference"] = str(ref) if ref else ""
     elif method == "lab-build":
@@ -114,8 +115,8 @@ try:
             st.warning("No lab builds on this machine yet: start **Lab: build** first.")
         options["con"] = "1" if st.checkbox("Also measure Con (generates full CoTs; slow on CPU)",
                                             key="lab_con") else ""
-        options["calibrate"] = "1" if st.checkbox("Also measure the calibrated P_first / P_all (one more prefill "
-                                                  "per item)", key="lab_calibrate") else ""
+        options["calibrate"] = "1" if st.checkbox("Also measure the calibrated answer-token probabilities "
+                                                  "(one more prefill per item)", key="lab_calibrate") else ""
     elif method == "guided":
         default_name = Path(str(dataset)).parent.name if dataset else ""
         options["dataset_name"] = st.text_input("Dataset name in the guided prompt", default_name, key="g_name")

@@ -22,7 +22,9 @@ from pathlib import Path
 def main() -> None:
     """Run the measurements and write the JSON report."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from zcp_core.lab import EvalOptions, build_lab, evaluate_lab, format_table, profile_config
+    from zcp_core.lab import EvalOptions, build_lab, evaluate_lab, profile_config
+    from zcp_core.lab.report import report as lab_report
+    from zcp_core.runs import load_run
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n-contaminated", type=int, default=None)
@@ -46,7 +48,7 @@ def main() -> None:
         t = time.time()
         ev = evaluate_lab(b1.name, EvalOptions(), out=Path(args.runs) / f"eval-{mode}")
         eval_s = time.time() - t
-        print(format_table(ev.summary))
+        print(lab_report(load_run(ev.run_path)).to_text())  # as `zcp lab evaluate` prints it
         report["modes"][mode] = {
             "name": b1.name, "first_call_trained": not b1.cached, "first_call_s": first,
             "recorded_build_s": b1.summary.get("build_seconds"), "cached_call_s": second, "cached": b2.cached,
@@ -56,7 +58,7 @@ def main() -> None:
         first_name = first_name or b1.name
     t = time.time()
     clean = evaluate_lab(first_name, EvalOptions(model="smollm2"), out=Path(args.runs) / "eval-clean")
-    print(format_table(clean.summary))
+    print(lab_report(load_run(clean.run_path)).to_text())
     report["clean"] = {"evaluate_s": time.time() - t, "summary": dict(clean.summary)}
     Path(args.out).write_text(json.dumps(report, indent=2, default=str))
     print(args.out)

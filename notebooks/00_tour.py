@@ -29,6 +29,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars belong in a terminal
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note about Jupyter widgets
 
 from zcp_core.data import install_root
+from zcp_core.app.labels import readable
 from zcp_core.runs import load_run, runs_table
 
 RUNS = Path(tempfile.mkdtemp(prefix="zcp-tour-"))
@@ -85,13 +86,14 @@ for name in ("probe-lab-direct", "probe-smollm2-lab-items"):
 
 # %%
 from zcp_core.artifacts import RunInputs, load_library, write_scan_run
+from zcp_core.artifacts.report import breakdown_frame
 from zcp_core.data import load_texts
 
 sample = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
 folder, scan_summary = write_scan_run(RUNS / "scan", load_texts(sample), load_library(), RunInputs(tuple(map(str, sample))))
 fp = scan_summary["human_false_positives"]
 print(f"{scan_summary['flagged']} of {scan_summary['texts']} texts flagged; human texts flagged: {fp['flagged']} of {fp['texts']}")
-load_run(folder).table("by_llm_type")
+breakdown_frame(load_run(folder).table("by_llm_type"), "llm_type")  # per generator, as the app shows it
 
 # %% [markdown]
 # ## Answer-first rate
@@ -114,4 +116,4 @@ print(report(afr_run).headline.text)  # names its denominator: Gemma-2 has no th
 # Every command writes a run folder (manifest + parquet tables). The app's run browser lists them; `zcp app` opens it.
 
 # %%
-runs_table(RUNS)[["name", "kind", "headline_label", "headline_value"]].fillna("–")
+readable(runs_table(RUNS)[["name", "kind", "headline_label", "headline_value"]])  # column names in words

@@ -32,12 +32,18 @@ from IPython.display import Image, display
 from zcp_core.data import install_root
 from IPython.display import Markdown
 
+from zcp_core.app.labels import readable
 from zcp_core.lab import profile_config
 from zcp_core.lab.report import TOOK_COLUMNS, report, took_rows
 from zcp_core.lab import viz as viz_lab
 from zcp_core.probe.viz import static_png
 from zcp_core.report import capital, fmt_num, metric_name
 from zcp_core.runs import load_run
+
+def words(df: pd.DataFrame) -> pd.DataFrame:
+    """A stored table as the lab page shows it: column names and flip kinds in words, numbers rounded."""
+    return readable(df, words=viz_lab.COLUMN_WORDS)
+
 
 EXAMPLES = install_root() / "data" / "examples"  # the checkout's, or the copy an installed wheel ships
 run = load_run(EXAMPLES / "lab-eval-direct")
@@ -65,9 +71,6 @@ display(Markdown(report(run, load_run(EXAMPLES / "lab-matrix")).to_markdown()))
 
 # %%
 conf = run.table("confidence")
-conf[conf["split"] != "all"].pivot(index="metric", columns="split", values="confidence").round(3)
-
-# %%
 fig = viz_lab.confidence_figure(conf)
 display(fig, Image(static_png(fig)))
 
@@ -89,13 +92,13 @@ display(fig, Image(static_png(fig)))
 
 # %% [markdown]
 # ## Flips
-# `orig_only`: right on the original, wrong on its numeric twin, the memorisation signature. It should be common on C and rare on U.
+# Original only (`orig_only`): right on the original, wrong on its numeric twin, the memorisation signature. It should be common on C and rare on U.
 
 # %%
-viz_lab.flip_counts(run.table("flips"))
+words(viz_lab.flip_counts(run.table("flips")))
 
 # %%
-viz_lab.flips_view(run.table("flips")).head(10)
+words(viz_lab.flips_view(run.table("flips")).head(10))
 
 # %% [markdown]
 # ## The clean base model on the same items
@@ -136,8 +139,8 @@ display(Markdown(report(matrix).to_markdown()))
 # The untouched model must read about 0.5 everywhere: a detector that flags it is a false alarm, not a finding.
 
 # %%
-m = matrix.table("matrix")
-viz_lab.matrix_display(m[m["kind"] == "none"])[["detector", "auroc", "auroc_ci_fw"]].set_index("detector").round(3)
+evidence = report(matrix).table()  # the rows of the report above: the same strings as the lab page and the CLI
+evidence[evidence["Contamination kind"].str.startswith("none")][["Detector", "AUROC, C against U", "Family-wise 95% CI"]]
 
 # %% [markdown]
 # ## How much contamination each detector needs: the dose

@@ -65,6 +65,7 @@ from zcp_core.afr import (
     write_profile_run,
     write_screen_run,
 )
+from zcp_core.app.labels import readable
 from zcp_core.backends import load_backend
 from zcp_core.data import install_root
 from zcp_core.probe.viz import show_figure
@@ -118,7 +119,7 @@ kept = filter_dir(out, ["nohint", "hint"])  # defaults: filter "mathverify", kee
 print(f"filter: {kept.keep_filter} ({FILTER_DESCRIPTIONS[kept.keep_filter]}); keep: {kept.keep}")
 print(f"matched problems: {len(kept.matched_uids)}")
 print("\n".join(filter_warnings(kept)))
-kept.verdicts[["condition", "uid", "pred", "gold", "correct", "stage", "forced_finish", "reason"]].fillna("–")
+readable(kept.verdicts[["condition", "uid", "pred", "gold", "correct", "stage", "forced_finish", "reason"]])
 
 # %% [markdown]
 # Three problems keep no matched problem, so this demo's own chains cannot be screened. The screen below runs the

@@ -32,6 +32,7 @@ warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's note 
 
 from IPython.display import Markdown
 
+from zcp_core.app.labels import readable
 from zcp_core.backends import load_backend
 from zcp_core.data import install_root
 from zcp_core.guided import GuidedConfig, build_prompt, instances_frame, run_partition, split_dataset, write_guided_run
@@ -47,7 +48,7 @@ from zcp_core.runs import RunSpec, load_run
 # %%
 ROOT = install_root()  # the checkout, or the copy an installed wheel ships
 split = split_dataset(str(ROOT / "data/gsm8k/test.jsonl"), limit=5, seed=0)
-instances_frame(split)
+readable(instances_frame(split))  # column names in words
 
 # %%
 print(build_prompt(split.instances[0], "guided", "GSM8K", "test"))
@@ -67,7 +68,7 @@ result = run_partition(backend, split, cfg, judge_mode="self")
 out = write_guided_run(str(Path(tempfile.mkdtemp()) / "guided-nb"), RunSpec("guided", {"limit": 5}, model="smollm2"), [result])
 run = load_run(out)
 display(Markdown(report(run).to_markdown()))  # the run's report, as the CLI and the app show it
-run.records[["id", "second_piece", "guided", "general", "rouge_l_guided", "rouge_l_general", "match_label"]]
+readable(run.records[["id", "second_piece", "guided", "general", "rouge_l_guided", "rouge_l_general", "match_label"]])
 
 # %% [markdown]
 # ## Read the run

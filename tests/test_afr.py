@@ -347,7 +347,7 @@ def test_screen_line_uses_the_papers_denominator(tmp_path: Path) -> None:
     report = screen_report(r).splitlines()
     assert report[:2] == [PAPER_LINE, ALL_LINE]
     assert "keep-correct filter: not recorded (both arms)" in report[3]
-    assert report[4] == "forced finishes (box_prefill): none; every chain boxed its answer itself"
+    assert report[4] == "forced finishes (`box_prefill`): none; every chain boxed its answer itself"
     assert screen_line_own(r) == ""
     s = screen_summary(r)
     assert s["headline"]["value"] == pytest.approx(25.0) and "paper's denominator" in s["headline"]["label"]
@@ -374,7 +374,7 @@ def test_forced_finishes_are_reported_apart(tmp_path: Path) -> None:
     assert screen_line_own(r) == ("own finishes only (chains that boxed their answer themselves): AFR "
                                   "blind(nohint)=25.0% (n=12) leaked(hint)=50.0% (n=4) dAFR=+25.0")
     text = screen_report(r)
-    assert "forced finishes (box_prefill): blind 0/14, leaked 8/14" in text
+    assert "forced finishes (`box_prefill`): blind 0/14, leaked 8/14" in text
     assert "WARNING: 8 of 14 chains of the leaked arm (hint)" in text and "not about the model's own writing" in text
     assert screen_summary(r)["warnings"] == [w for w in text.splitlines() if w.startswith("WARNING")]
     for rr in recs[:8]:

@@ -42,7 +42,7 @@ def test_page_with_screen_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert not at.code
     html = "".join(m.value for m in at.markdown)
     captions = "".join(c.value for c in at.caption)
-    assert "keep-correct filter: not recorded" in captions and "forced finishes (box_prefill): none" in captions
+    assert "keep-correct filter: not recorded" in captions and "forced finishes (`box_prefill`): none" in captions
     assert "<mark" in html and "\\boxed{" in html
     assert not at.warning
     at.checkbox[0].check().run()

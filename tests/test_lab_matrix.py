@@ -136,9 +136,9 @@ def test_matrix_reading_golden() -> None:
     from zcp_core.lab.viz import matrix_reading
 
     assert matrix_reading(_table()) == [
-        "verbatim: caught by min_k (family-wise CI above 0.5).",
-        "direct: no detector catches it family-wise. Inverted (family-wise CI below 0.5): min_k.",
-        "Untouched model: false alarm by min_k.",
+        "verbatim: caught by Min-K% probability (family-wise CI above 0.5).",
+        "direct: no detector catches it family-wise. Inverted (family-wise CI below 0.5): Min-K% probability.",
+        "Untouched model: false alarm by Min-K% probability.",
     ]
 
 
@@ -146,9 +146,10 @@ def test_matrix_figure_is_kinds_by_detectors_with_the_ci_in_the_hover() -> None:
     from zcp_core.lab.viz import matrix_figure
 
     hm = matrix_figure(_table()).data[0]
-    assert list(hm.y) == ["verbatim", "direct", "none"] and list(hm.x) == ["min_k", "zlib"]
+    assert list(hm.y) == ["verbatim", "direct", "none"] and list(hm.x) == ["Min-K% probability", "zlib ratio"]
     assert hm.z[0][0] == 0.95 and hm.z[1][1] is None and hm.text[1][1] == "–"
-    assert "95% CI [+0.850, +1.000]" in hm.customdata[0][0] and "family-wise CI [+0.800, +1.000]" in hm.customdata[0][0]
+    # an AUROC is not a difference: its intervals read unsigned
+    assert "95% CI [0.850, 1.000]" in hm.customdata[0][0] and "family-wise CI [0.800, 1.000]" in hm.customdata[0][0]
 
 
 def test_options_refuse_unknown_kinds_and_detectors() -> None:

@@ -16,7 +16,6 @@ from zcp_core.lab.took import (
     cot_final_answer,
     cot_requests,
     did_interval,
-    format_took,
     took_row,
 )
 from zcp_core.schema import Item
@@ -84,15 +83,7 @@ def test_cot_acc_confidence_withholds_a_verdict_below_min_pairs() -> None:
     assert out["U"] == (None, "too few pairs for a verdict (n < 10)")
 
 
-def test_format_took_and_the_took_row() -> None:
-    s = {"took": True, "took_gain": 0.575, "took_ci": [0.41, 0.74],
-         "took_detail": {"accuracy": {"C_lab": 0.55, "C_base": 0.0, "U_lab": 0.0, "U_base": 0.025},
-                         "prompt_style": "chat", "reason": "", "p": 1e-4},
-         "memorised": {"gain": 1.234}}
-    assert format_took(s) == ("took: TOOK  full-CoT gain C-U +0.575 (95% CI [+0.410, +0.740])  C 55% vs base 0%, "
-                              "U 0% vs base 2% (chat prompts)\nmemorised (apart; never decides took): "
-                              "training-text logprob C-U +1.234")
-    assert format_took({}) == "took: not measured"
+def test_the_took_row_of_a_kind_without_a_build() -> None:
     row = took_row("none", None)
     assert row["took"] is None and row["took_gain"] is None and row["reason"].startswith("no build")
 
@@ -111,7 +102,7 @@ def test_matrix_reading_and_figure_set_a_build_that_did_not_take_apart() -> None
     assert matrix_reading(t) == [
         "solution: the build did not take (full-CoT gain on C over U 0.050, CI not above 0): its row does not show "
         "whether a detector is blind.",
-        "direct: caught by min_k (family-wise CI above 0.5).",
+        "direct: caught by Min-K% probability (family-wise CI above 0.5).",
         "Untouched model: no detector separates C from U family-wise (as it should).",
     ]
     assert list(matrix_figure(t).data[0].y) == ["direct", "none", "solution (did not take)"]

@@ -1,8 +1,11 @@
 """Every notebook teaches: executed once here (this is the notebooks' CI run), each code cell's output is checked.
 
 A cell fails the test when its output shows ``None``, ``nan``, ``NaN`` or ``+nan`` as a word (a missing value
-reads "–"), a Python repr (``{'``, ``mappingproxy(``), draws a plotly figure without a static image in the same cell (a static render of the
-notebook would show nothing), or writes anything to stderr (warnings, progress bars, tracebacks).
+reads "–"), a Python repr (``{'``, ``mappingproxy(``), a snake_case name (a stored column or metric name such as
+``p_all`` or ``took_gain``, where a reader should see words), draws a plotly figure without a static image in the
+same cell (a static render of the notebook would show nothing), or writes anything to stderr (warnings, progress
+bars, tracebacks). Code spans, commands, file names and paths may name things as the code does, so the snake_case
+check skips them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,20 @@ BAD_TEXT = {"shows None": re.compile(r"\bNone\b"), "shows nan": re.compile(r"(?<
 # A word of a quoted text, highlighted by its attribution (the detector's token view): the text's own words, where
 # "nan" or "None" may well occur, not a value the notebook prints.
 QUOTED_WORD = re.compile(r'<span title="[^"]*"[^>]*>[^<]*</span>')
+# A snake_case name as a reader would meet it: lower-case words joined by underscores, not part of a path, a file
+# name, a flag or a longer identifier (a model id such as ``org/some_model``). Cohen's d_z is a name in its own right.
+SNAKE = re.compile(r"(?<![\w./\\-])(?!d_z\b)[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?!/|[.\\-]\w)")
+# Where code may name things as the code does: code spans (markdown and HTML), HTML tags and their attributes,
+# and command lines (a reproduce line, a shell or zcp command).
+CODE = re.compile(r"`[^`\n]*`|<code>.*?</code>|<pre>.*?</pre>|<[^>]*>", re.S)
+COMMAND = re.compile(r"^\s*(?:[$>]\s+|(?:zcp|python|\.venv/bin/\S+|make|pip|jupyter|jupytext)\s|reproduce:|Reproduce)",
+                     re.I)
+
+
+def snake_names(text: str) -> list[str]:
+    """The snake_case names ``text`` shows a reader, outside code spans, HTML tags and command lines."""
+    prose = "\n".join(ln for ln in CODE.sub(" ", text).splitlines() if not COMMAND.match(ln))
+    return sorted({m.group(0) for m in SNAKE.finditer(prose)})
 
 pytestmark = pytest.mark.model
 
@@ -44,11 +61,15 @@ def cell_problems(cell: Any) -> list[str]:
             problems.append(f"stderr: {str(o['text']).strip()[:200]!r}")
         if o.get("output_type") == "error":
             problems.append(f"error: {o.get('ename')}: {o.get('evalue')}")
+        names: set[str] = set()
         for text in _texts(o):
             for what, rx in BAD_TEXT.items():
                 m = rx.search(text)
                 if m:
                     problems.append(f"{what}: …{text[max(0, m.start() - 80):m.end() + 40]!r}")
+            names.update(snake_names(text))
+        if names:  # once per output (a table's text and HTML show the same names)
+            problems.append(f"shows snake_case names: {', '.join(sorted(names))}")
     return problems
 
 
@@ -79,6 +100,33 @@ def test_cell_checks_golden() -> None:
     assert cell_problems(cell(quoted)) == []  # a word of the explained text, not a value
     # Words that merely contain the letters are fine.
     assert cell_problems(cell({"output_type": "stream", "name": "stdout", "text": "nanoGPT, Nonetheless, –"})) == []
+
+
+def test_snake_case_check_golden() -> None:
+    """Stored names fail wherever a reader meets them; code, commands, files, paths and flags do not."""
+    import nbformat
+
+    def problems(text: str, kind: str = "text/plain") -> list[str]:
+        out = {"output_type": "display_data", "metadata": {}, "data": {kind: text}}
+        return cell_problems(nbformat.v4.new_code_cell(outputs=[nbformat.from_dict(out)]))
+
+    def stdout(text: str) -> list[str]:
+        out = {"output_type": "stream", "name": "stdout", "text": text}
+        return cell_problems(nbformat.v4.new_code_cell(outputs=[nbformat.from_dict(out)]))
+
+    for text in ("p_all 0.998", "metric  p_first  p_all\nacc", "C on C: took_gain +0.575.", "caught by zcp_p_all.",
+                 "(auroc_ci_fw)", "x_1 = 2"):
+        assert stdout(text), text
+    assert problems("| Metric | p_all |\n|---|---|", "text/markdown") == ["shows snake_case names: p_all"]
+    assert problems("<table><tr><th>took_gain</th></tr></table>", "text/html") == ["shows snake_case names: took_gain"]
+    for text in ("P(all answer tokens) 0.998; run `zcp lab evaluate --name direct`", "reproduce: zcp probe --n_max 5",
+                 "zcp lab matrix --build-missing", "see benchmarks/results/lab_dose_paper.md", "lab_dose_paper.md",
+                 "the entry for detectrl_sample/: none",
+                 "data/examples/probe_lab_direct", "--build_missing", "Cohen's d_z +0.574", "well-known, self-evident",
+                 "$ make test_fast"):
+        assert stdout(text) == [], text
+    assert problems('<div id="T_ab12_row0_col1" class="data_frame">Accuracy</div>', "text/html") == []
+    assert problems("`load_run(path)` returns the run", "text/markdown") == []
 
 
 @pytest.mark.parametrize("stem", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))

@@ -82,7 +82,7 @@ def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):
     assert "nan" not in text.split() and "Prediction: nan" not in text  # no parsed answer reads "no answer parsed"
     assert len(at.code) >= 2  # both raw completions
     assert any("P(all answer tokens)" in c.value for c in at.caption)
-    arm_lines = [c.value for c in at.caption if c.value.startswith("P(first answer token) ")]
+    arm_lines = [c.value for c in at.caption if c.value.startswith("P(first answer token) ") and " · " in c.value]
     assert len(arm_lines) == 2 and "P_all" not in " ".join(arm_lines)  # each arm's P_* in words
 
 

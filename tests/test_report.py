@@ -81,3 +81,9 @@ def test_no_doc_shows_a_c_of_one() -> None:
     found = [f"{f.relative_to(root)}: {m.group(0)!r}" for f in files if f.exists()
              for m in re.finditer(r".{0,40}(?<![\d.])1\.000(?![\d])", f.read_text())]
     assert not found, found
+
+
+def test_intervals_of_values_are_unsigned_and_of_differences_signed() -> None:
+    assert r.fmt_value_ci(0.568, 0.802) == "[0.568, 0.802]" and r.fmt_value_ci(0.5, 1) == "[0.500, 1.000]"
+    assert r.fmt_ci(0.568, 0.802) == "[+0.568, +0.802]"  # an effect's: the sign says which side is ahead
+    assert r.fmt_value_ci(None, 0.8) == r.MISSING and r.fmt_value_ci(math.nan, 0.8) == r.MISSING

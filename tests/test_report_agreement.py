@@ -2,7 +2,9 @@
 
 For each bundled example probe run, the CLI (text and ``--json``), the app's probe page, notebook 01's cells and
 the release card are rendered and must show the report's headline and evidence; the probe page and notebooks
-00/01 must show no ``None``/``nan``, no Python repr and no snake_case name outside code.
+00/01 must show no ``None``/``nan``, no Python repr and no snake_case name outside code. For each lab run notebook 02
+renders (evaluate, matrix, both dose runs), the notebook and the lab page must show the same report strings:
+headline, every evidence cell, sentences, notes and the reproduce command.
 """
 
 from __future__ import annotations
@@ -101,17 +103,20 @@ def _notebook(stem: str, upto: str) -> str:
             else:
                 shown.append(str(o))
 
+    import IPython.display as ipd
+
     ns: dict[str, Any] = {"display": display, "__name__": "__main__"}
     out = io.StringIO()
     cwd = os.getcwd()
     os.chdir(ROOT / "notebooks")
+    real_display, ipd.display = ipd.display, display  # a cell's own `from IPython.display import display` too
     try:
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
             src = cell.source
-            if "static_png" in src or src.lstrip().startswith(("%", "!")):
-                continue  # figures only: nothing a reader reads as text
+            if re.search(r"\w_png\(", src) or src.lstrip().startswith(("%", "!")):
+                continue  # draws a figure (static_png, matrix_png): nothing a reader reads as text
             lines = src.rstrip().splitlines()
             *body, last = lines or [""]
             with contextlib.redirect_stdout(out):
@@ -126,6 +131,7 @@ def _notebook(stem: str, upto: str) -> str:
                 break
     finally:
         os.chdir(cwd)
+        ipd.display = real_display
     return out.getvalue() + "\n".join(shown)
 
 
@@ -186,3 +192,61 @@ def test_the_check_catches_internals() -> None:
     for text in ("C = None", "effect nan", "+nan", "{'p': 1}", "mappingproxy({})", "('a', 'b')", "p_all 0.998"):
         assert _bad(text), text
     assert _bad("P(all answer tokens) 0.998; run `zcp confidence runs/probe_x`") == []
+
+
+# ---- the lab: notebook 02 and the lab page render the same Report strings ---------------------------------------
+
+#: The lab runs notebook 02 renders, with the cell that renders each (the notebook runs up to the last of them).
+LAB_RUNS = ("lab-eval-direct", "lab-matrix", "lab-dose", "lab-dose-paper")
+LAB_NOTEBOOK_LAST = "for d in doses:"
+
+
+@pytest.fixture(scope="module")
+def lab_notebook() -> str:
+    """Notebook 02's text up to its last report cell (it reads the bundled examples; nothing is trained)."""
+    return _notebook("02_lab", LAB_NOTEBOOK_LAST)
+
+
+def _lab_strings(rep: Any) -> list[str]:
+    """What both surfaces must show of a lab report: headline, every cell of the evidence, sentences, notes, command."""
+    cells = [c for r in rep.rows for c in r if c]
+    return [rep.headline.text, rep.headline.value, *cells, *rep.sentences, *rep.notes, rep.command]
+
+
+def _lab_page(runs: Path, name: str) -> str:
+    """The lab page (AppTest) opened on ``runs/name``, as the run browser opens it: every text and table cell."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=90)
+    at.session_state["selected_run"] = str(runs / name)
+    at.run()
+    assert not at.exception, at.exception
+    cells = [str(v) for d in at.dataframe for v in d.value.to_numpy().ravel()]
+    return "\n".join([*(m.label + " " + str(m.value) for m in at.metric), *(s.value for s in at.subheader),
+                      *(m.value for m in at.markdown), *(c.value for c in at.caption), *cells])
+
+
+@pytest.mark.parametrize("name", LAB_RUNS)
+def test_lab_notebook_and_lab_page_show_the_same_strings(name: str, lab_notebook: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from zcp_core.lab.report import report as lab_report
+    from zcp_core.runs import load_run
+
+    runs = tmp_path / "runs"
+    for ex in EXAMPLES.glob("lab-*"):  # the page finds the matrix beside an evaluate run, as the notebook passes it
+        if (ex / "manifest.json").exists():
+            shutil.copytree(ex, runs / ex.name)
+    monkeypatch.setenv("ZCP_RUNS", str(runs))
+    matrix = load_run(EXAMPLES / "lab-matrix") if name == "lab-eval-direct" else None
+    rep = lab_report(load_run(EXAMPLES / name), matrix)
+    want = _lab_strings(rep)
+    assert rep.headline.value and rep.command
+    page = _lab_page(runs, name)
+    assert rep.title in page
+    assert [s for s in want if s not in lab_notebook] == []
+    assert [s for s in want if s not in page] == []
+    assert _bad(page) == []
+
+
+def test_lab_notebook_text_has_no_internals(lab_notebook: str) -> None:
+    assert _bad(lab_notebook) == []

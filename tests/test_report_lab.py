@@ -54,5 +54,10 @@ def test_cli_text_and_report_agree_and_read_in_words(name: str) -> None:
     if name == "lab-dose-paper":
         assert "did not take at n = 40 per side (p = 0.046)" in text
         assert "on SmolLM2-135M with LoRA" in text
+    if name == "lab-matrix":  # an AUROC is not a difference: its intervals carry no sign
+        for col in ("95% CI", "Family-wise 95% CI"):
+            cis = [r[rep.columns.index(col)] for r in rep.rows]
+            assert all(re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", ci) for ci in cis), cis
+        assert "[0.568, 0.802]" in text
     if name == "lab-eval-direct":
         assert "accuracy AUROC 0.525 where this run reads 0.800" in text

@@ -309,3 +309,18 @@ def markdown_table(columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) 
 
     return ["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns),
             *("| " + " | ".join(cell(c) for c in r) + " |" for r in rows)]
+
+
+# ---- intervals of quantities that are not differences ------------------------------------------------------------
+
+def fmt_value_ci(low: Any, high: Any, digits: int = DIGITS) -> str:
+    """A 95% interval of a quantity that is not a difference (an AUROC, a score), unsigned: ``[0.568, 0.802]``.
+
+    :func:`fmt_ci` signs both ends because it bounds an effect, a difference whose sign says which side is ahead;
+    an AUROC (0.5 is chance) or a score has no side, so a sign would only suggest one. ``–`` when either end is
+    missing.
+    """
+    lo, hi = number(low), number(high)
+    if lo is None or hi is None:
+        return MISSING
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"

@@ -298,6 +298,6 @@ def filter_warnings(res: FilterResult) -> list[str]:
     for c, v in res.counts.items():
         if 2 * v["matched_forced"] > v["matched_chains"]:
             out.append(f"WARNING: {v['matched_forced']} of {v['matched_chains']} chains in {c}_matched.jsonl have a "
-                       "forced finish: box_prefill wrote the final answer that the keep-correct filter graded. "
+                       "forced finish: `box_prefill` wrote the final answer that the keep-correct filter graded. "
                        "A screen of these arms is not about the model's own writing.")
     return out

@@ -93,7 +93,7 @@ def forced_warnings(r: ScreenResult) -> list[str]:
     for side, info in (("blind", r.blind_info), ("leaked", r.leaked_info)):
         if info.forced_majority:
             out.append(f"WARNING: {info.n_forced} of {info.n_chains} chains of the {side} arm ({info.name}) have a "
-                       "forced finish: box_prefill, not the model, wrote their final answer, which is what the "
+                       "forced finish: `box_prefill`, not the model, wrote their final answer, which is what the "
                        "keep-correct filter grades. This result is not about the model's own writing.")
     return out
 
@@ -119,10 +119,10 @@ def forced_text(r: ScreenResult) -> str:
     """Forced-finish counts per arm."""
     b, lk = r.blind_info, r.leaked_info
     if not b.n_chains and not lk.n_chains:
-        return "forced finishes (box_prefill): no chain in either arm"
+        return "forced finishes (`box_prefill`): no chain in either arm"
     if not b.n_forced and not lk.n_forced:
-        return "forced finishes (box_prefill): none; every chain boxed its answer itself"
-    return f"forced finishes (box_prefill): blind {b.n_forced}/{b.n_chains}, leaked {lk.n_forced}/{lk.n_chains}"
+        return "forced finishes (`box_prefill`): none; every chain boxed its answer itself"
+    return f"forced finishes (`box_prefill`): blind {b.n_forced}/{b.n_chains}, leaked {lk.n_forced}/{lk.n_chains}"
 
 
 def size_note(r: ScreenResult) -> str:

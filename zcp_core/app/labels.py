@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 # The missing mark and the reading of C are the report layer's, re-exported here for the pages that import them
 # from this module: one rule, not two copies that drift apart.
-from zcp_core.report import C_DEFINITION, EFFECT_NAMES, TEST_NAMES, effect_name, fmt_num, statistical_test_name
+from zcp_core.report import (
+    C_DEFINITION,
+    EFFECT_NAMES,
+    METRIC_NAMES,
+    TEST_NAMES,
+    effect_name,
+    fmt_num,
+    metric_name,
+    statistical_test_name,
+)
 from zcp_core.report import EVIDENCE_LEVELS as EVIDENCE_LEVELS
 from zcp_core.report import MISSING as MISSING
 from zcp_core.report import evidence_words as evidence_words
@@ -29,7 +38,12 @@ COLUMN_LABELS: dict[str, str] = {
     # Time-Travel
     "partition": "Partition", "rouge_l_guided": "ROUGE-L guided", "rouge_l_general": "ROUGE-L general",
     "exact": "Exact matches", "near_exact": "Near-exact matches", "contaminated": "Contaminated (judge rule)",
-    "overlap_significant": "Overlap significant",
+    "overlap_significant": "Overlap significant", "first_piece": "First piece", "second_piece": "True second piece",
+    "n_units": "Units", "unit": "Unit", "cut": "Cut after unit", "fraction": "Share given",
+    "match_label": "Judge's call", "guided": "Guided completion", "general": "General completion",
+    # AFR chains
+    "condition": "Condition", "uid": "Problem", "pred": "Prediction", "stage": "Graded by",
+    "forced_finish": "Forced finish", "correct": "Correct",
     # artifacts
     "llm_type": "Generator", "data_type": "Data type", "label": "Label", "texts": "Texts", "rejection": "Rejection",
     "substitute": "Refusal + substitute", "transcript": "Prompt transcript",
@@ -51,17 +65,16 @@ DIRECTION_WORDS: dict[str, str] = {
     "original>reference": "original > twin", "reference>original": "twin > original", "none": "no difference",
     "guided>general": "guided > general", "general>guided": "general > guided",
 }
-METRIC_WORDS: dict[str, str] = {
-    "acc": "Acc", "con": "Con", "p_first": "P_first", "p_all": "P_all", "p_first_cal": "P_first calibrated",
-    "p_all_cal": "P_all calibrated", "rouge_l": "ROUGE-L", "edit_sim": "edit similarity",
-}
+#: Metrics in words: the report layer's names (``report.metric_name``), as every surface shows them.
+METRIC_WORDS: Mapping[str, str] = METRIC_NAMES
 VALUE_WORDS: dict[str, Mapping[str, str]] = {"test": TEST_WORDS, "effect_name": EFFECT_WORDS,
                                              "direction": DIRECTION_WORDS, "metric": METRIC_WORDS}
 #: Contamination Confidence explained beside the number (the probe and the lab pages, notebook 01).
 CONFIDENCE_EXPLAINED = (
     "**Contamination Confidence C** is " + C_DEFINITION + " It comes from the paired test between "
-    "originals and their twins: the exact McNemar test for Acc and Con (pairs where only "
-    "one side is right) and a sign-flip permutation test for P_first and P_all. Its p-value becomes the largest "
+    f"originals and their twins: the exact McNemar test for {metric_name('acc')} and {metric_name('con')}, on "
+    f"the pairs where only one side is right, and a sign-flip permutation test for {metric_name('p_first')} and "
+    f"{metric_name('p_all')}. Its p-value becomes the largest "
     "Bayes factor any test with that p-value allows, BF = 1 / (−e·p·ln p) (Sellke, Bayarri and Berger), so C is "
     "an upper bound; with the prior P(contaminated) = {prior} it gives C = BF·prior / (BF·prior + 1 − prior). "
     "C = 0.5 (BF = 1) is no evidence either way; C near 1 means the originals beat their twins far more often than "
@@ -89,7 +102,7 @@ def readable(df: pd.DataFrame, digits: int = 3, words: Mapping[str, str] | None 
 
     from zcp_core.probe.browse import FLIP_WORDS
 
-    value_words = {**VALUE_WORDS, "flip": FLIP_WORDS}
+    value_words = {**VALUE_WORDS, "flip": FLIP_WORDS, "match_label": MATCH_WORDS}
     out = df.copy()
     # A column with nothing in it (e.g. no reason on any row) says nothing: it is left out.
     empty = [c for c in out.columns if all(v is None or v == "" or (isinstance(v, float) and v != v) for v in out[c])]
@@ -104,8 +117,8 @@ def readable(df: pd.DataFrame, digits: int = 3, words: Mapping[str, str] | None 
                 out[c] = [MISSING if v != v else f"{int(v):,}" if whole else f"{round(v, digits):g}" for v in col]
             else:
                 out[c] = col.astype("int64") if whole and len(col) else col.round(digits)
-        elif c in ("effect_name", "test"):  # named as every report names them, unknown names included
-            name = effect_name if c == "effect_name" else statistical_test_name
+        elif c in ("effect_name", "test", "metric"):  # named as every report names them, unknown names included
+            name = {"effect_name": effect_name, "test": statistical_test_name, "metric": metric_name}[c]
             out[c] = [name(v) if isinstance(v, str) else v for v in col]
         elif c in value_words:
             out[c] = [value_words[c].get(v, v) if isinstance(v, str) else v for v in col]
@@ -124,7 +137,7 @@ def evidence_sentence(tests: pd.DataFrame, metric: str | None, arm: str = "origi
     if rows.empty or rows.iloc[0].get("confidence") is None or rows.iloc[0]["confidence"] != rows.iloc[0]["confidence"]:
         return ""
     r = rows.iloc[0]
-    name = METRIC_WORDS.get(str(metric), str(metric))
+    name = metric_name(metric)
     parts = [f"For **{name}**: {statistical_test_name(r.get('test'))} over {int(r['n'])} pairs"]
     effect, diff, lo, hi = (r.get(k) for k in ("effect", "mean_diff", "ci_low", "ci_high"))
     ci = f" (95% CI {lo:+.3f} to {hi:+.3f})" if lo is not None and lo == lo and hi is not None and hi == hi else ""

@@ -11,9 +11,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from zcp_core.report import metric_name
+
 GUIDED_COLOR = "#d62728"
 GENERAL_COLOR = "#1f77b4"
-METRIC_NAMES = {"rouge_l": "ROUGE-L", "edit_sim": "edit similarity", "bleurt": "BLEURT"}
+#: The overlap scores in words: the report layer's names (``report.metric_name``).
+METRIC_NAMES = {m: metric_name(m) for m in ("rouge_l", "edit_sim", "bleurt")}
 
 
 def highlight_overlap(reference: str, candidate: str, tag: str = "mark") -> tuple[str, str]:

@@ -33,12 +33,11 @@ from zcp_core.lab.evaluate import (
     LabEvaluation,
     detection_quality,
     evaluate_lab,
-    format_table,
     pair_split,
     roc_table,
     targets_report,
 )
-from zcp_core.lab.matrix import DETECTORS, KINDS, MatrixOptions, MatrixResult, format_matrix, run_matrix
+from zcp_core.lab.matrix import DETECTORS, KINDS, MatrixOptions, MatrixResult, run_matrix
 from zcp_core.lab.quality import ROW_COLUMNS, Quality, auroc_ci, bonferroni_alpha, matrix_rows, quality, tpr_at_fpr
 from zcp_core.lab.split import Split, draw_split, traceable_pool
 from zcp_core.lab.train import answer_text, check_trainable, estimate_params, verbatim_text
@@ -48,7 +47,7 @@ __all__ = [
     "LabEvaluation", "LoraSpec", "MODES", "MatrixOptions", "MatrixResult", "PROFILES", "Quality", "ROW_COLUMNS",
     "Split", "alias_for", "answer_text", "auroc_ci", "bonferroni_alpha", "build_lab", "cache_key", "check_config",
     "check_trainable", "default_name", "detection_quality", "draw_split", "estimate_params", "evaluate_lab",
-    "format_matrix", "format_table", "lab_root", "list_builds", "matrix_rows", "pair_split", "plan_build",
+    "lab_root", "list_builds", "matrix_rows", "pair_split", "plan_build",
     "profile_config", "quality", "recipe", "resolve_build", "roc_table", "run_matrix", "targets_report",
     "tpr_at_fpr", "traceable_pool", "verbatim_text",
 ]

@@ -100,28 +100,3 @@ def run_dose(kinds: tuple[str, ...], doses: tuple[int, ...], opts: MatrixOptions
                        seed=opts.seed)
         run_path = write_run(out, spec, table, summary, tables=tables)
     return DoseResult(table, summary, run_path)
-
-
-def format_dose(summary: dict[str, Any]) -> str:
-    """Plain-text AUROC per kind, detector and dose, with ``took`` per kind and dose."""
-    rows = summary["rows"]
-    doses = summary["doses"]
-    lines = [f"{'kind':<9} {'detector':<22} " + " ".join(f"{'d=' + str(d):>7}" for d in doses)]
-    for kind in summary["kinds"]:
-        for det in summary["detectors"]:
-            vals = {r["dose"]: r.get("auroc") for r in rows if r["kind"] == kind and r["detector"] == det}
-            lines.append(f"{kind:<9} {det:<22} " + " ".join(
-                f"{vals[d]:>7.3f}" if isinstance(vals.get(d), (int, float)) else f"{'-':>7}" for d in doses))
-        tk = {r["dose"]: r for r in summary["took"] if r["kind"] == kind}
-        lines.append(f"{kind:<9} {'took (gain)':<22} " + " ".join(
-            f"{_took_cell(tk.get(d)):>7}" for d in doses))
-    lines.append(f"({summary['seconds']:.0f} s)")
-    return "\n".join(lines)
-
-
-def _took_cell(row: dict[str, Any] | None) -> str:
-    if not row or not isinstance(row.get("took_gain"), (int, float)):
-        return "-"
-    took = row.get("took")
-    mark = "+" if took is True else "x" if took is False else "?"  # took, did not take, no verdict
-    return f"{mark}{row['took_gain']:.2f}"

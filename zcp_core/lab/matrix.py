@@ -428,29 +428,3 @@ def _headline(rows: list[dict[str, Any]]) -> dict[str, Any]:
     best = max(live, key=lambda r: r["auroc"])
     return {"label": f"best AUROC on a contaminated kind ({best['detector']} on {best['kind']})",
             "value": best["auroc"]}
-
-
-def format_matrix(summary: Mapping[str, Any]) -> str:
-    """The human table ``zcp lab matrix`` prints: one line per kind and detector."""
-    def f(v: Any) -> str:
-        return "  -  " if v is None else f"{v:5.3f}"
-
-    def ci(v: Any) -> str:
-        return "      -      " if v is None or v[0] is None else f"[{v[0]:.2f}, {v[1]:.2f}]"
-
-    lines = [f"{'kind':<9} {'detector':<21} {'AUROC':>5} {'95% CI':>13} {'FW CI':>13} {'TPR@5%':>6} "
-             f"{'C on C':>6} {'C on U':>6}  note"]
-    for r in summary["rows"]:
-        note = r["reason"] or ("" if r["c_contaminated"] is not None else r["c_reason"][:60])
-        lines.append(f"{r['kind']:<9} {r['detector']:<21} {f(r['auroc'])} {ci(r['auroc_ci']):>13} "
-                     f"{ci(r['auroc_ci_fw']):>13} {f(r['tpr_at_5fpr']):>6} {f(r['c_contaminated']):>6} "
-                     f"{f(r['c_clean']):>6}  {note[:80]}")
-    for t in summary.get("took", []):
-        if t["kind"] != "none" and t["took_gain"] is not None:
-            verdict = {True: "TOOK", False: "did NOT take (its row says nothing about the detectors)",
-                       None: "no verdict"}[t["took"]]
-            lines.append(f"{t['kind']}: {verdict}; full-CoT gain C-U {t['took_gain']:+.3f} "
-                         f"(95% CI [{t['took_ci_lo']:+.3f}, {t['took_ci_hi']:+.3f}])" if t["took_ci_lo"] is not None
-                         else f"{t['kind']}: {verdict}; full-CoT gain C-U {t['took_gain']:+.3f}")
-    lines.append(f"({summary['seconds']:.0f} s)")
-    return "\n".join(lines)

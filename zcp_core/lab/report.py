@@ -22,6 +22,7 @@ from zcp_core.report import (
     fmt_num,
     fmt_p,
     fmt_share,
+    fmt_value_ci,
     metric_name,
     number,
     portable,
@@ -34,8 +35,9 @@ PAPER_SCALE = "on SmolLM2-135M with LoRA"
 KIND_WORDS = {"direct": "direct answers", "evasive": "paraphrases only", "verbatim": "raw text",
               "solution": "worked solutions", "paper": "the ZCP paper's recipe at lab scale",
               "none": "untouched model"}
-DETECTOR_WORDS = {"zcp_acc": "ZCP accuracy", "zcp_p_first": "ZCP P(first answer token)",
-                  "zcp_p_all": "ZCP P(all answer tokens)", "guided_rouge": "Time-Travel ROUGE-L",
+# The ZCP detectors are named by their metric, in the report layer's words.
+DETECTOR_WORDS = {**{f"zcp_{m}": f"ZCP {metric_name(m)}" for m in ("acc", "p_first", "p_all")},
+                  "guided_rouge": "Time-Travel ROUGE-L",
                   "guided_minus_general": "Time-Travel guided minus general", "guided_judge": "Time-Travel judge",
                   "min_k": "Min-K% probability", "zlib": "zlib ratio", "cot_acc": "full-CoT accuracy on twins"}
 TOOK_COLUMNS = ("Contamination kind", "Exposures per C item", "Verdict", "Full-CoT gain, C minus U", "95% CI",
@@ -74,8 +76,9 @@ def took_rows(table: Any, n_side: Any = None) -> tuple[tuple[str, ...], ...]:
 
 
 def _ci(v: Any) -> str:
+    """An AUROC's stored ``[lo, hi]`` as an interval of a value, not of a difference: unsigned."""
     lo, hi = (list(v) + [None, None])[:2] if v is not None else (None, None)
-    return fmt_ci(lo, hi)
+    return fmt_value_ci(lo, hi)
 
 
 def _n_side(s: Mapping[str, Any]) -> Any:

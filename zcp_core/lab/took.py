@@ -31,7 +31,7 @@ the matrix reuses the check's generations (:func:`cot_answers`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -337,26 +337,6 @@ def _build_config(name: str) -> dict[str, Any]:
     from zcp_core.runs import load_run
 
     return dict(load_run(resolve_build(name)).manifest.get("config", {}))
-
-
-def format_took(summary: Mapping[str, Any]) -> str:
-    """One human line on the check: took or not, the gain with its CI, the accuracies, and memorised."""
-    d = summary.get("took_detail", {})
-    gain, ci = summary.get("took_gain"), summary.get("took_ci") or [None, None]
-    if gain is None:
-        return "took: not measured"
-    acc = d.get("accuracy", {})
-    verdict = {True: "TOOK", False: "did NOT take", None: "no verdict"}[summary.get("took")]
-    lo, hi = (f"{x:+.3f}" if x is not None else "-" for x in ci)
-    line = (f"took: {verdict}  full-CoT gain C-U {gain:+.3f} (95% CI [{lo}, {hi}])  "
-            f"C {acc.get('C_lab', 0):.0%} vs base {acc.get('C_base', 0):.0%}, "
-            f"U {acc.get('U_lab', 0):.0%} vs base {acc.get('U_base', 0):.0%} ({d.get('prompt_style')} prompts)")
-    if d.get("reason"):
-        line += f"  [{d['reason']}]"
-    mem = summary.get("memorised")
-    if mem and mem.get("gain") is not None:
-        line += f"\nmemorised (apart; never decides took): training-text logprob C-U {mem['gain']:+.3f}"
-    return line
 
 
 def cot_acc_pairs(backend: Any, ev: EvalItems, style: str, max_new_tokens: int = COT_TOKENS,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from zcp_core.report import capital, fmt_c, fmt_num, metric_name
+
 if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
@@ -27,16 +29,6 @@ COLUMN_WORDS = {
     "n_c": "C items", "n_u": "U items", "c_reason": "Why no C", "auroc_ci": "AUROC 95% CI",
     "auroc_ci_fw": "AUROC family-wise CI",
 }
-
-
-def matrix_display(table: pd.DataFrame) -> pd.DataFrame:
-    """The lab matrix with its interval columns as ``0.71–0.88`` text (stored as two-number arrays)."""
-    out = table.copy()
-    for c in ("auroc_ci", "auroc_ci_fw"):
-        if c in out:
-            out[c] = [f"{v[0]:.2f}–{v[1]:.2f}" if v is not None and len(v) == 2 and v[0] == v[0] else "–"
-                      for v in out[c]]
-    return out
 
 
 def loss_figure(loss: pd.DataFrame, epochs: pd.DataFrame | None = None) -> go.Figure:
@@ -70,9 +62,9 @@ def confidence_figure(confidence: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for sp in ("C", "U"):
         d = confidence[confidence["split"] == sp]  # the pooled "all" rows are left out of this chart
-        fig.add_trace(go.Bar(x=d["metric"], y=d["confidence"], name=SPLIT_NAMES[sp], marker_color=SPLIT_COLORS[sp],
-                             text=[f"{v:.3f}" if v == v and v is not None else "n/a" for v in d["confidence"]],
-                             textposition="outside"))
+        fig.add_trace(go.Bar(x=[capital(metric_name(m)) for m in d["metric"]], y=d["confidence"],
+                             name=SPLIT_NAMES[sp], marker_color=SPLIT_COLORS[sp],
+                             text=[fmt_c(v) for v in d["confidence"]], textposition="outside"))
     fig.add_hline(y=0.95, line_dash="dash", line_color="#d62728", annotation_text="target on C ≥ 0.95")
     fig.add_hline(y=0.6, line_dash="dot", line_color="#1f77b4", annotation_text="target on U ≤ 0.6")
     fig.update_layout(barmode="group", yaxis={"range": [0, 1.1], "title": "Contamination Confidence"},
@@ -92,7 +84,8 @@ def roc_figure(roc: pd.DataFrame, detection: dict[str, Any] | None = None) -> go
     fig = go.Figure()
     for metric, d in roc.groupby("metric", sort=False):
         auc = (detection or {}).get(metric, {}).get("auroc")
-        label = f"{metric} (AUROC {auc:.3f})" if isinstance(auc, (int, float)) and auc == auc else str(metric)
+        name = capital(metric_name(metric))
+        label = f"{name}, AUROC {fmt_num(auc)}" if isinstance(auc, (int, float)) and auc == auc else name
         fig.add_trace(go.Scatter(x=d["fpr"], y=d["tpr"], mode="lines+markers", name=label, line_shape="hv"))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"dash": "dot", "color": "grey"}))
     fig.add_vline(x=0.05, line_dash="dash", line_color="grey", annotation_text="5% FPR")
@@ -117,7 +110,7 @@ def gap_figure(gaps: pd.DataFrame, metric: str = "p_all") -> go.Figure:
         fig.add_trace(go.Box(y=s["gap"], name=SPLIT_NAMES[sp], boxpoints="all", jitter=0.4, pointpos=0,
                              marker_color=SPLIT_COLORS[sp], text=s["pair_id"]))
     fig.add_hline(y=0, line_color="grey")
-    fig.update_layout(yaxis_title=f"{metric}: original − reference", height=360, showlegend=False,
+    fig.update_layout(yaxis_title=f"{capital(metric_name(metric))}: original − twin", height=360, showlegend=False,
                       margin={"t": 30, "b": 40})
     return fig
 
@@ -140,7 +133,7 @@ def flip_counts(flips: pd.DataFrame) -> pd.DataFrame:
     for k in ("orig_only", "ref_only", "both", "neither"):
         if k not in table.columns:
             table[k] = 0
-    return table[["orig_only", "ref_only", "both", "neither"]].reset_index()
+    return table[["orig_only", "ref_only", "both", "neither"]].rename_axis(columns=None).reset_index()
 
 
 def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -157,8 +150,6 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
     """
     import pandas as pd
 
-    from zcp_core.report import fmt_c, fmt_num, metric_name
-
     rows = []
     for name, conf in confidence.items():
         by = {(r["split"], r["metric"]): r["confidence"] for r in conf.to_dict("records")}
@@ -173,10 +164,11 @@ def compare_models(confidence: Mapping[str, pd.DataFrame], detection: Mapping[st
 # ---- the detector-by-kind matrix ---------------------------------------------------------------
 
 def _ci_text(ci: Any) -> str:
-    from zcp_core.report import fmt_ci
+    """An AUROC's stored ``[lo, hi]``, unsigned (``report.fmt_value_ci``): an AUROC is not a difference."""
+    from zcp_core.report import fmt_value_ci
 
     lo, hi = (list(ci) + [None, None])[:2] if ci is not None else (None, None)
-    return fmt_ci(lo, hi)
+    return fmt_value_ci(lo, hi)
 
 
 def matrix_figure(table: pd.DataFrame) -> go.Figure:
@@ -186,6 +178,8 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
         table: The matrix run's ``matrix`` table (:data:`zcp_core.lab.quality.ROW_COLUMNS`).
     """
     import plotly.graph_objects as go
+
+    from zcp_core.lab.report import detector_name
 
     kinds = list(dict.fromkeys(table["kind"]))
     dets = list(dict.fromkeys(table["detector"]))
@@ -203,14 +197,14 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
             ok = a is not None and a == a
             zr.append(a if ok else None)
             tr.append(_num(a))
-            hr.append(f"{k} × {d}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
+            hr.append(f"{k} × {detector_name(d)}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
                       f"<br>family-wise CI {_ci_text(r.get('auroc_ci_fw'))}  TPR@5%FPR {_num(r.get('tpr_at_5fpr'))}"
                       f"<br>C on C {_num(r.get('c_contaminated'))}  C on U {_num(r.get('c_clean'))}"
                       + (f"<br>{r['reason']}" if isinstance(r.get("reason"), str) and r["reason"] else ""))
         z.append(zr)
         text.append(tr)
         hover.append(hr)
-    fig = go.Figure(go.Heatmap(z=z, x=dets, y=labels, text=text, texttemplate="%{text}", customdata=hover,
+    fig = go.Figure(go.Heatmap(z=z, x=[detector_name(d) for d in dets], y=labels, text=text, texttemplate="%{text}", customdata=hover,
                                hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0, zmid=0.5,
                                colorscale="RdBu_r", colorbar={"title": "AUROC"}))
     fig.update_layout(title="Which detector catches which leak (AUROC, C vs U; 0.5 = chance)",
@@ -227,8 +221,6 @@ def _took(table: pd.DataFrame, kind: str) -> bool | None:
 
 
 def _num(v: Any) -> str:
-    from zcp_core.report import fmt_num
-
     return fmt_num(v)
 
 
@@ -236,6 +228,11 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
     """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
     a false alarm on the untouched model (family-wise CI not containing 0.5). A build that did not take
     (its manipulation check's CI does not lie above 0) says nothing about the detectors, and is read so."""
+    from zcp_core.lab.report import detector_name
+
+    def names(dets: Any) -> str:
+        return ", ".join(detector_name(d) for d in dets)
+
     lines = []
     for kind, g in table.groupby("kind", sort=False):
         if _took(table, str(kind)) is False:
@@ -248,15 +245,15 @@ def matrix_reading(table: pd.DataFrame) -> list[str]:
         hi = measured["auroc_ci_fw"].map(lambda c: c[1])
         if kind == "none":
             bad = list(measured.loc[(lo > 0.5) | (hi < 0.5), "detector"])
-            lines.append("Untouched model: " + (f"false alarm by {', '.join(bad)}." if bad else
+            lines.append("Untouched model: " + (f"false alarm by {names(bad)}." if bad else
                                                 "no detector separates C from U family-wise (as it should)."))
             continue
         caught = list(measured.loc[lo > 0.5, "detector"])
         # A CI wholly below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
         inverted = list(measured.loc[hi < 0.5, "detector"])
-        lines.append(f"{kind}: " + (f"caught by {', '.join(caught)} (family-wise CI above 0.5)." if caught else
+        lines.append(f"{kind}: " + (f"caught by {names(caught)} (family-wise CI above 0.5)." if caught else
                                     "no detector catches it family-wise.")
-                     + (f" Inverted (family-wise CI below 0.5): {', '.join(inverted)}." if inverted else ""))
+                     + (f" Inverted (family-wise CI below 0.5): {names(inverted)}." if inverted else ""))
     return lines
 
 
@@ -303,6 +300,8 @@ def dose_figure(table: pd.DataFrame, took: pd.DataFrame | None = None) -> go.Fig
     """
     from plotly.subplots import make_subplots
 
+    from zcp_core.lab.report import detector_name
+
     kinds = list(dict.fromkeys(table["kind"]))
     titles = []
     for k in kinds:
@@ -315,10 +314,10 @@ def dose_figure(table: pd.DataFrame, took: pd.DataFrame | None = None) -> go.Fig
         sub = table[table["kind"] == k]
         for det in dict.fromkeys(sub["detector"]):
             d = sub[sub["detector"] == det].sort_values("dose")
-            fig.add_scatter(x=d["dose"], y=d["auroc"], mode="lines+markers", name=det, legendgroup=det,
-                            showlegend=i == 1, row=1, col=i,
+            fig.add_scatter(x=d["dose"], y=d["auroc"], mode="lines+markers", name=detector_name(det),
+                            legendgroup=det, showlegend=i == 1, row=1, col=i,
                             customdata=[_ci_text(c) for c in d["auroc_ci"]],
-                            hovertemplate=f"{det}<br>dose %{{x}}<br>AUROC %{{y:.2f}}  95% CI %{{customdata}}"
+                            hovertemplate=f"{detector_name(det)}<br>dose %{{x}}<br>AUROC %{{y:.2f}}  95% CI %{{customdata}}"
                                           "<extra></extra>")
         fig.add_hline(y=0.5, line_dash="dot", line_color="grey", row=1, col=i)
         fig.update_xaxes(title_text="exposures per C item", type="log", row=1, col=i)

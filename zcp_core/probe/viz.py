@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from zcp_core.probe.browse import GAP_WORDS
+from zcp_core.report import capital, metric_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,10 +31,11 @@ COLUMN_WORDS = {
     "p_all_original": "P(all answer tokens), original", "p_all_reference": "P(all answer tokens), twin",
     "cot_correct_original": "Correct with full CoT (original)", "cot_correct_reference": "Correct with full CoT (twin)",
 }
-METRIC_LABELS = {"acc": "Acc (zero-CoT correct)", "con": "Con (agrees with own full CoT)",
-                 "p_first": "P_first (first gold token)", "p_all": "P_all (geo-mean gold tokens)",
-                 "p_first_cal": "P_first calibrated (vs the answer's prior)",
-                 "p_all_cal": "P_all calibrated (vs the answer's prior)"}
+#: The probe's metrics, in the order the app shows them.
+PROBE_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
+#: Each metric in words, capitalised to open a label or caption: the report layer's names
+#: (``report.metric_name``), so a figure names a metric as every table and sentence does.
+METRIC_LABELS = {m: capital(metric_name(m)) for m in PROBE_METRICS}
 
 
 def flips_table(items: pd.DataFrame, flips: Sequence[str] = FLIP_KINDS, flagged_only: bool = False,
@@ -102,8 +104,6 @@ def confidence_figure(tests: pd.DataFrame) -> go.Figure:
     """C per metric and suspect arm; the dashed line is C = 0.5 (no evidence either way)."""
     import plotly.express as px
 
-    from zcp_core.report import metric_name
-
     df = tests.dropna(subset=["confidence"]) if "confidence" in tests else tests.iloc[0:0]
     df = df.assign(metric=df["metric"].map(metric_name)) if len(df) else df
     fig = px.bar(df, x="metric", y="confidence", color="arm", barmode="group", range_y=[0, 1],
@@ -138,9 +138,9 @@ def distribution_figure(records: pd.DataFrame, metric: str) -> go.Figure:
     if metric in ("acc", "con"):
         g = z.groupby("arm", as_index=False)["value"].mean()
         return px.bar(g, x="arm", y="value", color="arm", color_discrete_map=ARM_COLORS, range_y=[0, 1],
-                      labels={"value": f"mean {METRIC_LABELS.get(metric, metric)}"})
+                      labels={"value": f"mean {metric_name(metric)}"})
     return px.box(z, x="arm", y="value", color="arm", points="all", color_discrete_map=ARM_COLORS,
-                  hover_data=["id"], labels={"value": METRIC_LABELS.get(metric, metric)})
+                  hover_data=["id"], labels={"value": capital(metric_name(metric))})
 
 
 def gap_figure(items: pd.DataFrame, arm: str = "original") -> go.Figure:
@@ -148,7 +148,6 @@ def gap_figure(items: pd.DataFrame, arm: str = "original") -> go.Figure:
     import plotly.express as px
 
     from zcp_core.probe.browse import FLIP_WORDS
-    from zcp_core.report import metric_name
 
     df = items.dropna(subset=[f"p_all_{arm}", "p_all_reference"])
     # The legend in words ("original right, twin wrong"), not the stored flip codes.
@@ -168,7 +167,7 @@ def truncation_figure(truncation: pd.DataFrame, metric: str) -> go.Figure:
 
     df = truncation[truncation["metric"] == metric]
     return px.line(df, x="ratio", y="value", color="arm", markers=True, color_discrete_map=ARM_COLORS,
-                   labels={"ratio": "CoT kept (r)", "value": METRIC_LABELS.get(metric, metric)})
+                   labels={"ratio": "CoT kept (r)", "value": capital(metric_name(metric))})
 
 
 def curve_points(sample_size: pd.DataFrame) -> int:
@@ -183,7 +182,7 @@ def sample_size_figure(sample_size: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for m, g in sample_size.groupby("metric", sort=False):
         g = g.sort_values("n")
-        fig.add_trace(go.Scatter(x=g["n"], y=g["confidence_mean"], mode="lines+markers", name=str(m),
+        fig.add_trace(go.Scatter(x=g["n"], y=g["confidence_mean"], mode="lines+markers", name=capital(metric_name(m)),
                                  error_y={"type": "data", "symmetric": False,
                                           "array": g["confidence_q90"] - g["confidence_mean"],
                                           "arrayminus": g["confidence_mean"] - g["confidence_q10"]}))
@@ -197,7 +196,7 @@ def measured_metrics(records: pd.DataFrame) -> list[str]:
     import pandas as pd
 
     out = []
-    for m in METRIC_LABELS:
+    for m in PROBE_METRICS:
         if m in records and pd.to_numeric(records[m].astype("Float64"), errors="coerce").notna().any():
             out.append(m)
     return out
@@ -422,7 +421,7 @@ def format_evidence(df: pd.DataFrame) -> pd.DataFrame:
 
     Rounding a p-value to a few decimals would show 2e-07 as 0; a C at the ceiling reads ``≥ 0.999``, never 1.000.
     """
-    from zcp_core.report import fmt_bf, fmt_c, fmt_count, fmt_num, fmt_p, metric_name
+    from zcp_core.report import fmt_bf, fmt_c, fmt_count, fmt_num, fmt_p
 
     out = df.copy()
     for col, fmt in (("p", fmt_p), ("bf10", fmt_bf), ("confidence", fmt_c), ("n", fmt_count),
