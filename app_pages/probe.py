@@ -151,7 +151,7 @@ if run.has_table("truncation"):
     trunc = run.table("truncation")
     if trunc["ratio"].nunique() > 1:
         st.subheader("Truncation curve")
-        metric = st.selectbox("Metric", sorted(set(trunc["metric"])), key="trunc_metric")
+        metric = st.selectbox("Metric", sorted(set(trunc["metric"])), key="trunc_metric", format_func=metric_name)
         st.plotly_chart(vp.truncation_figure(trunc, metric), width="stretch")
         st.caption("Memorisation shows as an original curve that is already high at r = 0 while the twin's "
                    "needs the CoT.")
