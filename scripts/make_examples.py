@@ -73,12 +73,19 @@ def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
             # solution and source travel with each item, so a release of the run carries them
             f.write(json.dumps({"id": it.id, "question": it.question, "answer": it.answer,
                                 "solution": it.solution, "source": it.source, "split": ev.split_of[it.id]}) + "\n")
+    from zcp_core.lab.config import LAB_AMBIGUITY
+    from zcp_core.probe.ktwins import DEFAULT_TWINS
+    from zcp_core.reference import perturb_gsm8k
+
+    # K twins per item, as `zcp probe --twins K` draws them (twin k with seed k - 1); twin 1 is the lab's own
+    extra = [t for k in range(2, DEFAULT_TWINS + 1)
+             for t in perturb_gsm8k(list(ev.originals), seed=seed + k - 1, twin=k, ambiguity=LAB_AMBIGUITY).items]
     with twins.open("w", encoding="utf-8") as f:
-        for it in ev.twins:
+        for it in [*ev.twins, *extra]:
             # method and the re-execution record travel with each twin, so `zcp release` can verify it
             f.write(json.dumps({"id": it.id, "original_id": it.original_id, "question": it.question,
                                 "answer": it.answer, "solution": it.solution, "source": it.source,
-                                "method": it.metadata.get("method"),
+                                "method": it.metadata.get("method"), "twin": int(it.metadata.get("twin") or 1),
                                 "verification": it.metadata.get("verification")}) + "\n")
     return items, twins
 

@@ -267,8 +267,15 @@ def release_cmd(args: argparse.Namespace) -> int:
     text = (f"release written to {res.path}: {res.n_items} items, {len(res.replaced)} replaced by verified twins, "
             f"{len(res.kept)} flagged but kept\ncanary: {res.canary}")
     if v is not None:
-        text += (f"\n{v.not_replaced or 'replaced: the verdict reaches --min-confidence'}"
-                 f"\nflags chance alone gives (twin only right, c): {v.c}; estimated memorised items (b - c): "
-                 f"{v.memorised_text}")
+        from zcp_core.probe.verdict import verdict_lines
+
+        # the card's verdict section, as plain text (one wording for the card and the terminal)
+        text += "\n" + "\n".join(line.replace("**", "") for line in verdict_lines(v)[4:] if line)
+    sc = res.scores
+    if sc is not None and sc.n:
+        from zcp_core.report import fmt_num, metric_name
+
+        text += (f"\nmean {metric_name(sc.metric)} over the {sc.n} probed items: {fmt_num(sc.before)} before, "
+                 f"{fmt_num(sc.after)} after the release")
     emit(args, summary, text)
     return 0

@@ -223,9 +223,9 @@ def bh_flags(p: Sequence[float], q: float) -> tuple[Any, Any]:
     import numpy as np
     from scipy.stats import false_discovery_control
 
-    p = np.asarray(p, dtype=float)
-    qv = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
+    pv = np.asarray(p, dtype=float)
+    qv = np.full(pv.shape, np.nan)
+    ok = np.isfinite(pv)
     if ok.any():
-        qv[ok] = false_discovery_control(p[ok], method="bh")
+        qv[ok] = false_discovery_control(pv[ok], method="bh")
     return qv, np.nan_to_num(qv, nan=np.inf) <= q
