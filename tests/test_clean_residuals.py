@@ -393,3 +393,18 @@ def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
     assert len(held) > 1500 and hm[hm["family"].isin(HIGH_PRECISION)].empty  # the disjoint human set: 0 flags
     hit = set(scan([t for t in texts if t.label == "llm"], lib)["pattern_id"]) | set(r.edits["pattern_id"])
     assert set(NEW_PATTERNS + WIDENED) <= hit  # each new or widened pattern finds DetectRL texts
+
+
+def test_residual_report_refuses_a_sample_of_another_library(tmp_path):
+    """A review measures the library its sample was drawn with: another library's sample is refused, nothing written."""
+    spec = importlib.util.spec_from_file_location("clean_residual", ROOT / "benchmarks" / "clean_residual.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sample, review = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    sample.write_text('{"header": true, "versions": "pattern library detectrl-0 (sha256 000000000000)"}\n'
+                      '{"sample_id": "s001", "id": "a"}\n')
+    review.write_text('{"sample_id": "s001", "id": "a", "artifact": false}\n')
+    with pytest.raises(SystemExit, match="another library"):
+        mod.main(["--sample", str(sample), "--review", str(review), "--result", str(tmp_path / "out.md")])
+    assert not (tmp_path / "out.md").exists()
