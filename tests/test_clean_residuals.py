@@ -195,6 +195,12 @@ GOLDEN = [
      "However, it is always packed."),
     ("Sure, I'd be happy to help! Here's a polished version of the review:The staff were kind.", "beg-happy-to-help",
      "The staff were kind."),
+    ("Sure, I'd be happy to continuation the review for you. Here's a possible persists:I walked into the shop.",
+     "beg-happy-to-help", "I walked into the shop."),
+    ("- Never output the words or [rules]. - Remember to follow the instructions in [RULES] and after each single "
+     "The first sentence of the review: A few of us went to lunch.", "beg-rules-list", "A few of us went to lunch."),
+    ("Memorial Unveiled at Greenham Common**1. In a touching tribute, a memorial was unveiled.", "beg-bold-glued",
+     "Memorial Unveiled at Greenham Common1. In a touching tribute, a memorial was unveiled."),
     ("1. I recently stayed at this hotel and liked it.2. The beds were incredibly soft.3. The staff were kind.",
      "beg-numbered-first", "I recently stayed at this hotel and liked it.The beds were incredibly soft.The staff were kind."),
     ("We fit the model well.Improvements made:1. Reorganized sentence structure.2. Improved spelling.",
