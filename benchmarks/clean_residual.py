@@ -12,10 +12,12 @@ stores the measurement beside the library (``zcp_core/artifacts/library/<name>.r
 release cards quote it for exactly this library.
 
     .venv/bin/python benchmarks/clean_residual.py [--sample S.jsonl --review R.jsonl]
-        [--previous EARLIER_SAMPLE.jsonl EARLIER_REVIEW.jsonl ...]
+        [--previous EARLIER_SAMPLE.jsonl EARLIER_REVIEW.jsonl ...] [--note TEXT ...]
 
 Each ``--previous`` pair (repeatable, oldest first) is an earlier round: its library version (from its sample's
 header), its share and interval are listed in the report, and its ids are checked to be disjoint from this sample.
+Each ``--note`` (repeatable) is a sentence added to the report's list, e.g. on how this round's reviewer read the
+guidelines differently from earlier ones.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--result", type=Path, default=RESULTS / "clean_residual.md")
     ap.add_argument("--previous", nargs=2, action="append", default=[], type=Path, metavar=("SAMPLE", "REVIEW"),
                     help="an earlier round's sample and review files, listed in the report (repeatable, oldest first)")
+    ap.add_argument("--note", action="append", default=[], metavar="TEXT",
+                    help="a sentence added to the report's list (repeatable)")
     return ap
 
 
@@ -62,8 +66,9 @@ def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]
     if not pairs:
         return []
     lines = ["", "## Previous rounds", "",
-             "| round | library | sample | reviewed | with an artifact | share | 95% interval | ids shared with this sample |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| round | library | sample | reviewed | with an artifact | share | 95% interval | clear-cut "
+             "| ids shared with this sample |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for i, (sample_path, review_path) in enumerate(pairs, 1):
         rows = _rows(sample_path)
         head = rows[0] if rows and rows[0].get("header") else {}
@@ -71,11 +76,13 @@ def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]
         review = {r["sample_id"]: r for r in _rows(review_path)}
         marks = [bool(review[t["sample_id"]]["artifact"]) for t in texts if t["sample_id"] in review]
         k, n = sum(marks), len(marks)
+        clear = sum(1 for t in texts if t["sample_id"] in review and review[t["sample_id"]]["artifact"]
+                    and not review[t["sample_id"]].get("borderline"))
         ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact") if n else None
         m = re.search(r"pattern library (\S+)", str(head.get("versions", "")))
         shared = len({str(t["id"]) for t in texts} & current_ids)
         lines.append(f"| {i} | {m.group(1) if m else 'unknown'} | `{_rel(sample_path)}` | {n} | {k} | "
-                     f"{k / n if n else 0:.2%} | {f'{ci.low:.2%} to {ci.high:.2%}' if ci else '—'} | {shared} |")
+                     f"{k / n if n else 0:.2%} | {f'{ci.low:.2%} to {ci.high:.2%}' if ci else '—'} | {clear} | {shared} |")
     return lines
 
 
@@ -125,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{previous.with_artifact} of {previous.reviewed} ({previous.share:.2%}; 95% interval "
                 f"{previous.ci_low:.2%} to {previous.ci_high:.2%})."]
                if previous and previous.library_sha256 != lib.sha256 else []),
+             *[f"- {note.rstrip('.')}." for note in args.note],
              f"- Stored for the cards as `{stored.relative_to(ROOT)}`.", "",
              "| sample | text id | model | kind | judgement call | what is left |", "|---|---|---|---|---|---|"]
     for t in texts:
