@@ -29,7 +29,9 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "beg-bold-sentence-close", "beg-bold-open-unclosed", "beg-bold-open-space", "beg-bold-open-space-close",
                 "beg-required-article", "beg-title-runin", "beg-format-label", "beg-body-label", "beg-rules-list",
                 "beg-output-after", "beg-happy-to-help", "beg-bold-glued", "beg-bold-trailing", "beg-numbered-first",
-                "beg-numbered-glued", "end-bold-keywords", "end-improvements-made", "end-edited-version", "end-rules-note")
+                "beg-numbered-glued", "end-bold-keywords", "end-improvements-made", "end-edited-version", "end-rules-note",
+                # detectrl-2026.12.7 (third review: a leading headline is cut whole, from a full-population sweep)
+                "beg-headline-bold", "beg-headline-glued")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -132,12 +134,12 @@ GOLDEN = [
     ("Charge correlations at the SPS energies**Abstract:** We study charge.", "beg-title-abstract",
      "We study charge."),
     ("**Tragic Accident at Moto-Cross Event****Article**: In a heart-rending turn, the inquest ended.",
-     "beg-section-label", "Tragic Accident at Moto-Cross EventIn a heart-rending turn, the inquest ended."),
+     "beg-section-label", "In a heart-rending turn, the inquest ended."),
     ("Royal Mail Reinstates Deliveries**Body:**Royal Mail has announced it.", "beg-section-label",
-     "Royal Mail Reinstates DeliveriesRoyal Mail has announced it."),
+     "Royal Mail has announced it."),
     ("We study X. **Conclusion:**Overall, it works.", "beg-section-label", "We study X. Overall, it works."),
     ("**Owl Art Auction Raises £508,000**BIRMINGHAM, England - An auction raised money.", "beg-bold-headline",
-     "Owl Art Auction Raises £508,000BIRMINGHAM, England - An auction raised money."),
+     "BIRMINGHAM, England - An auction raised money."),
     ('The abstract of the academic article "Pulsation of AU Pegasi" is as follows:We model the star.',
      "beg-as-follows", "We model the star."),
     ('":Mass loss is a critical process.', "beg-quote-colon", "Mass loss is a critical process."),
@@ -170,7 +172,7 @@ GOLDEN = [
     ("**Matthew Perry, renowned for his role in Friends, is set to return to the stage.", "beg-bold-open-unclosed",
      "Matthew Perry, renowned for his role in Friends, is set to return to the stage."),
     ("York's City Center Plagued by Rowdy Parties**Stag and hen parties have become a nuisance.", "beg-bold-glued",
-     "York's City Center Plagued by Rowdy PartiesStag and hen parties have become a nuisance."),
+     "Stag and hen parties have become a nuisance."),
     ("Winnall is eager for more silverware this season.**Barnsley currently sit fifth in League One.",
      "beg-bold-glued", "Winnall is eager for more silverware this season.Barnsley currently sit fifth in League One."),
     ("The Swedish retailer opened a store in Reading.**", "beg-bold-trailing",
@@ -224,6 +226,25 @@ GOLDEN = [
     ("(Sorry, dad doesn't care for wet)nnn**Update** So I gave the place a 2nd try.", "", None),
     ("We study graphs.  Keywords: resistance distance, association scheme.", "", None),
     ("Read the thread [link] before posting. The mods agreed.", "", None),
+    # detectrl-2026.12.7: a leading headline goes whole, bold (first match: the marker rule it overlaps) or glued
+    ("**Owl Art Auction Raises £508,000 for Charity**BIRMINGHAM, England (AP) — An auction of owls raised money.",
+     "beg-bold-headline", "BIRMINGHAM, England (AP) — An auction of owls raised money."),
+    ("**Teenage opener Haseeb Hameed in contention for England selection.**Lancashire's teenage opener is hopeful.",
+     "beg-bold-headline", "Lancashire's teenage opener is hopeful."),
+    ("Luton Town Edge Past Newport in Dramatic Cup ClashIt looked like League Two side Newport would cause an upset.",
+     "beg-headline-glued", "It looked like League Two side Newport would cause an upset."),
+    ("Cardiff Airport Bosses Aim to Attract Long-Haul Flights in 2023In a bid to increase numbers, the airport acted.",
+     "beg-headline-glued", "In a bid to increase numbers, the airport acted."),
+    ("Here is a polished 6 sentence news article:Renowned Scottish MND Campaigner Reaches £500,000 Fundraising "
+     "MilestoneGordon Aikman, a campaigner, has raised money.", "beg-sentence-count",
+     "Gordon Aikman, a campaigner, has raised money."),
+    # human-like (12.7): human news and stories keep these openings
+    ("Media playback is not supported on this deviceThe Scot won the race in Glasgow.", "", None),
+    ("Staff at OneSubsea have been told it was considering stopping manufacturing.", "", None),
+    ("Parish Priest Fr McGuckien said the church would reopen.", "", None),
+    ("**Part I** First the Bees teamed with the Fleas.", "", None),
+    ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
+    ("**A Promise of Fire** He was not much to look at.", "", None),
     # human-like: none of these may be touched
     ("Honestly, here is the thing about this place. We loved it.", "", None),
     ("Here are my reviews. The venue is lovely.", "", None),
