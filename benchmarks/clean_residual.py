@@ -11,17 +11,25 @@ Writes ``benchmarks/results/clean_residual.md`` (share, Clopper–Pearson 95% in
 stores the measurement beside the library (``zcp_core/artifacts/library/<name>.residual.yaml``), so clean
 release cards quote it for exactly this library.
 
-    .venv/bin/python benchmarks/clean_residual.py
+    .venv/bin/python benchmarks/clean_residual.py [--sample S.jsonl --review R.jsonl]
+        [--previous EARLIER_SAMPLE.jsonl EARLIER_REVIEW.jsonl ...] [--note TEXT ...]
+
+Each ``--previous`` pair (repeatable, oldest first) is an earlier round: its library version (from its sample's
+header), its share and interval are listed in the report, and its ids are checked to be disjoint from this sample.
+Each ``--note`` (repeatable) is a sentence added to the report's list, e.g. on how this round's reviewer read the
+guidelines differently from earlier ones.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+# this checkout's zcp_core, not an installed one: the measurement is stored beside *this* library file
 from _provenance import ROOT, header  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -37,7 +45,45 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--sample", type=Path, default=RESULTS / "clean_residual_sample.jsonl")
     ap.add_argument("--review", type=Path, default=RESULTS / "clean_residual_review.jsonl")
     ap.add_argument("--result", type=Path, default=RESULTS / "clean_residual.md")
+    ap.add_argument("--previous", nargs=2, action="append", default=[], type=Path, metavar=("SAMPLE", "REVIEW"),
+                    help="an earlier round's sample and review files, listed in the report (repeatable, oldest first)")
+    ap.add_argument("--note", action="append", default=[], metavar="TEXT",
+                    help="a sentence added to the report's list (repeatable)")
     return ap
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]:
+    """Report lines for earlier rounds: library version, share, Clopper–Pearson interval, overlap with this sample."""
+    from scipy.stats import binomtest
+
+    if not pairs:
+        return []
+    lines = ["", "## Previous rounds", "",
+             "| round | library | sample | reviewed | with an artifact | share | 95% interval | clear-cut "
+             "| ids shared with this sample |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for i, (sample_path, review_path) in enumerate(pairs, 1):
+        rows = _rows(sample_path)
+        head = rows[0] if rows and rows[0].get("header") else {}
+        texts = [r for r in rows if not r.get("header")]
+        review = {r["sample_id"]: r for r in _rows(review_path)}
+        marks = [bool(review[t["sample_id"]]["artifact"]) for t in texts if t["sample_id"] in review]
+        k, n = sum(marks), len(marks)
+        clear = sum(1 for t in texts if t["sample_id"] in review and review[t["sample_id"]]["artifact"]
+                    and not review[t["sample_id"]].get("borderline"))
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact") if n else None
+        m = re.search(r"pattern library (\S+)", str(head.get("versions", "")))
+        shared = len({str(t["id"]) for t in texts} & current_ids)
+        lines.append(f"| {i} | {m.group(1) if m else 'unknown'} | `{_rel(sample_path)}` | {n} | {k} | "
+                     f"{k / n if n else 0:.2%} | {f'{ci.low:.2%} to {ci.high:.2%}' if ci else '—'} | {clear} | {shared} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         raise SystemExit(f"{args.review}: {len(missing)} sampled texts not reviewed (first: {missing[0]})")
     lib = load_library()
+    drawn_with = re.search(r"sha256 ([0-9a-f]{12})", str(head.get("versions", "")))
+    if drawn_with and drawn_with.group(1) != lib.sha256[:12]:
+        raise SystemExit(f"{args.sample} was drawn with pattern library sha256 {drawn_with.group(1)}, not the bundled "
+                         f"{lib.version} ({lib.sha256[:12]}): its review measures another library")
     marks = [bool(review[t["sample_id"]]["artifact"]) for t in texts]
     reviewers = sorted({str(r.get("reviewer") or "") for r in review.values()} - {""})
     population = str(head.get("population") or "cleaned LLM texts of the DetectRL test splits")
@@ -82,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{previous.with_artifact} of {previous.reviewed} ({previous.share:.2%}; 95% interval "
                 f"{previous.ci_low:.2%} to {previous.ci_high:.2%})."]
                if previous and previous.library_sha256 != lib.sha256 else []),
+             *[f"- {note.rstrip('.')}." for note in args.note],
              f"- Stored for the cards as `{stored.relative_to(ROOT)}`.", "",
              "| sample | text id | model | kind | judgement call | what is left |", "|---|---|---|---|---|---|"]
     for t in texts:
@@ -93,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"| {span} |")
     if not rate.with_artifact:
         lines.append("| (none) | | | | | |")
+    lines += previous_rounds(args.previous, {str(t["id"]) for t in texts})
     args.result.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{rate.with_artifact} of {rate.reviewed} hold an artifact ({rate.share:.2%}; 95% CI "
           f"{rate.ci_low:.2%} to {rate.ci_high:.2%}); wrote {args.result}")

@@ -24,10 +24,19 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "rej-meta-instructions", "beg-as-follows", "beg-quote-colon", "beg-section-label",
                 "beg-bold-headline", "beg-bold-headline-close", "beg-leading-ellipsis", "beg-enclosing-quote",
                 "beg-enclosing-quote-close", "end-other-questions",
-                "end-dangling-number")
+                "end-dangling-number",
+                # detectrl-2026.12.6 (second review's categories, rules derived from a full-population sweep)
+                "beg-bold-sentence-close", "beg-bold-open-unclosed", "beg-bold-open-space", "beg-bold-open-space-close",
+                "beg-required-article", "beg-title-runin", "beg-format-label", "beg-body-label", "beg-rules-list",
+                "beg-output-after", "beg-happy-to-help", "beg-bold-glued", "beg-bold-trailing", "beg-numbered-first",
+                "beg-numbered-glued", "end-bold-keywords", "end-improvements-made", "end-edited-version", "end-rules-note",
+                # detectrl-2026.12.7 (third review: a leading headline is cut whole, from a full-population sweep)
+                "beg-headline-bold", "beg-headline-glued")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
-               "end-improvements-list", "asst-placeholder")
+               "end-improvements-list", "asst-placeholder",
+               # 12.6, flag-only (a placeholder cannot be cut without breaking its sentence)
+               "asst-placeholder-field")
 WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is", "asst-bold-role", "beg-title-abstract")
 # The user's quoted leftovers: none may survive cleaning (the first sentence, the residue, the label).
 QUOTED = ("Srue, here is the abtsract you requested", "is the assistant. - is the shoppers",
@@ -125,29 +134,117 @@ GOLDEN = [
     ("Charge correlations at the SPS energies**Abstract:** We study charge.", "beg-title-abstract",
      "We study charge."),
     ("**Tragic Accident at Moto-Cross Event****Article**: In a heart-rending turn, the inquest ended.",
-     "beg-section-label", "Tragic Accident at Moto-Cross EventIn a heart-rending turn, the inquest ended."),
+     "beg-section-label", "In a heart-rending turn, the inquest ended."),
     ("Royal Mail Reinstates Deliveries**Body:**Royal Mail has announced it.", "beg-section-label",
-     "Royal Mail Reinstates DeliveriesRoyal Mail has announced it."),
+     "Royal Mail has announced it."),
     ("We study X. **Conclusion:**Overall, it works.", "beg-section-label", "We study X. Overall, it works."),
     ("**Owl Art Auction Raises £508,000**BIRMINGHAM, England - An auction raised money.", "beg-bold-headline",
-     "Owl Art Auction Raises £508,000BIRMINGHAM, England - An auction raised money."),
+     "BIRMINGHAM, England - An auction raised money."),
     ('The abstract of the academic article "Pulsation of AU Pegasi" is as follows:We model the star.',
      "beg-as-follows", "We model the star."),
     ('":Mass loss is a critical process.', "beg-quote-colon", "Mass loss is a critical process."),
     ("Write the article according to the following instructions:- Instruction 1: Do not name the nurse.",
      "beg-write-instructions", "- Instruction 1: Do not name the nurse."),
     ("We fit the model. The polished abstract has several improvements:1. Grammar: fixed.2. Clarity.",
-     "end-improvements-list", "We fit the model."),
+     "beg-numbered-glued", "We fit the model."),  # the wider closing cut wins over the "2." inside it
     ("We fit the model. Do you have any other questions?", "end-other-questions", "We fit the model."),
     ("The food was great. Is there anything else I can help you with today?", "end-other-questions",
      "The food was great."),
-    ("1. Jason wandered home. 2. He slept well. 3. The sun rose. 4.", "end-dangling-number",
-     "1. Jason wandered home. 2. He slept well. 3. The sun rose."),
+    ("1. Jason wandered home. 2. He slept well. 3. The sun rose. 4.", "beg-numbered-first",
+     "Jason wandered home. 2. He slept well. 3. The sun rose."),  # spaced inner numbers are kept (human lists)
+    ("Ann wandered home. 2. He slept well. 3. The sun rose. 4.", "", None),
     ("...with a warm and inviting atmosphere. The decor is modern.", "beg-leading-ellipsis",
      "with a warm and inviting atmosphere. The decor is modern."),
     ('"I frequently dine at this establishment due to its proximity to my workplace. The food is good."',
      "beg-enclosing-quote",
      "I frequently dine at this establishment due to its proximity to my workplace. The food is good."),
+    # detectrl-2026.12.6: markdown residue, title run-ins, labels, numbered sentences, rules echoes, closings
+    ("**Ikea is preparing to open a branch next year.** The retailer is aiming to open in spring.",
+     "beg-bold-headline", "Ikea is preparing to open a branch next year.The retailer is aiming to open in spring."),
+    ("** Irish shearer sets a new world record ** A man sheared 867 sheep in nine hours.", "beg-bold-open-space",
+     "Irish shearer sets a new world record A man sheared 867 sheep in nine hours."),
+    ("** The difference between abstract ** pawn and constant is a basic problem.", "beg-bold-open-space",
+     "The difference between abstract pawn and constant is a basic problem."),
+    ("** This is a required news article: ** Scottish trials star Danny Macaskill filmed a ride.",
+     "beg-bold-open-space", "Scottish trials star Danny Macaskill filmed a ride."),
+    ("This is a news article about flying Scots. The police thanked the public.", "beg-required-article",
+     "The police thanked the public."),
+    ("**Matthew Perry, renowned for his role in Friends, is set to return to the stage.", "beg-bold-open-unclosed",
+     "Matthew Perry, renowned for his role in Friends, is set to return to the stage."),
+    ("York's City Center Plagued by Rowdy Parties**Stag and hen parties have become a nuisance.", "beg-bold-glued",
+     "Stag and hen parties have become a nuisance."),
+    ("Winnall is eager for more silverware this season.**Barnsley currently sit fifth in League One.",
+     "beg-bold-glued", "Winnall is eager for more silverware this season.Barnsley currently sit fifth in League One."),
+    ("The Swedish retailer opened a store in Reading.**", "beg-bold-trailing",
+     "The Swedish retailer opened a store in Reading."),
+    ("We derive the Fano factor. **Key words** Closed quantum dots, Dephasing **PACS codes** 73.21.La",
+     "end-bold-keywords", "We derive the Fano factor."),
+    ("Tight binding formulation of the dielectric response in nanocrystalsWe present a tight-binding formulation.",
+     "beg-title-runin", "We present a tight-binding formulation."),
+    ("Phase transitions of compartmentalized surface modelsAbstract\u2014In this paper, we study the transition.",
+     "beg-title-runin", "In this paper, we study the transition."),
+    ("Critical behavior in an evolutionary Ultimatum GameThe Ultimatum Game is well known. In this paper we study it.",
+     "beg-title-runin", "The Ultimatum Game is well known. In this paper we study it."),
+    ("Condensed:This study investigates the self-affirmation model.", "beg-format-label",
+     "This study investigates the self-affirmation model."),
+    ("Improved News ArticleBillionaire Mike Ashley has denied owing money.", "beg-format-label",
+     "Billionaire Mike Ashley has denied owing money."),
+    ("The computers were restored within hours.Body: The swift restoration marks a success.", "beg-body-label",
+     "The computers were restored within hours.The swift restoration marks a success."),
+    ("- output should begin with and only the text after should be output. - output should not contain the words "
+     "or [rules]. The food is great.", "beg-rules-list", "The food is great."),
+    ("' and only output text after However, it is always packed.", "beg-output-after",
+     "However, it is always packed."),
+    ("Sure, I'd be happy to help! Here's a polished version of the review:The staff were kind.", "beg-happy-to-help",
+     "The staff were kind."),
+    ("Sure, I'd be happy to continuation the review for you. Here's a possible persists:I walked into the shop.",
+     "beg-happy-to-help", "I walked into the shop."),
+    ("- Never output the words or [rules]. - Remember to follow the instructions in [RULES] and after each single "
+     "The first sentence of the review: A few of us went to lunch.", "beg-rules-list", "A few of us went to lunch."),
+    ("Memorial Unveiled at Greenham Common**1. In a touching tribute, a memorial was unveiled.", "beg-bold-glued",
+     "Memorial Unveiled at Greenham Common1. In a touching tribute, a memorial was unveiled."),
+    ("1. I recently stayed at this hotel and liked it.2. The beds were incredibly soft.3. The staff were kind.",
+     "beg-numbered-first", "I recently stayed at this hotel and liked it.The beds were incredibly soft.The staff were kind."),
+    ("We fit the model well.Improvements made:1. Reorganized sentence structure.2. Improved spelling.",
+     "beg-numbered-glued", "We fit the model well."),  # end-improvements-made's wider cut takes the "2." in it
+    ("The work was never done.Here's an edited version of the story with improvements in grammar:The work was never "
+     "done.", "end-edited-version", "The work was never done."),
+    ("The wind seemed to whisper, \u201cWhy me?\u201d The System: The System followed the Rules and Instructions.",
+     "end-rules-note", "The wind seemed to whisper, \u201cWhy me?\u201d"),
+    ("Leicester, [Date] - Former All Blacks center Aaron Mauger spoke.", "asst-placeholder-field",
+     "Leicester, [Date] - Former All Blacks center Aaron Mauger spoke."),  # flagged for review, never cut
+    # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
+    ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
+    ("**Mars sucks. What do you think, Dave? ** I hear you, Steve.", "", None),
+    ("Media playback is not supported on this deviceThe eight-time major champion had a plan.", "", None),
+    ("Symptoms: * Rapid mood swings * Difficulty keeping composure when provoked Conclusion: Based on interviews.",
+     "", None),
+    ("1. You know the difference between hero and villain. You remember it. Did you sleep? 2. You had to stop him.",
+     "", None),
+    ("Britain's Cal Crutchlow was fifth.1.  Maverick Vinales (Spa) Yamaha 43 minutes", "", None),
+    ("This is a story of lust. This is the story between Mentos and a bottle.", "", None),
+    ("(Sorry, dad doesn't care for wet)nnn**Update** So I gave the place a 2nd try.", "", None),
+    ("We study graphs.  Keywords: resistance distance, association scheme.", "", None),
+    ("Read the thread [link] before posting. The mods agreed.", "", None),
+    # detectrl-2026.12.7: a leading headline goes whole, bold (first match: the marker rule it overlaps) or glued
+    ("**Owl Art Auction Raises £508,000 for Charity**BIRMINGHAM, England (AP) — An auction of owls raised money.",
+     "beg-bold-headline", "BIRMINGHAM, England (AP) — An auction of owls raised money."),
+    ("**Teenage opener Haseeb Hameed in contention for England selection.**Lancashire's teenage opener is hopeful.",
+     "beg-bold-headline", "Lancashire's teenage opener is hopeful."),
+    ("Luton Town Edge Past Newport in Dramatic Cup ClashIt looked like League Two side Newport would cause an upset.",
+     "beg-headline-glued", "It looked like League Two side Newport would cause an upset."),
+    ("Cardiff Airport Bosses Aim to Attract Long-Haul Flights in 2023In a bid to increase numbers, the airport acted.",
+     "beg-headline-glued", "In a bid to increase numbers, the airport acted."),
+    ("Here is a polished 6 sentence news article:Renowned Scottish MND Campaigner Reaches £500,000 Fundraising "
+     "MilestoneGordon Aikman, a campaigner, has raised money.", "beg-sentence-count",
+     "Gordon Aikman, a campaigner, has raised money."),
+    # human-like (12.7): human news and stories keep these openings
+    ("Media playback is not supported on this deviceThe Scot won the race in Glasgow.", "", None),
+    ("Staff at OneSubsea have been told it was considering stopping manufacturing.", "", None),
+    ("Parish Priest Fr McGuckien said the church would reopen.", "", None),
+    ("**Part I** First the Bees teamed with the Fleas.", "", None),
+    ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
+    ("**A Promise of Fire** He was not much to look at.", "", None),
     # human-like: none of these may be touched
     ("Honestly, here is the thing about this place. We loved it.", "", None),
     ("Here are my reviews. The venue is lovely.", "", None),
@@ -323,3 +420,18 @@ def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
     assert len(held) > 1500 and hm[hm["family"].isin(HIGH_PRECISION)].empty  # the disjoint human set: 0 flags
     hit = set(scan([t for t in texts if t.label == "llm"], lib)["pattern_id"]) | set(r.edits["pattern_id"])
     assert set(NEW_PATTERNS + WIDENED) <= hit  # each new or widened pattern finds DetectRL texts
+
+
+def test_residual_report_refuses_a_sample_of_another_library(tmp_path):
+    """A review measures the library its sample was drawn with: another library's sample is refused, nothing written."""
+    spec = importlib.util.spec_from_file_location("clean_residual", ROOT / "benchmarks" / "clean_residual.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sample, review = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    sample.write_text('{"header": true, "versions": "pattern library detectrl-0 (sha256 000000000000)"}\n'
+                      '{"sample_id": "s001", "id": "a"}\n')
+    review.write_text('{"sample_id": "s001", "id": "a", "artifact": false}\n')
+    with pytest.raises(SystemExit, match="another library"):
+        mod.main(["--sample", str(sample), "--review", str(review), "--result", str(tmp_path / "out.md")])
+    assert not (tmp_path / "out.md").exists()

@@ -261,6 +261,9 @@ def _re2_options() -> Any:
 
     opts = re2.Options()
     opts.log_errors = False  # errors are raised with the pattern id instead of logged to stderr
+    # The prefilter set compiles every pattern into one automaton; RE2's default 8 MiB budget no longer holds the
+    # detectrl-2026.12.6 library (typo alternations are large), so the budget is 64 MiB (still linear-time matching).
+    opts.max_mem = 64 << 20
     return opts
 
 
