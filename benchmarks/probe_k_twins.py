@@ -13,7 +13,9 @@ For each K and model it reports, from :mod:`zcp_core.probe.ktwins` and :mod:`zcp
   share of items with per-item p < 0.05, and flags;
 * the cost: generated answers per original, 1 + K.
 
-Seeds are fixed here; a miss is reported, never reseeded.
+The default K is chosen by a rule fixed before the run: the smallest K >= 2 at which ``lab:direct`` has at least
+10 of its 40 C items flagged at q = 0.1 and the untouched model at most 1 item (the issue's lab targets), since
+each extra twin costs one more answer per original. Seeds are fixed here; a miss is reported, never reseeded.
 
     .venv/bin/python benchmarks/probe_k_twins.py
 """
@@ -126,6 +128,7 @@ def main() -> int:
     items, twins, split_of = write_sets(work)
     recs = {m: probe(m, items, twins, work / f"probe-{m.replace(':', '-')}") for m in ("lab:direct", "smollm2")}
     wall = time.time() - t0
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
     n_twins = recs["smollm2"][recs["smollm2"]["arm"] == "reference"].groupby("pair_id").size()
     lines = [f"- Items: {len(split_of)} originals of the lab's default split (40 C, 40 U); "
              f"{int((n_twins >= K_MAX).sum())} have all {K_MAX} twins, {int((n_twins < K_MAX).sum())} fewer.",
@@ -136,10 +139,15 @@ def main() -> int:
              "flagged C (of 40) | flagged U (of 40) |", "|---|---|---|---|---|---|---|---|---|"]
     for model, r in recs.items():
         for k in KS:
-            row = kind_row(r, split_of, k)
+            row = rows[(model, k)] = kind_row(r, split_of, k)
             lines.append(f"| {model} | {k} | {row['answers_per_item']} | {fmt_num(row['auroc_acc'])} | "
                          f"{fmt_num(row['auroc_p_first'])} | {fmt_num(row['auroc_p_all'])} | {row['items_p']} | "
                          f"{row['flag_c']} | {row['flag_u']} |")
+    choice = next((k for k in KS if k >= 2 and rows[("lab:direct", k)]["flag_c"] >= 10
+                   and rows[("smollm2", k)]["flag_c"] + rows[("smollm2", k)]["flag_u"] <= 1), None)
+    lines += ["", f"Rule (fixed before the run): the smallest K >= 2 with at least 10 of 40 C items flagged on "
+              f"lab:direct and at most 1 item flagged on the untouched model. It picks: "
+              f"{'K = ' + str(choice) if choice else 'no K (none meets both targets)'}."]
     lines += ["", "## Twin null on the untouched model (twin 1 as the original against twins 2..K+1)", "",
               "| K | items with a p | share with item p < 0.05 | flagged at q = 0.1 |", "|---|---|---|---|"]
     for k in (2, 4):

@@ -201,3 +201,35 @@ def test_variance_prior_recovers_a_scaled_chi_square() -> None:
     s2 = sig2 * rng.chisquare(3, 20000) / 3
     est_d0, est_s0 = fit_variance_prior(s2, np.full(20000, 3))
     assert est_d0 == pytest.approx(d0, rel=0.25) and est_s0 == pytest.approx(s0, rel=0.1)
+
+
+def test_k_twin_probe_of_a_clean_model_releases_nothing_and_says_why(smollm2, gsm8k_items, tmp_path) -> None:
+    """The real embedded model, 12 GSM8K items with 2 twins each built as `zcp probe --twins 2` builds them."""
+    import json
+
+    from zcp_core.probe import ProbeConfig, release, run_probe
+    from zcp_core.reference import perturb_gsm8k
+
+    items = list(gsm8k_items[:12])
+    twins = [t for k in (1, 2) for t in perturb_gsm8k(items, seed=k - 1, twin=k).items]
+    res = run_probe(smollm2, items, twins, ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=6, n_resamples=200),
+                    out=tmp_path / "run")
+    s = res.summary
+    assert s["twins"]["k"] == 2 and s["flags"]["metric"] == "p_all" and s["flags"]["q"] == 0.1
+    # only originals with a twin are answered; the run keeps every original for a release
+    assert s["originals"] == {"given": 12, "probed": s["n_pairs"], "mode": "paired"}
+    assert (res.records["arm"] == "original").sum() == s["n_pairs"] < 12
+    assert res.items["n_twins"].max() == 2 and res.items["item_p"].notna().sum() == s["flags"]["items"]
+    assert "coverage" in s and s["coverage"]["n_covered"] == s["n_pairs"]
+    back = pd.read_parquet(res.run_path / "items.parquet")
+    assert {"item_p", "item_q", "flagged", "twin_ids", "twin_p_all"} <= set(back.columns)
+    assert s["flags"]["flagged"] == 0  # the clean model: no discovery, so nothing replaced, and one sentence why
+    rel = release(res.run_path, tmp_path / "rel", license="mit", min_confidence=0.0)
+    assert rel.replaced == () and rel.verdict is not None
+    assert rel.verdict.not_replaced.startswith("not replaced: no item is a discovery at false-discovery level")
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert rel.verdict.not_replaced in card
+    out = json.loads((tmp_path / "rel" / "release.json").read_text())
+    assert out["flagged"] == 0 and out["fdr_q"] == 0.1 and out["flag_metric"] == "p_all"
+    ids = [json.loads(x)["id"] for x in (tmp_path / "rel" / "benchmark.jsonl").read_text().splitlines()]
+    assert ids == [it.id for it in items]  # the whole benchmark, unchanged
