@@ -105,7 +105,7 @@ def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples
 def test_the_matrix_example_tells_which_detector_catches_which_leak(examples):
     """The probe catches answer memorisation, the baselines catch text memorisation, only the chain-keeping
     check catches worked solutions, a build that did not take is read apart, and nothing flags the null."""
-    from zcp_core.lab.viz import matrix_reading
+    from zcp_core.lab.report import matrix_reading
 
     m = examples["lab-matrix"].table("matrix")
     assert {"direct", "evasive", "verbatim", "solution", "paper", "none"} == set(m["kind"])

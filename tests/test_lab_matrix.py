@@ -133,7 +133,7 @@ def _table() -> pd.DataFrame:
 
 
 def test_matrix_reading_golden() -> None:
-    from zcp_core.lab.viz import matrix_reading
+    from zcp_core.lab.report import matrix_reading
 
     assert matrix_reading(_table()) == [
         "verbatim: caught by Min-K% probability (family-wise CI above 0.5).",

@@ -89,7 +89,8 @@ def test_the_took_row_of_a_kind_without_a_build() -> None:
 
 
 def test_matrix_reading_and_figure_set_a_build_that_did_not_take_apart() -> None:
-    from zcp_core.lab.viz import matrix_figure, matrix_reading
+    from zcp_core.lab.report import matrix_reading
+    from zcp_core.lab.viz import matrix_figure
 
     t = pd.DataFrame([
         {"kind": "solution", "detector": "min_k", "auroc": 0.5, "auroc_ci_fw": [0.3, 0.7], "auroc_ci": [0.35, 0.65],

@@ -492,7 +492,8 @@ def _words_in_boxes(recs: pd.DataFrame, pairs: int) -> pd.DataFrame:
 
 
 def test_acc_reads_not_measured_when_most_boxes_hold_words() -> None:
-    from zcp_core.probe.analysis import item_flags, metric_tests
+    from zcp_core.probe.analysis import metric_tests
+    from zcp_core.probe.flags import item_flags
 
     recs = _words_in_boxes(_synthetic(30), 20)  # 20 of 30 original boxes hold a word
     out = metric_tests(recs, ("acc", "con", "p_all"), n_resamples=200)

@@ -92,7 +92,6 @@ def _command(run: Any) -> str:
 
 
 def _matrix_report(run: Any) -> Report:
-    from zcp_core.lab.viz import matrix_reading
 
     s = run.summary
     table = run.table("matrix")
@@ -197,3 +196,42 @@ def report(run: Any, matrix: Any = None) -> Report:
     if stage == "build":
         return _build_report(run)
     return _evaluate_report(run, matrix)
+
+
+def took_of(table: Any, kind: str) -> bool | None:
+    """A kind's manipulation-check verdict in a matrix table (``None``: not measured, or no build, as for ``none``)."""
+    if "took" not in table.columns:
+        return None
+    v = table.loc[table["kind"] == kind, "took"].iloc[0]
+    return None if v is None or v != v else bool(v)
+
+
+def matrix_reading(table: Any) -> list[str]:
+    """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
+    a false alarm on the untouched model (family-wise CI not containing 0.5). A build that did not take
+    (its manipulation check's CI does not lie above 0) says nothing about the detectors, and is read so."""
+    def names(dets: Any) -> str:
+        return ", ".join(detector_name(d) for d in dets)
+
+    lines = []
+    for kind, g in table.groupby("kind", sort=False):
+        if took_of(table, str(kind)) is False:
+            gain = g["took_gain"].iloc[0] if "took_gain" in g.columns else None
+            lines.append(f"{kind}: the build did not take (full-CoT gain on C over U {fmt_num(gain)}, CI not above 0): "
+                         "its row does not show whether a detector is blind.")
+            continue
+        measured = g[g["auroc"].notna()]
+        lo = measured["auroc_ci_fw"].map(lambda c: c[0])
+        hi = measured["auroc_ci_fw"].map(lambda c: c[1])
+        if kind == "none":
+            bad = list(measured.loc[(lo > 0.5) | (hi < 0.5), "detector"])
+            lines.append("Untouched model: " + (f"false alarm by {names(bad)}." if bad else
+                                                "no detector separates C from U family-wise (as it should)."))
+            continue
+        caught = list(measured.loc[lo > 0.5, "detector"])
+        # A CI wholly below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
+        inverted = list(measured.loc[hi < 0.5, "detector"])
+        lines.append(f"{kind}: " + (f"caught by {names(caught)} (family-wise CI above 0.5)." if caught else
+                                    "no detector catches it family-wise.")
+                     + (f" Inverted (family-wise CI below 0.5): {names(inverted)}." if inverted else ""))
+    return lines

@@ -213,48 +213,15 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
 
 
 def _took(table: pd.DataFrame, kind: str) -> bool | None:
-    """The kind's manipulation-check verdict (``None``: not measured, or no build, as for ``none``)."""
-    if "took" not in table.columns:
-        return None
-    v = table.loc[table["kind"] == kind, "took"].iloc[0]
-    return None if v is None or v != v else bool(v)
+    from zcp_core.lab.report import took_of
+
+    return took_of(table, kind)
 
 
 def _num(v: Any) -> str:
     return fmt_num(v)
 
 
-def matrix_reading(table: pd.DataFrame) -> list[str]:
-    """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
-    a false alarm on the untouched model (family-wise CI not containing 0.5). A build that did not take
-    (its manipulation check's CI does not lie above 0) says nothing about the detectors, and is read so."""
-    from zcp_core.lab.report import detector_name
-
-    def names(dets: Any) -> str:
-        return ", ".join(detector_name(d) for d in dets)
-
-    lines = []
-    for kind, g in table.groupby("kind", sort=False):
-        if _took(table, str(kind)) is False:
-            gain = g["took_gain"].iloc[0] if "took_gain" in g.columns else None
-            lines.append(f"{kind}: the build did not take (full-CoT gain on C over U {_num(gain)}, CI not above 0): "
-                         "its row does not show whether a detector is blind.")
-            continue
-        measured = g[g["auroc"].notna()]
-        lo = measured["auroc_ci_fw"].map(lambda c: c[0])
-        hi = measured["auroc_ci_fw"].map(lambda c: c[1])
-        if kind == "none":
-            bad = list(measured.loc[(lo > 0.5) | (hi < 0.5), "detector"])
-            lines.append("Untouched model: " + (f"false alarm by {names(bad)}." if bad else
-                                                "no detector separates C from U family-wise (as it should)."))
-            continue
-        caught = list(measured.loc[lo > 0.5, "detector"])
-        # A CI wholly below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
-        inverted = list(measured.loc[hi < 0.5, "detector"])
-        lines.append(f"{kind}: " + (f"caught by {names(caught)} (family-wise CI above 0.5)." if caught else
-                                    "no detector catches it family-wise.")
-                     + (f" Inverted (family-wise CI below 0.5): {names(inverted)}." if inverted else ""))
-    return lines
 
 
 def matrix_png(table: pd.DataFrame, width: float = 8.0, height: float = 4.5) -> bytes:

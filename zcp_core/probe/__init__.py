@@ -8,7 +8,6 @@ from zcp_core.probe.analysis import (
     confidence_summary,
     enforce_min_pairs,
     enforce_min_pairs_table,
-    item_flags,
     item_gaps,
     sample_size_curve,
     tests_table,
@@ -24,6 +23,7 @@ from zcp_core.probe.config import (
     ProbeConfig,
     ProbeResult,
 )
+from zcp_core.probe.flags import item_flags
 from zcp_core.probe.measure import cot_prefix, probe_items
 from zcp_core.probe.release import release, undo_release
 from zcp_core.probe.run import load_item_set, run_probe

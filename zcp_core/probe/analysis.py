@@ -292,13 +292,6 @@ def tests_table(records: pd.DataFrame, metrics: Sequence[str], arms: Sequence[st
     return pd.DataFrame(rows)
 
 
-def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: Any = None) -> pd.DataFrame:
-    """Per-item evidence and flags; see :func:`zcp_core.probe.flags.item_flags`."""
-    from zcp_core.probe.flags import item_flags as _item_flags
-
-    return _item_flags(records, suspect_arm, rule)
-
-
 def truncation_curve(records: pd.DataFrame, metrics: Sequence[str] = ALL_METRICS) -> pd.DataFrame:
     """Mean of each metric per arm and truncation ratio.
 

@@ -246,6 +246,7 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
         UnlicensedSource: The source has no licence and ``allow_unlicensed`` is False.
     """
     from zcp_core.errors import DataError
+    from zcp_core.probe.release_card import _command, _source_refs, release_card
     from zcp_core.probe.run import load_item_set
     from zcp_core.publish import find_license, publish_files, require_derivatives_allowed, require_license
     from zcp_core.runs import atomic_write_bytes, atomic_write_json, load_run
@@ -310,8 +311,6 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
                                                 "sources": _source_refs(dict(run.manifest)),
                                                 "license": {"spdx": lic.spdx, "hub_id": lic.hub_id,
                                                             "basis": lic.basis or lic.found_in}})
-    from zcp_core.probe.release_card import release_card
-
     publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
 
@@ -348,22 +347,6 @@ def cite_twin(text: str, twin: Item) -> str:
 
     rid = twin_id(twin)
     return text if rid == twin.id else re.sub(rf"(?<![\w-]){re.escape(twin.id)}(?![\w-])", rid, text)
-
-
-def _datasets(manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    return [d for d in manifest.get("datasets", []) if d.get("path")]
-
-
-def _source_refs(manifest: dict[str, Any]) -> list[dict[str, str]]:
-    from zcp_core.publish import source_ref
-
-    return [{**source_ref(d["path"]).to_dict(), "sha256": str(d.get("sha256") or "")} for d in _datasets(manifest)]
-
-
-def _command(manifest: dict[str, Any]) -> str:
-    from zcp_core.publish import portable_command
-
-    return portable_command(str(manifest.get("command", "")))
 
 
 def twin_id(twin: Item) -> str:

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.probe.release import _command, _datasets
     from zcp_core.probe.report import confidence_of, headline_of
     from zcp_core.publish import Card, citation_for, source_line
     from zcp_core.report import fmt_count, fmt_num, fmt_p, metric_name
@@ -76,3 +75,19 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
                 "untested": f"{len(res.untested)} (no reference twin)", "dropped": "0 (a release never drops items)"},
         body="\n".join(body), tags=("benchmark-refresh",),
     )
+
+
+def _datasets(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    return [d for d in manifest.get("datasets", []) if d.get("path")]
+
+
+def _source_refs(manifest: dict[str, Any]) -> list[dict[str, str]]:
+    from zcp_core.publish import source_ref
+
+    return [{**source_ref(d["path"]).to_dict(), "sha256": str(d.get("sha256") or "")} for d in _datasets(manifest)]
+
+
+def _command(manifest: dict[str, Any]) -> str:
+    from zcp_core.publish import portable_command
+
+    return portable_command(str(manifest.get("command", "")))

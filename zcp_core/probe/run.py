@@ -73,15 +73,14 @@ def run_probe(backend: Any, original: Sequence[Item], reference: Sequence[Item],
     from zcp_core.probe.analysis import (
         confidence_from_tests,
         confidence_summary,
-        item_flags,
         sample_size_curve,
         tests_table,
         truncation_curve,
     )
     from zcp_core.probe.config import ProbeResult
-    from zcp_core.probe.flags import flags_summary
-    from zcp_core.reference.coverage import coverage_comparison
+    from zcp_core.probe.flags import flags_summary, item_flags
     from zcp_core.probe.measure import probe_items
+    from zcp_core.reference.coverage import coverage_comparison
     from zcp_core.runs import RunSpec, write_run
     from zcp_core.stats import MIN_PAIRS, pair_items
 
