@@ -161,10 +161,12 @@ def main() -> int:
     lines += ["", "AUROC: P(a C item's statistic exceeds a U item's), ties half; the statistic is the original's "
               "score minus the mean of its K twins'. Flags: Benjamini-Hochberg at q = 0.1 over the items' "
               "one-sided p on P(all answer tokens) (moderated prediction-interval t, needs K >= 2)."]
+    revision = json.loads((work / "probe-lab-direct" / "manifest.json").read_text()).get("model_revision")
     text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2)", "",
             f"Command: `{command_line()}`",
             f"Made at commit {git_commit()} on {time.strftime('%Y-%m-%d')}. Versions: lab generator v5 twins "
-            f"(ambiguity hold), model smollm2 (SmolLM2-135M-Instruct, embedded) and its lab:direct LoRA build.", "",
+            f"(ambiguity hold), model smollm2 (SmolLM2-135M-Instruct, embedded) and its lab:direct LoRA build "
+            f"(revision {revision}).", "",
             *lines, ""]
     Path(args.result).write_text("\n".join(text))
     print("\n".join(text))
