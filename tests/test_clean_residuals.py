@@ -31,7 +31,10 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "beg-output-after", "beg-happy-to-help", "beg-bold-glued", "beg-bold-trailing", "beg-numbered-first",
                 "beg-numbered-glued", "end-bold-keywords", "end-improvements-made", "end-edited-version", "end-rules-note",
                 # detectrl-2026.12.7 (third review: a leading headline is cut whole, from a full-population sweep)
-                "beg-headline-bold", "beg-headline-glued")
+                "beg-headline-bold", "beg-headline-glued",
+                # detectrl-2026.12.8 (fourth review's categories, from a full-population sweep)
+                "beg-meta-opener", "beg-meta-announce", "beg-content-warning", "beg-bold-colon-glued",
+                "beg-title-glued-short", "end-changes-breakdown", "end-assist-closing")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -238,6 +241,33 @@ GOLDEN = [
     ("Here is a polished 6 sentence news article:Renowned Scottish MND Campaigner Reaches £500,000 Fundraising "
      "MilestoneGordon Aikman, a campaigner, has raised money.", "beg-sentence-count",
      "Gordon Aikman, a campaigner, has raised money."),
+    # detectrl-2026.12.8: the fourth review's categories
+    ("Only the abstract is provided as below:The oscillation of neutrinos is studied.", "beg-meta-opener",
+     "The oscillation of neutrinos is studied."),
+    ("**_HVere is the requested news artiEcle generated for you:_**A discovery was made.", "beg-meta-opener",
+     "A discovery was made."),
+    ("This is a continuous 12 comments: before the arena opened, we went there.", "beg-meta-opener",
+     "before the arena opened, we went there."),
+    ("We loved the place.continued review:Sure, here's a possible continuation of the review:The staff were kind.",
+     "beg-meta-announce", "We loved the place.The staff were kind."),
+    ("The night fell.Retold with sentences of no more than 5 words each:Night fell.", "beg-meta-announce",
+     "The night fell.Night fell."),
+    ("Warning: The following story contains dark themes. Reader discretion is advised.In a desolate world, he walked.",
+     "beg-content-warning", "In a desolate world, he walked."),
+    ("It was late.Journal Entry 2:**I am no longer sure who I am.", "beg-bold-colon-glued",
+     "It was late.Journal Entry 2:I am no longer sure who I am."),
+    ("WaitingIn a quaint little town, nestled in the hills, she waited.", "beg-title-glued-short",
+     "In a quaint little town, nestled in the hills, she waited."),
+    ("The trial goes on.Here's a breakdown of the changes I made:* Changed \"Mmm\" to \"Sadly\".",
+     "end-changes-breakdown", "The trial goes on."),
+    ("Consider other options in the area. I hope this information helps you decide. Was there anything else I can "
+     "assist you with?", "end-assist-closing", "Consider other options in the area."),
+    # human-like (12.8): none of these may be touched
+    ("The hotel is dated, but here is the rest of the pro/con list: Great location.", "", None),
+    ("**Item number: ** 2398 **Object Class: ** Keter **WARNING: MEMETIC HAZARD**", "", None),
+    ("One warning: this is your standard old Pittsburgh small business.", "", None),
+    ("McDonald's is where we went. The fries were cold.", "", None),
+    ("Bill asked, \u201cMr. President, is there anything else I can get you?\u201d He smiled.", "", None),
     # human-like (12.7): human news and stories keep these openings
     ("Media playback is not supported on this deviceThe Scot won the race in Glasgow.", "", None),
     ("Staff at OneSubsea have been told it was considering stopping manufacturing.", "", None),
