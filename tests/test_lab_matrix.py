@@ -317,3 +317,49 @@ def test_smoke_dose_run_and_its_page(smoke_env, tmp_path, monkeypatch) -> None:
                            default_timeout=60).run()
     assert not at.exception
     assert any("Dose points 2 (direct (direct answers)): exposures per C item 1, 2" in m.value for m in at.markdown)
+
+
+def test_exact_auroc_p_matches_every_labelling_and_scipy() -> None:
+    import itertools
+
+    import numpy as np
+    from scipy.stats import mannwhitneyu, rankdata
+
+    from zcp_core.lab.quality import exact_auroc_p
+
+    rng = np.random.default_rng(36)
+    for _ in range(10):  # ties on purpose: scores from {0, 1, 2, 3}
+        pos, neg = rng.integers(0, 4, 6).astype(float), rng.integers(0, 4, 5).astype(float)
+        r = rankdata(np.r_[pos, neg])
+        mean, obs = 6 * r.sum() / 11, r[:6].sum()
+        sums = [r[list(c)].sum() for c in itertools.combinations(range(11), 6)]
+        brute = sum(abs(x - mean) >= abs(obs - mean) - 1e-9 for x in sums) / len(sums)
+        assert exact_auroc_p(pos, neg) == pytest.approx(brute, abs=1e-12)
+    a, b = rng.normal(0.3, 1, 40), rng.normal(0, 1, 40)  # no ties: scipy's exact test is the same test
+    assert exact_auroc_p(a, b) == pytest.approx(mannwhitneyu(a, b, method="exact").pvalue, rel=1e-9)
+
+
+def test_holm_golden() -> None:
+    from zcp_core.lab.quality import holm
+
+    out = holm([0.01, 0.04, 0.03, float("nan"), 0.005])
+    assert out[[0, 1, 2, 4]].tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02]) and np.isnan(out[3])
+
+
+def test_the_bundled_matrix_reads_by_holm_adjusted_exact_p() -> None:
+    """The issue's figures: verbatim's full-CoT check and guided-minus-general at p 0.0069 and 0.0068, and direct's
+    P_all not significant once the 48 cells are Holm-corrected."""
+    import pandas as pd
+
+    from zcp_core.lab.report import matrix_reading
+
+    run = Path(__file__).resolve().parent.parent / "data" / "examples" / "lab-matrix"
+    t = pd.read_parquet(run / "matrix.parquet").set_index(["kind", "detector"])
+    assert t.loc[("verbatim", "cot_acc"), "auroc_p"] == pytest.approx(0.0069, abs=5e-5)
+    assert t.loc[("verbatim", "guided_minus_general"), "auroc_p"] == pytest.approx(0.0068, abs=5e-5)
+    assert np.isnan(t.loc[("verbatim", "cot_acc"), "auroc_p_holm"])  # outside the family
+    assert int(t["auroc_p_holm"].notna().sum()) == 48
+    assert 0.05 < t.loc[("direct", "zcp_p_all"), "auroc_p_holm"] < 0.2
+    reading = matrix_reading(t.reset_index())
+    assert reading[0].startswith("direct: no detector catches it (none has an exact p")
+    assert reading[1].startswith("evasive: caught by ZCP P(all answer tokens)")

@@ -118,9 +118,10 @@ def test_twins_sharing_a_first_token_cannot_make_p_vanish() -> None:
 def test_rank_p_golden() -> None:
     twins = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8], [0.05, 0.06, 0.07, 0.08]])
     orig = np.array([0.35, 0.9, 0.06])
-    p = item_pvalues(_records(orig, twins), "p_all").set_index("pair_id")["item_rank_p"]
+    more_o, more_t = _null(10, 4, seed=9)  # enough items with spread for the variance prior
+    p = item_pvalues(_records(np.r_[orig, more_o], np.r_[twins, more_t]), "p_all").set_index("pair_id")
     # (1 + twins scoring at least the original) / (K + 1)
-    assert p.tolist() == pytest.approx([2 / 5, 1 / 5, 4 / 5])
+    assert p.loc[["q0", "q1", "q2"], "item_rank_p"].tolist() == pytest.approx([2 / 5, 1 / 5, 4 / 5])
 
 
 def test_bh_golden_and_missing_p() -> None:
@@ -233,3 +234,68 @@ def test_k_twin_probe_of_a_clean_model_releases_nothing_and_says_why(smollm2, gs
     assert out["flagged"] == 0 and out["fdr_q"] == 0.1 and out["flag_metric"] == "p_all"
     ids = [json.loads(x)["id"] for x in (tmp_path / "rel" / "benchmark.jsonl").read_text().splitlines()]
     assert ids == [it.id for it in items]  # the whole benchmark, unchanged
+
+
+def test_calibrated_metrics_are_compared_as_they_are_not_logged_again() -> None:
+    # p_all_cal is already a log-ratio in nats (often <= 0): logging it again would floor every negative value
+    rng = np.random.default_rng(8)
+    mu = rng.normal(0, 1, 400)
+    twins = mu[:, None] + 0.3 * rng.standard_normal((400, 4))
+    orig = mu + 0.3 * rng.standard_normal(400)
+    orig[:40] += 3.0
+    recs = _records(orig, twins)
+    recs["p_all_cal"] = recs["p_all"]
+    fl = item_flags(recs, rule=FlagRule("p_all_cal", 0.1)).set_index("pair_id")["flagged"]
+    assert fl[[f"q{i}" for i in range(40)]].sum() >= 36 and fl[[f"q{i}" for i in range(40, 400)]].sum() <= 12
+
+
+def test_twins_equal_up_to_batched_logprob_noise_carry_no_spread() -> None:
+    rng = np.random.default_rng(3)
+    twins = np.repeat(np.exp(rng.normal(-3, 1, (300, 1))), 4, axis=1)
+    twins[:150] *= np.exp(1e-7 * rng.standard_normal((150, 4)))  # agree to 1e-7 relative: numerical noise only
+    twins[150:] *= np.exp(rng.normal(0, 0.5, (150, 4)))
+    orig = twins[:, 0] * 1.2
+    p = item_pvalues(_records(orig, twins), "p_all").set_index("pair_id")["item_p"]
+    assert p[[f"q{i}" for i in range(150)]].min() > 0.05
+    # with fewer than ten items that show any spread, no item gets a p (the usual spread is unknown)
+    flat = np.full((50, 4), 0.1)
+    flat[0] = [0.1, 0.1, 0.1, 0.1001]
+    assert item_pvalues(_records(np.full(50, 0.11), flat), "p_all").empty
+
+
+def test_a_twin_with_no_number_leaves_the_flip_to_the_graded_twins() -> None:
+    orig, twins = _null(12, 4, seed=6)
+    recs = _records(orig, twins, np.ones(12, bool))
+    recs.loc[recs["id"] == "q0-ref2", ["grade_status", "acc"]] = ["not_a_number", False]
+    fl = item_flags(recs, rule=FlagRule("acc")).set_index("pair_id")
+    assert fl.loc["q0", "flip"] == "orig_only" and fl.loc["q0", "flagged"]  # three graded twins, all wrong
+    assert list(fl.loc["q0", "twin_graded"]) == [True, False, True, True]
+    recs.loc[recs["pair_id"] == "q1", "grade_status"] = "not_a_number"  # original and every twin: not graded
+    assert item_flags(recs, rule=FlagRule("acc")).set_index("pair_id").loc["q1", "flip"] == "no_number"
+
+
+def test_the_acc_rule_card_gives_no_chance_count_with_several_twins() -> None:
+    from zcp_core.probe.verdict import run_verdict, verdict_lines
+
+    flags = pd.DataFrame({"flagged": [True] * 6 + [False] * 34, "flip": ["orig_only"] * 6 + ["ref_only"] * 34,
+                          "n_twins": [4] * 40})
+    v = run_verdict({"metrics": {"acc": {"n": 40, "confidence": 0.5}}}, flags, 0.0)
+    text = "\n".join(verdict_lines(v))
+    assert v.k_twins == 4 and v.memorised_ci is None
+    assert "no count of the flags chance alone gives" in text and "b - c" not in text
+
+
+def test_lattice_p_past_direct_convolution_is_an_upper_bound(monkeypatch) -> None:
+    import zcp_core.probe.ktwins as kt
+
+    d, ks = [1.0] * 60 + [0.5] * 30 + [0.0] * 10, [1] * 60 + [2] * 40
+    exact = math.exp(kt.lattice_sign_flip_log_p(d, ks))
+    assert exact < 1e-20
+    monkeypatch.setattr(kt, "DIRECT_MAX", 0)  # force the FFT path
+    assert math.exp(kt.lattice_sign_flip_log_p(d, ks)) == pytest.approx(kt.FFT_P_FLOOR)  # a bound, never smaller
+    moderate = [1.0] * 8 + [-0.5] * 6 + [0.25] * 4
+    mks = [1] * 8 + [2] * 6 + [4] * 4
+    monkeypatch.setattr(kt, "DIRECT_MAX", 4e8)
+    direct = math.exp(kt.lattice_sign_flip_log_p(moderate, mks))
+    monkeypatch.setattr(kt, "DIRECT_MAX", 0)
+    assert math.exp(kt.lattice_sign_flip_log_p(moderate, mks)) == pytest.approx(direct, abs=1e-12)

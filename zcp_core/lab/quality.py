@@ -20,6 +20,10 @@ The matrix table (:data:`ROW_COLUMNS`), one row per kind and detector:
     reason, c_reason: why ``auroc`` / the confidences are NaN ("" when measured).
     took, took_gain: the kind's manipulation check (:mod:`zcp_core.lab.took`): whether its build took, and
         the full-CoT gain on C over U (None for the untouched model, or where the check did not run).
+    auroc_p: the exact two-sided permutation p of the C/U labels for this AUROC (the Mann-Whitney
+        distribution over mid-rank sums, ties included; :func:`exact_auroc_p`).
+    auroc_p_holm: that p Holm-adjusted across every cell the matrix reading uses (all kinds and detectors
+        with a measured AUROC, :data:`OUTSIDE_FAMILY` excepted; NaN outside the family).
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ ALPHA = 0.05
 FPR_TARGET = 0.05
 N_BOOT = 2000
 ROW_COLUMNS = ("kind", "detector", "auroc", "auroc_ci", "auroc_ci_fw", "family_size", "tpr_at_5fpr",
-               "c_contaminated", "c_clean", "n_c", "n_u", "reason", "c_reason", "took", "took_gain")
+               "c_contaminated", "c_clean", "n_c", "n_u", "reason", "c_reason", "took", "took_gain", "auroc_p",
+               "auroc_p_holm")
+#: Detectors shown but kept out of the Holm family: full-CoT accuracy on twins restates the manipulation check.
+OUTSIDE_FAMILY = ("cot_acc",)
 NO_SCORES = "no finite score on C or on U"
 NAN_PAIR = (math.nan, math.nan)
 
@@ -182,7 +189,64 @@ def matrix_rows(scores: pd.DataFrame, confidences: pd.DataFrame, n_boot: int = N
                      "auroc_ci_fw": list(q.auroc_ci_fw), "family_size": int(family.get(c.kind, 0)),
                      "tpr_at_5fpr": q.tpr_at_5fpr, "c_contaminated": c.c_contaminated, "c_clean": c.c_clean,
                      "n_c": q.n_pos, "n_u": q.n_neg, "reason": why, "c_reason": c.c_reason})
-    return pd.DataFrame(rows, columns=list(ROW_COLUMNS))
+    return with_exact_p(pd.DataFrame(rows, columns=[c for c in ROW_COLUMNS if not c.startswith("auroc_p")]),
+                        scores)
+
+
+def exact_auroc_p(pos: Sequence[float], neg: Sequence[float]) -> float:
+    """Exact two-sided permutation p of an AUROC under random C/U labels, ties included.
+
+    The AUROC is a function of the C items' mid-rank sum, so its null distribution is that of the sum of
+    ``len(pos)`` mid-ranks drawn without replacement from all of them; a dynamic programme over items counts
+    every labelling exactly (sizes up to a few hundred items). p is the share of labellings whose rank sum
+    is at least as far from its mean as the observed one.
+    """
+    import numpy as np
+    from scipy.stats import rankdata
+
+    p, n = _finite(pos), _finite(neg)
+    if p.size == 0 or n.size == 0:
+        return math.nan
+    ranks2 = np.rint(2 * rankdata(np.r_[p, n])).astype(np.int64)  # mid-ranks are halves: double them
+    k, total = p.size, int(ranks2.sum())
+    obs = int(ranks2[:k].sum())
+    # counts[j, s]: labellings of j items as C with doubled rank sum s (floats: up to C(n, k) ~ 1e23 is fine)
+    counts = np.zeros((k + 1, total + 1))
+    counts[0, 0] = 1.0
+    for r in ranks2:
+        counts[1:, r:] += counts[:-1, :total + 1 - r].copy()
+    dist = counts[k]
+    mean = k * total / (p.size + n.size)
+    sums = np.arange(total + 1)
+    far = np.abs(sums - mean) >= abs(obs - mean) - 1e-9
+    return float(min(1.0, dist[far].sum() / dist.sum()))
+
+
+def holm(ps: Sequence[float]) -> Any:
+    """Holm-adjusted p-values (step-down, monotone); NaN stays NaN and is not counted in the family."""
+    import numpy as np
+
+    pv = np.asarray(ps, dtype=float)
+    out = np.full(pv.shape, np.nan)
+    idx = np.flatnonzero(np.isfinite(pv))
+    m, running = idx.size, 0.0
+    for rank, i in enumerate(idx[np.argsort(pv[idx], kind="stable")]):
+        running = max(running, min(1.0, (m - rank) * pv[i]))
+        out[i] = running
+    return out
+
+
+def with_exact_p(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (matrix rows) with ``auroc_p`` and ``auroc_p_holm`` from the per-item ``scores``."""
+    out = table.copy()
+    ps = []
+    for r in out.itertuples(index=False):
+        g = scores[(scores["kind"] == r.kind) & (scores["detector"] == r.detector)]
+        ps.append(exact_auroc_p(g.loc[g["split"] == "C", "score"].tolist(), g.loc[g["split"] == "U", "score"].tolist()))
+    out["auroc_p"] = ps
+    family = [p if d not in OUTSIDE_FAMILY else math.nan for p, d in zip(ps, out["detector"])]
+    out["auroc_p_holm"] = holm(family)
+    return out
 
 
 def json_rows(table: pd.DataFrame) -> list[dict[str, Any]]:

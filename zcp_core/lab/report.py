@@ -15,6 +15,7 @@ from zcp_core.report import (
     MISSING,
     Headline,
     Report,
+    capital,
     evidence_words,
     fmt_c,
     fmt_ci,
@@ -207,12 +208,18 @@ def took_of(table: Any, kind: str) -> bool | None:
 
 
 def matrix_reading(table: Any) -> list[str]:
-    """One sentence per kind: which detectors catch it (family-wise CI above 0.5), or, for ``none``, which raise
-    a false alarm on the untouched model (family-wise CI not containing 0.5). A build that did not take
-    (its manipulation check's CI does not lie above 0) says nothing about the detectors, and is read so."""
+    """One sentence per kind: which detectors catch it, or, for ``none``, which raise a false alarm on the
+    untouched model. A cell counts when its exact permutation p, Holm-adjusted across every cell of the
+    reading, is below 0.05 (``auroc_p_holm``); full-CoT accuracy on twins restates the manipulation check and
+    stays outside that family. Matrices stored before the exact p are read by their family-wise bootstrap CI.
+    A build that did not take says nothing about the detectors, and is read so."""
+    from zcp_core.lab.quality import OUTSIDE_FAMILY
+
     def names(dets: Any) -> str:
         return ", ".join(detector_name(d) for d in dets)
 
+    exact = "auroc_p_holm" in table.columns
+    rule = "exact p, Holm-adjusted across the matrix, below 0.05"
     lines = []
     for kind, g in table.groupby("kind", sort=False):
         if took_of(table, str(kind)) is False:
@@ -220,18 +227,33 @@ def matrix_reading(table: Any) -> list[str]:
             lines.append(f"{kind}: the build did not take (full-CoT gain on C over U {fmt_num(gain)}, CI not above 0): "
                          "its row does not show whether a detector is blind.")
             continue
-        measured = g[g["auroc"].notna()]
-        lo = measured["auroc_ci_fw"].map(lambda c: c[0])
-        hi = measured["auroc_ci_fw"].map(lambda c: c[1])
+        measured = g[g["auroc"].notna() & ~g["detector"].isin(OUTSIDE_FAMILY)] if exact else g[g["auroc"].notna()]
+        if exact:
+            sig = measured["auroc_p_holm"].astype(float) < 0.05
+            up, down = sig & (measured["auroc"] > 0.5), sig & (measured["auroc"] < 0.5)
+        else:
+            up = measured["auroc_ci_fw"].map(lambda c: c[0]) > 0.5
+            down = measured["auroc_ci_fw"].map(lambda c: c[1]) < 0.5
         if kind == "none":
-            bad = list(measured.loc[(lo > 0.5) | (hi < 0.5), "detector"])
-            lines.append("Untouched model: " + (f"false alarm by {names(bad)}." if bad else
-                                                "no detector separates C from U family-wise (as it should)."))
+            bad = list(measured.loc[up | down, "detector"])
+            lines.append("Untouched model: " + (
+                (f"false alarm by {names(bad)} ({rule})." if exact else f"false alarm by {names(bad)}.") if bad else
+                (f"no detector separates C from U (none has an {rule}), as it should." if exact else
+                 "no detector separates C from U family-wise (as it should).")))
             continue
-        caught = list(measured.loc[lo > 0.5, "detector"])
-        # A CI wholly below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
-        inverted = list(measured.loc[hi < 0.5, "detector"])
-        lines.append(f"{kind}: " + (f"caught by {names(caught)} (family-wise CI above 0.5)." if caught else
-                                    "no detector catches it family-wise.")
-                     + (f" Inverted (family-wise CI below 0.5): {names(inverted)}." if inverted else ""))
+        caught, inverted = list(measured.loc[up, "detector"]), list(measured.loc[down, "detector"])
+        # Below 0.5 is a finding too: the detector scores the leaked items as *less* likely seen.
+        if exact:
+            outside = g[g["detector"].isin(OUTSIDE_FAMILY) & (g["auroc_p"].astype(float) < 0.05)
+                        & (g["auroc"] > 0.5)]
+            lines.append(f"{kind}: " + (f"caught by {names(caught)} ({rule})." if caught else
+                                        f"no detector catches it (none has an {rule}).")
+                         + (f" Inverted (AUROC below 0.5 by the same rule): {names(inverted)}." if inverted else "")
+                         + (f" {capital(names(outside['detector']))} separates it too (exact p "
+                            f"{fmt_p(outside['auroc_p'].iloc[0])}), but restates the manipulation check."
+                            if len(outside) else ""))
+        else:
+            lines.append(f"{kind}: " + (f"caught by {names(caught)} (family-wise CI above 0.5)." if caught else
+                                        "no detector catches it family-wise.")
+                         + (f" Inverted (family-wise CI below 0.5): {names(inverted)}." if inverted else ""))
     return lines

@@ -49,15 +49,18 @@ def _twin_lists(ref: pd.DataFrame, pair_ids: Any) -> dict[str, list[Any]]:
 
     ref = ref.assign(_n=pd.to_numeric(ref.get("twin", pd.Series(1, index=ref.index)), errors="coerce").fillna(1))
     ref = ref.sort_values(["pair_id", "_n"], kind="stable")
+    if "grade_status" not in ref:
+        ref = ref.assign(grade_status="ok")
+    ref = ref.assign(_graded=ref["grade_status"] != "not_a_number")
     groups = {pid: g for pid, g in ref.groupby("pair_id", sort=False)}
     cols = {"twin_ids": "id", "twin_questions": "question", "twin_golds": "gold", "twin_preds": "pred",
-            "twin_acc": "acc", "twin_p_all": "p_all", "twin_p_first": "p_first"}
+            "twin_acc": "acc", "twin_graded": "_graded", "twin_p_all": "p_all", "twin_p_first": "p_first"}
     out: dict[str, list[Any]] = {k: [] for k in cols}
     for pid in pair_ids:
         g = groups.get(pid)
         for k, c in cols.items():
             vals = [] if g is None else g[c].tolist()
-            if k == "twin_acc":
+            if k in ("twin_acc", "twin_graded"):
                 vals = [_truthy(v) for v in vals]
             elif k in ("twin_p_all", "twin_p_first"):
                 vals = [float(v) for v in vals]
@@ -74,7 +77,8 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
     ``reference_question``, ``reference_gold`` and ``pred_reference``/``acc_reference``/``p_all_reference``;
     ``pred_<arm>``, ``acc_<arm>``, ``p_all_<arm>`` for the original (and paraphrased) arm,
     ``cot_correct_<arm>`` when a full CoT was generated; ``n_twins`` and the lists ``twin_ids``,
-    ``twin_questions``, ``twin_golds``, ``twin_preds``, ``twin_acc``, ``twin_p_all``, ``twin_p_first``;
+    ``twin_questions``, ``twin_golds``, ``twin_preds``, ``twin_acc``, ``twin_graded`` (its box held a number),
+    ``twin_p_all``, ``twin_p_first``;
     ``twins_right`` (share of twins right), ``p_all_gap`` (original minus the twins' mean P_all) and
     ``p_all_gap_rank`` (1 for the largest); ``flip`` (``orig_only``: original right and every twin wrong,
     ``ref_only``, ``both``, ``neither``, ``no_number`` when a box held no number); ``item_p``,
@@ -84,7 +88,7 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
     import numpy as np
     import pandas as pd
 
-    from zcp_core.probe.analysis import _zero, not_numbers
+    from zcp_core.probe.analysis import _zero
     from zcp_core.probe.ktwins import bh_flags, item_pvalues
 
     rule = rule or FlagRule()
@@ -112,13 +116,17 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
     for k, v in _twin_lists(ref, out["pair_id"]).items():
         out[k] = v
     out["n_twins"] = [len(v) for v in out["twin_ids"]]
-    out["twins_right"] = [float(np.mean(v)) if v else math.nan for v in out["twin_acc"]]
+    # a twin whose box holds no number was not graded: the share right is over the graded twins only
+    out["twins_right"] = [float(np.mean([a for a, g in zip(acc, gr) if g])) if any(gr) else math.nan
+                          for acc, gr in zip(out["twin_acc"], out["twin_graded"])]
     twin_p_all = [float(np.nanmean(v)) if v and not np.isnan(v).all() else math.nan for v in out["twin_p_all"]]
     out["p_all_gap"] = out[f"p_all_{suspect_arm}"].astype(float) - np.asarray(twin_p_all, dtype=float)
     out["p_all_gap_rank"] = out["p_all_gap"].rank(ascending=False, method="min").astype("Int64")
     out["flip"] = [_flip(s, r) for s, r in zip(out[f"acc_{suspect_arm}"], out["twins_right"])]
     # a pair whose original box holds no number, or every twin's, was not graded: never a flip, never a flag
-    words = not_numbers(records, suspect_arm).pairs
+    sus = z[(z["arm"] == suspect_arm) & (z["grade_status"] == "not_a_number")]["pair_id"].astype(str) \
+        if "grade_status" in z else pd.Series(dtype=str)
+    words = set(sus) | {str(p) for p, gr in zip(out["pair_id"], out["twin_graded"]) if len(gr) and not any(gr)}
     out.loc[out["pair_id"].astype(str).isin(words), "flip"] = "no_number"
     out["item_p"] = out["item_rank_p"] = out["item_q"] = math.nan
     if rule.controlled:

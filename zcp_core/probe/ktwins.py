@@ -37,6 +37,15 @@ MIN_ITEM_TWINS = 2
 # log P of a probability of 0 (a token the model never emits) is -inf; floor it like the tests floor p.
 _LOG_FLOOR = math.log(1e-300)
 EXACT_LATTICE = "exact sign-flip test over the lattice of differences (convolution)"
+#: Multiply-adds above which a convolution step switches from direct (exact) to FFT.
+DIRECT_MAX = 4e8
+#: p below this is reported as this upper bound when the lattice was too large for direct convolution.
+FFT_P_FLOOR = 1e-14
+#: Twin log-probability variances below this (nat^2; SD 0.001 nats, the size of batched-logprob noise) count as
+#: zero: twins that agree to that precision carry no information about the item's spread.
+VAR_FLOOR = 1e-6
+#: Items with twin spread above the floor needed to estimate the variance prior (else no item gets a p).
+MIN_PRIOR_ITEMS = 10
 
 
 @dataclass(frozen=True)
@@ -96,14 +105,20 @@ def lattice_sign_flip_log_p(d: Sequence[float], denominators: Sequence[int]) -> 
 
     dist = np.ones(1)
     lo = 0
+    fft = False
     values, counts = np.unique(mags, return_counts=True)
     for v, c in zip(values.tolist(), counts.tolist()):
         term = np.zeros(2 * v * c + 1)
         term[::2 * v] = binom.pmf(np.arange(c + 1), c, 0.5)
-        dist = np.convolve(dist, term) if dist.size * term.size < 4e8 else _fft_convolve(dist, term)
+        if dist.size * term.size < DIRECT_MAX:
+            dist = np.convolve(dist, term)
+        else:  # very mixed K on many items: FFT, exact only to about 1e-15 absolute
+            dist, fft = _fft_convolve(dist, term), True
         lo -= v * c
     idx = int(math.ceil(obs_g - lo - 1e-9))
     tail = float(dist[max(idx, 0):].sum()) if idx < dist.size else 0.0
+    if fft:  # below the FFT's resolution only an upper bound is known: report it, never a smaller p
+        tail = max(tail, FFT_P_FLOOR)
     return math.log(min(1.0, max(tail, 1e-300)))
 
 
@@ -180,6 +195,9 @@ def fit_variance_prior(s2: Any, df: Any) -> tuple[float, float]:
 def item_pvalues(records: pd.DataFrame, metric: str, suspect_arm: str = "original") -> pd.DataFrame:
     """Per-item one-sided p of "the original scores above its own twins" on a P metric (r = 0 rows).
 
+    Twin variances below :data:`VAR_FLOOR` count as zero, and the variance prior needs
+    :data:`MIN_PRIOR_ITEMS` items with spread above it; with fewer, no item gets a p (an empty table).
+
     Returns:
         One row per pair with at least :data:`MIN_ITEM_TWINS` finite twin scores: ``pair_id``, ``n_twins``,
         ``item_t``, ``item_df``, ``item_p`` (moderated prediction-interval t) and ``item_rank_p`` (exact).
@@ -189,6 +207,8 @@ def item_pvalues(records: pd.DataFrame, metric: str, suspect_arm: str = "origina
     from scipy.stats import t as student_t
 
     cols = ["pair_id", "n_twins", "item_t", "item_df", "item_p", "item_rank_p"]
+    # P metrics are probabilities (compared as logs); the calibrated ones are already log-ratios in nats
+    logged = not metric.endswith("_cal")
     z = records[records["ratio"] == 0.0]
     s = z[z["arm"] == suspect_arm].set_index("pair_id")[metric].astype(float)
     r = z[z["arm"] == "reference"][["pair_id", metric]].dropna()
@@ -198,19 +218,26 @@ def item_pvalues(records: pd.DataFrame, metric: str, suspect_arm: str = "origina
         if len(g) < MIN_ITEM_TWINS or not math.isfinite(x0):
             continue
         raw = g[metric].astype(float).to_numpy()
-        y = np.maximum(np.log(np.maximum(raw, 0.0), where=raw > 0, out=np.full(raw.size, -np.inf)), _LOG_FLOOR)
-        lx = max(math.log(x0) if x0 > 0 else -math.inf, _LOG_FLOOR)
+        if logged:
+            y = np.maximum(np.log(np.maximum(raw, 0.0), where=raw > 0, out=np.full(raw.size, -np.inf)), _LOG_FLOOR)
+            lx = max(math.log(x0) if x0 > 0 else -math.inf, _LOG_FLOOR)
+        else:
+            y, lx = raw, float(x0)
         rows.append({"pair_id": pid, "n_twins": int(y.size), "x0": lx, "mean": float(y.mean()),
                      "s2": float(y.var(ddof=1)), "rank_p": (1 + int((raw >= x0).sum())) / (y.size + 1)})
     if not rows:
         return pd.DataFrame(columns=cols)
     df = pd.DataFrame(rows)
-    d0, s0 = fit_variance_prior(df["s2"], df["n_twins"] - 1)
+    s2 = df["s2"].to_numpy(dtype=float)
+    s2 = np.where(s2 < VAR_FLOOR, 0.0, s2)  # twins that agree to batched-logprob precision: no spread
+    if int((s2 > 0).sum()) < MIN_PRIOR_ITEMS:
+        return pd.DataFrame(columns=cols)  # too few items with twin spread to know what spread is usual
+    d0, s0 = fit_variance_prior(s2, df["n_twins"] - 1)
     k = df["n_twins"].to_numpy(dtype=float)
     if math.isinf(d0):
         post, dof = np.full(len(df), s0), np.full(len(df), np.inf)
     else:
-        post = (d0 * s0 + (k - 1) * df["s2"].to_numpy()) / (d0 + k - 1)
+        post = (d0 * s0 + (k - 1) * s2) / (d0 + k - 1)
         dof = d0 + k - 1
     t = (df["x0"].to_numpy() - df["mean"].to_numpy()) / np.sqrt(post * (1 + 1 / k))
     out = pd.DataFrame({"pair_id": df["pair_id"], "n_twins": df["n_twins"], "item_t": t, "item_df": dof,

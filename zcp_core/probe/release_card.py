@@ -70,7 +70,8 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
                     "expected false flags (at most q x flagged)": fmt_num(v.expected_false_flags, 1)}
                    if v is not None and v.controlled else
                    {"flags chance alone gives (twin only right, c)": str(v.c),
-                    "estimated memorised items (b - c)": v.memorised_text} if v else {}),
+                    "estimated memorised items (b - c)": v.memorised_text} if v is not None and v.k_twins == 1 else
+                   {"flagged": f"{v.flagged} (no false-discovery control)"} if v is not None else {}),
                 "flagged but kept": f"{len(res.kept)} (reasons below)",
                 "untested": f"{len(res.untested)} (no reference twin)", "dropped": "0 (a release never drops items)"},
         body="\n".join(body), tags=("benchmark-refresh",),

@@ -36,6 +36,8 @@ class Verdict:
         fdr_q: The flags' false-discovery level q (``None`` under the ``acc`` rule: no control).
         flagged: Items flagged.
         tested: Items with a per-item p (every pair under the ``acc`` rule).
+        k_twins: The most twins an item has. Above 1 the twin-only count is no chance comparator for the
+            ``acc`` rule's flags (original right and all K twins wrong), so the card gives none.
     """
 
     confidence: float | None
@@ -51,6 +53,7 @@ class Verdict:
     fdr_q: float | None = None
     flagged: int = 0
     tested: int = 0
+    k_twins: int = 1
 
     @property
     def controlled(self) -> bool:
@@ -126,8 +129,9 @@ def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEF
     if pairs:
         lo, hi, _ = mcnemar_bounds(b, c, pairs)
         ci = (lo * pairs, hi * pairs)
-    return Verdict(c_value if isinstance(c_value, float) else None, metric, n, min_confidence, why, b, c, b - c, ci,
-                   metric, float(q) if q is not None else None, flagged, tested)
+    k = int(flags["n_twins"].max()) if "n_twins" in flags and len(flags) else 1
+    return Verdict(c_value if isinstance(c_value, float) else None, metric, n, min_confidence, why, b, c, b - c,
+                   ci if k == 1 else None, metric, float(q) if q is not None else None, flagged, tested, k)
 
 
 def verdict_lines(v: Verdict | None) -> list[str]:
@@ -151,6 +155,10 @@ def verdict_lines(v: Verdict | None) -> list[str]:
                   f"The expected share of false flags is at most q: about {fmt_num(v.expected_false_flags, 1)} "
                   "of them.", ""]
         return lines
+    if v.k_twins > 1:
+        return lines + [f"- Flagged (original right, all of its up to {v.k_twins} twins wrong): {v.flagged}; no "
+                        "false-discovery control, and no count of the flags chance alone gives (use a P metric's "
+                        "flags, which carry one).", ""]
     lines += [f"- Flagged (right only on the original, b): {v.b}; no false-discovery control.",
               f"- Right only on the twin (c): {v.c}. This is how many flags chance alone gives at this size: "
               "with no contamination, original and twin are equally likely to be the one answered right.",
