@@ -126,7 +126,7 @@ pd.DataFrame(list(took_rows(took[took["kind"] != "none"], 40)), columns=list(TOO
     columns=["Exposures per C item"])
 
 # %% [markdown]
-# Each cell is the per-item AUROC of C against U; a detector *catches* a kind when its family-wise CI (corrected for every detector read on that kind) lies above 0.5. `cot_acc` keeps the chain: full-CoT accuracy on the original against its twin, the classic perturbation check the ZCP paper argues against.
+# Each cell is the per-item AUROC of C against U; a detector *catches* a kind when the exact permutation p of its AUROC (every labelling of the items as C or U), Holm-adjusted across every cell the reading uses, is below 0.05. `cot_acc` keeps the chain: full-CoT accuracy on the original against its twin, the classic perturbation check the ZCP paper argues against; it reuses the manipulation check's generations, so it stays outside that family.
 
 # %%
 fig = viz_lab.matrix_figure(matrix.table("matrix"))

@@ -246,7 +246,8 @@ def _matrix_story(page: Any, url: str, runs: Path) -> None:
     page.get_by_text("Example run").first.wait_for(timeout=90_000)
     expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("verbatim: caught by").first).to_contain_text("Min-K% probability, zlib ratio")
-    expect(page.get_by_text("solution: caught by full-CoT accuracy on twins").first).to_be_visible()
+    expect(page.get_by_text("solution: no detector catches it").first).to_contain_text(
+        "Full-CoT accuracy on twins separates it too")
     expect(page.get_by_text("Untouched model: no detector separates C from U").first).to_be_visible()
     page.screenshot(path=str(runs.parent / "lab-matrix.png"), full_page=True)
 

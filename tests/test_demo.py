@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,20 +104,22 @@ def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples
 
 
 def test_the_matrix_example_tells_which_detector_catches_which_leak(examples):
-    """The probe catches answer memorisation, the baselines catch text memorisation, only the chain-keeping
-    check catches worked solutions, a build that did not take is read apart, and nothing flags the null."""
+    """Held to exact p with Holm across the reading: the probe catches paraphrased-answer memorisation (direct
+    only before the correction), the baselines catch text memorisation, only the chain-keeping check (outside the
+    family) separates worked solutions, a build that did not take is read apart, and nothing flags the null."""
     from zcp_core.lab.report import matrix_reading
 
     m = examples["lab-matrix"].table("matrix")
     assert {"direct", "evasive", "verbatim", "solution", "paper", "none"} == set(m["kind"])
     assert "cot_acc" in set(m["detector"]) and m.loc[m["kind"] != "none", "took"].notna().all()
-    fw = m.set_index(["kind", "detector"])["auroc_ci_fw"]
-    caught = lambda kind, det: fw[kind, det][0] > 0.5  # noqa: E731
-    assert caught("direct", "zcp_p_all") and caught("evasive", "zcp_p_all")
+    t = m.set_index(["kind", "detector"])
+    caught = lambda kind, det: t.loc[(kind, det), "auroc_p_holm"] < 0.05 and t.loc[(kind, det), "auroc"] > 0.5  # noqa: E731
+    assert caught("evasive", "zcp_p_all") and not caught("direct", "zcp_p_all")
+    assert t.loc[("direct", "zcp_p_all"), "auroc_p"] < 0.01  # significant alone, not across the 48 cells
     assert caught("verbatim", "min_k") and caught("verbatim", "zlib") and caught("verbatim", "guided_rouge")
-    assert caught("solution", "cot_acc")
-    assert not any(caught("solution", d) for d in ("zcp_acc", "zcp_p_first", "zcp_p_all", "min_k", "zlib"))
-    assert all(fw["none", d][0] <= 0.5 <= fw["none", d][1] for d in set(m["detector"]))
+    assert t.loc[("solution", "cot_acc"), "auroc_p"] < 0.001 and np.isnan(t.loc[("solution", "cot_acc"), "auroc_p_holm"])
+    assert not any(caught("solution", d) for d in set(m["detector"]) - {"cot_acc"})
+    assert (t.loc["none", "auroc_p_holm"].dropna() >= 0.05).all()
     took = m.drop_duplicates("kind").set_index("kind")["took"]
     assert took["direct"] is True and took["solution"] is True and took["verbatim"] is True
     reading = matrix_reading(m)
