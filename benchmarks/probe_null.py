@@ -22,7 +22,8 @@ from twin_probe_common import (  # noqa: E402
     PROBE_ARGS,
     ROOT,
     Clock,
-    confidence_with_ci,
+    confidence_and_flags,
+    finish,
     flags_lines,
     holm_lines,
     table,
@@ -47,9 +48,7 @@ def main() -> int:
     probe = out / "probe"
     limit = ["--limit", str(args.limit)] if args.limit else []
     zcp("probe", "--dataset", DATASET, "--twins", str(args.twins), *PROBE_ARGS, "--out", str(probe), *limit)
-    conf = confidence_with_ci(probe)
-    summary = json.loads((probe / "manifest.json").read_text())["summary"]
-    conf["flags"] = summary["flags"]
+    conf, summary = confidence_and_flags(probe)
     orig = summary["originals"]
     cmd = ("python benchmarks/probe_null.py" + (f" --twins {args.twins}" if args.twins != DEFAULT_TWINS else "")
            + (f" --limit {args.limit}" if args.limit else "") + " --json")
@@ -65,10 +64,7 @@ def main() -> int:
         f"({(orig['given'] - orig['probed']) / total:.1%}) that `--all-originals` would add.", "",
         *holm_lines(probe, ROOT / "runs" / "bench-twin-null" / "probe"),
     ], "generator numeric-perturbation-v6 (the default), model smollm2 (SmolLM2-135M-Instruct, embedded)")
-    print(Path(args.result).read_text())
-    if args.json:
-        print(json.dumps(conf, sort_keys=True))
-    return 0
+    return finish(Path(args.result), conf, args.json)
 
 
 if __name__ == "__main__":

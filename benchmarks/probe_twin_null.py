@@ -24,7 +24,8 @@ from twin_probe_common import (  # noqa: E402
     PROBE_ARGS,
     ROOT,
     Clock,
-    confidence_with_ci,
+    confidence_and_flags,
+    finish,
     flags_lines,
     holm_lines,
     table,
@@ -33,8 +34,7 @@ from twin_probe_common import (  # noqa: E402
 )
 
 DATASET = "data/gsm8k/test.jsonl"
-TWIN_SEED = 0  # twin k uses seed k - 1, as `zcp probe --twins K` does
-SIGN_FLIP_SEED = 0  # the probe's --seed: its sign-flip permutation test
+TWIN_SEED = 0  # twin k uses seed TWIN_SEED + k - 1; 0 is what `zcp probe --twins K` draws
 CALIBRATED = (0.034, 0.066)  # the per-item test is calibrated when the share of p < 0.05 lies here
 
 
@@ -44,6 +44,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="runs/bench-twin-null")
     ap.add_argument("--twins", type=int, default=DEFAULT_TWINS, help="twins each stand-in is probed against")
+    ap.add_argument("--seed", type=int, default=TWIN_SEED,
+                    help="twin 1's seed (twin k: seed + k - 1); the default shares twins with probe_null.py")
     ap.add_argument("--limit", type=int, default=0, help="first N items (0: the whole test set)")
     ap.add_argument("--json", action="store_true", help="print the confidence and flags as the last line, as JSON")
     ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_twin_null.md"))
@@ -51,22 +53,20 @@ def main() -> int:
     out, clock = Path(args.out), Clock()
     ref, probe = out / "reference", out / "probe"
     limit = ["--limit", str(args.limit)] if args.limit else []
-    build = json.loads(zcp("reference", "build", "--dataset", DATASET, "--seed", str(TWIN_SEED), "--twins",
+    build = json.loads(zcp("reference", "build", "--dataset", DATASET, "--seed", str(args.seed), "--twins",
                            str(args.twins + 1), "--prior-model", "none", "--out", str(ref), "--json", *limit))
-    args_probe = [a for a in PROBE_ARGS]
-    zcp("probe", "--dataset", DATASET, "--reference", str(ref), "--as-original", "1", *args_probe, "--out",
+    zcp("probe", "--dataset", DATASET, "--reference", str(ref), "--as-original", "1", *PROBE_ARGS, "--out",
         str(probe), *limit)
-    conf = confidence_with_ci(probe)
-    summary = json.loads((probe / "manifest.json").read_text())["summary"]
-    conf["flags"] = summary["flags"]
+    conf, summary = confidence_and_flags(probe)
     share = summary["flags"].get("share_p_below_05")
     calibrated = share is not None and CALIBRATED[0] <= share <= CALIBRATED[1]
     from zcp_core.reference import METHOD_NUMERIC
 
     cmd = ("python benchmarks/probe_twin_null.py" + (f" --twins {args.twins}" if args.twins != DEFAULT_TWINS else "")
+           + (f" --seed {args.seed}" if args.seed != TWIN_SEED else "")
            + (f" --limit {args.limit}" if args.limit else "") + " --json")
     write_result(Path(args.result), f"Twin 1 against twins 2..{args.twins + 1} (untouched SmolLM2, GSM8K test)", cmd, [
-        f"Twins: `zcp reference build --dataset {DATASET} --seed {TWIN_SEED} --twins {args.twins + 1}` "
+        f"Twins: `zcp reference build --dataset {DATASET} --seed {args.seed} --twins {args.twins + 1}` "
         f"({build['n']} items; traced per twin: {', '.join(str(t['traced']) for t in build['twins'])}). Probe: "
         f"`zcp probe --as-original 1 {' '.join(PROBE_ARGS)}`; {clock():.0f} s wall in all (answers already in the "
         "response cache are not recomputed). Twins per item: "
@@ -77,10 +77,7 @@ def main() -> int:
         *holm_lines(ROOT / "runs" / "bench-null" / "probe", probe), "",
         "Acc is reported, not judged: the model answers about 1% of either arm right, so it can hardly differ.",
     ], f"generator `{METHOD_NUMERIC}`, model smollm2 (SmolLM2-135M-Instruct, embedded)")
-    print(Path(args.result).read_text())
-    if args.json:
-        print(json.dumps(conf, sort_keys=True))
-    return 0
+    return finish(Path(args.result), conf, args.json)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,22 @@ def table(conf: dict[str, Any]) -> list[str]:
     return rows
 
 
+def confidence_and_flags(run: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`confidence_with_ci` with the run's ``flags`` block added, and the run's summary."""
+    conf = confidence_with_ci(run)
+    summary = json.loads((run / "manifest.json").read_text())["summary"]
+    conf["flags"] = summary["flags"]
+    return conf, summary
+
+
+def finish(result: Path, conf: dict[str, Any], as_json: bool) -> int:
+    """Print the results file and, with ``--json``, the confidence line last."""
+    print(result.read_text())
+    if as_json:
+        print(json.dumps(conf, sort_keys=True))
+    return 0
+
+
 def flags_lines(flags: dict[str, Any], pairs: int) -> list[str]:
     """The run's flags block as a results file states it, against the null targets."""
     share = flags.get("share_p_below_05")

@@ -43,12 +43,17 @@ def _flip(s: Any, twins_right: float) -> str:
     return "both" if s and r else "neither"
 
 
-def _twin_lists(ref: pd.DataFrame, pair_ids: Any) -> dict[str, list[Any]]:
-    """Each pair's twins in twin order: ids, questions, golds, predictions, Acc, P_all and P_first."""
+def _in_twin_order(ref: pd.DataFrame) -> pd.DataFrame:
+    """Twin rows sorted by pair and twin number (``twin``, 1 where a run stored none)."""
     import pandas as pd
 
-    ref = ref.assign(_n=pd.to_numeric(ref.get("twin", pd.Series(1, index=ref.index)), errors="coerce").fillna(1))
-    ref = ref.sort_values(["pair_id", "_n"], kind="stable")
+    n = pd.to_numeric(ref["twin"], errors="coerce").fillna(1) if "twin" in ref else 1
+    return ref.assign(_n=n).sort_values(["pair_id", "_n"], kind="stable")
+
+
+def _twin_lists(ref: pd.DataFrame, pair_ids: Any) -> dict[str, list[Any]]:
+    """Each pair's twins in twin order: ids, questions, golds, predictions, Acc, P_all and P_first."""
+    ref = _in_twin_order(ref)
     if "grade_status" not in ref:
         ref = ref.assign(grade_status="ok")
     ref = ref.assign(_graded=ref["grade_status"] != "not_a_number")
@@ -94,8 +99,7 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
     rule = rule or FlagRule()
     z = _zero(records)
     ref = z[z["arm"] == "reference"]
-    first = ref.assign(_n=pd.to_numeric(ref.get("twin", pd.Series(1, index=ref.index)), errors="coerce")
-                       .fillna(1)).sort_values("_n", kind="stable").drop_duplicates("pair_id").set_index("pair_id")
+    first = _in_twin_order(ref).drop_duplicates("pair_id").set_index("pair_id")
     base = z[z["arm"] == suspect_arm].set_index("pair_id")
     base = base[base.index.isin(first.index)]
     out = pd.DataFrame({"pair_id": base.index, "question": base["question"].values, "gold": base["gold"].values})
@@ -148,22 +152,15 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
     elif col in ("p_all", "p_first"):
         out["score_twins"] = out[f"twin_{col}"]
     else:
-        by = ref.assign(_n=pd.to_numeric(ref["twin"], errors="coerce").fillna(1) if "twin" in ref else 1)
-        lists = {pid: g.sort_values("_n")[col].astype(float).tolist() for pid, g in by.groupby("pair_id")}
+        lists = {pid: g[col].astype(float).tolist() for pid, g in _in_twin_order(ref).groupby("pair_id")}
         out["score_twins"] = [lists.get(pid, []) for pid in out["pair_id"]]
     n = len(out)
     out["evidence"] = [_evidence(row, suspect_arm, n, rule) for row in out.to_dict("records")]
     return out
 
 
-def _fmt_p(x: Any) -> str:
-    from zcp_core.report import fmt_p
-
-    return fmt_p(x)
-
-
 def _evidence(row: dict[str, Any], arm: str, n: int, rule: FlagRule) -> str:
-    from zcp_core.report import fmt_num, metric_name
+    from zcp_core.report import fmt_num, fmt_p, metric_name
 
     s_ok = _truthy(row[f"acc_{arm}"])
     parts = [f"zero-CoT {arm} {'correct' if s_ok else 'wrong'} (pred {row[f'pred_{arm}']!s}, gold {row['gold']})"]
@@ -185,8 +182,8 @@ def _evidence(row: dict[str, Any], arm: str, n: int, rule: FlagRule) -> str:
     if rule.controlled:
         p = row["item_p"]
         if p == p:
-            parts.append(f"{metric_name(rule.metric)}: item p {_fmt_p(p)}, rank p {_fmt_p(row['item_rank_p'])}, "
-                         f"q-value {_fmt_p(row['item_q'])}")
+            parts.append(f"{metric_name(rule.metric)}: item p {fmt_p(p)}, rank p {fmt_p(row['item_rank_p'])}, "
+                         f"q-value {fmt_p(row['item_q'])}")
         else:
             parts.append(NO_ITEM_P)
     return "; ".join(parts)

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Metrics an item's p can be computed on (continuous scores).
-ITEM_P_METRICS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
 FlagMetric = Literal["p_all", "p_first", "p_all_cal", "p_first_cal", "acc"]
-FLAG_METRICS: tuple[str, ...] = ("p_all", "p_first", "p_all_cal", "p_first_cal", "acc")
+FLAG_METRICS: tuple[str, ...] = get_args(FlagMetric)
 DEFAULT_FDR = 0.1
 #: Twins per item a probe builds by default (``zcp probe --twins``); chosen by measurement, see the docs.
 DEFAULT_TWINS = 4
