@@ -62,6 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _shared(q)
     q.set_defaults(func=paraphrase)
 
+    from zcp_core.cli import reference_templates
+
+    reference_templates.register(rsub)
+
 
 def _shared(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output folder (a run folder)")
