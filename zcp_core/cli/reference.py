@@ -28,7 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     b = rsub.add_parser("build", help="numeric (GSM8K annotations) or LLM isomorphic reference twins")
     b.add_argument("--dataset", required=True, help="benchmark file (GSM8K jsonl for --method numeric)")
-    b.add_argument("--method", choices=["numeric", "llm"], default="numeric")
+    b.add_argument("--method", choices=["numeric", "template", "auto", "llm"], default="numeric",
+                   help="numeric (GSM8K calculator traces), template (program templates: --templates, else "
+                        "data/templates/<dataset>.jsonl), auto (numeric where it holds, else a template), llm")
+    b.add_argument("--templates", default=None, help="templates file for --method template or auto")
     b.add_argument("--generator", default="smollm2", help="model spec of the LLM generator (--method llm)")
     b.add_argument("--judge", default=None,
                    help="model spec of judge 1 (--method llm; required, and not the generator's model)")
@@ -40,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--attempts", type=int, default=3, help="LLM attempts per item (judges' reasons fed back)")
     b.add_argument("--max-tries", type=int, default=50, help="numeric draws per item before giving up")
     b.add_argument("--twins", type=int, default=1, metavar="K",
-                   help="numeric twins per item, each with its own coin and seed (twin k uses seed + k - 1; "
+                   help="twins per item (numeric and template), each with its own coin and seed (twin k uses seed + k - 1; "
                         "metadata twin: 1..K; ids <id>-ref, <id>-ref2, ...)")
     b.add_argument("--round-rule", choices=["required", "preferred"], default="required",
                    help="numeric: required (default) gives an item a twin only when both sides have one keeping the "
@@ -157,6 +160,11 @@ def build(args: argparse.Namespace) -> int:
         rs = sets[0]
         config.update(max_tries=args.max_tries, twins=max(args.twins, 1), round_rule=args.round_rule,
                       ambiguity=args.ambiguity)
+    elif args.method in ("template", "auto"):
+        from zcp_core.cli.reference_templates import build_sets
+
+        sets = build_sets(args, items, config)
+        rs = sets[0]
     else:
         rs, model, revision = _build_llm(args, items, config)
         sets = [rs]
@@ -172,9 +180,11 @@ def build(args: argparse.Namespace) -> int:
     summary = {
         "method": rs.method, "n": n, "traced": ok, "failed": n - ok, "traced_share": ok / n if n else 0.0,
         "failures_by_kind": kinds, "reference": str(jsonl), "out": str(out),
-        "headline": {"label": "traced share" if args.method == "numeric" else "accepted share",
+        "headline": {"label": {"numeric": "traced share", "llm": "accepted share"}.get(args.method, "covered share"),
                      "value": round(ok / n, 4) if n else 0.0},
     }
+    if "shares" in config:
+        summary["shares"] = config["shares"]
     if len(sets) > 1:
         summary["twins"] = [{"twin": k, "traced": len(r.items)} for k, r in enumerate(sets, 1)]
     card = _card(args, items, rs)  # twin 1: do the twins look like their originals, and are they as easy?
@@ -187,6 +197,9 @@ def build(args: argparse.Namespace) -> int:
               pd.DataFrame(rows), summary, tables={"twin_card": card.frame()})
     text = [f"{ok}/{n} items got a reference twin ({rs.method}); wrote {jsonl}"]
     text += [f"  failed ({k}): {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    if "shares" in config:
+        sh = config["shares"]
+        text.append(f"  by method: numeric {sh['numeric']}, template {sh['template']} of {sh['items']} items")
     text += ["twin card (originals against twins):", card.markdown(), coverage.sentence]
     emit(args, summary, "\n".join(text))
     return 0

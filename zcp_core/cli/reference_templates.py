@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from zcp_core.cli.common import add_common, emit
@@ -45,3 +46,52 @@ def check(args: argparse.Namespace) -> int:
                 + (f"; refused: {', '.join(f'{k} {v}' for k, v in kinds.most_common())}" if kinds else ""))
     emit(args, summary, "\n".join(text))
     return 0 if passed == len(rows) else 1
+
+
+def templates_path(args: argparse.Namespace) -> Path:
+    """``--templates``, else ``data/templates/<dataset folder>.jsonl`` (``math500`` for ``data/math500/test.jsonl``)."""
+    from zcp_core.data import resolve_dataset
+    from zcp_core.errors import ZcpError
+
+    if args.templates:
+        return Path(args.templates)
+    name = resolve_dataset(args.dataset).parent.name
+    path = resolve_dataset(f"data/templates/{name}.jsonl")
+    if not path.exists():
+        raise ZcpError(f"no templates for {args.dataset} (looked for data/templates/{name}.jsonl); pass --templates FILE")
+    return path
+
+
+def build_sets(args: argparse.Namespace, items: list[Any], config: dict[str, Any]) -> list[Any]:
+    """K reference sets for ``--method template`` or ``auto`` (numeric where it holds, else a template).
+
+    Under ``auto`` each set is the union, in input order; ``config["shares"]`` counts twin 1 by method.
+    """
+    from zcp_core.reference.numeric import ReferenceSet, perturb_gsm8k
+    from zcp_core.reference.template import load_templates
+    from zcp_core.reference.template_build import METHOD_TEMPLATE, solver_records, template_twins
+
+    path = templates_path(args)
+    templates = load_templates(path)
+    k = max(args.twins, 1)
+    config.update(templates=str(path), twins=k)
+    if args.method == "template":
+        return template_twins(items, templates, seed=args.seed, twins=k, solved=solver_records(path))
+    numeric = [perturb_gsm8k(items, seed=args.seed + j - 1, max_tries=args.max_tries, twin=j,
+                             round_rule=args.round_rule, ambiguity=args.ambiguity) for j in range(1, k + 1)]
+    config.update(max_tries=args.max_tries, round_rule=args.round_rule, ambiguity=args.ambiguity)
+    # an item numeric tracing refused at twin 1 goes to its template for all K twins, so one item's twins
+    # come from one method
+    refused = {f.id for f in numeric[0].failures}
+    rest = [it for it in items if it.id in refused]
+    tpl = template_twins(rest, templates, seed=args.seed, twins=k, solved=solver_records(path))
+    sets = []
+    for num, tp in zip(numeric, tpl, strict=True):
+        made = {t.original_id: t for t in (*[t for t in num.items if t.original_id not in refused], *tp.items)}
+        why = {f.id: f for f in (*num.failures, *tp.failures)}
+        sets.append(ReferenceSet(tuple(made[it.id] for it in items if it.id in made),
+                                 tuple(why[it.id] for it in items if it.id not in made and it.id in why),
+                                 f"auto ({numeric[0].method} + {METHOD_TEMPLATE})"))
+    config["shares"] = {"numeric": sum(t.original_id not in refused for t in sets[0].items),
+                        "template": sum(t.original_id in refused for t in sets[0].items), "items": len(items)}
+    return sets

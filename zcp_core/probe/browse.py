@@ -111,12 +111,40 @@ def number_segments(text: str, other: str) -> tuple[Segment, ...]:
     return tuple(out)
 
 
-def segments_markdown(segments: tuple[Segment, ...]) -> str:
-    """Markdown with changed numbers highlighted (Streamlit's ``:orange-background[...]``)."""
-    def esc(s: str) -> str:
-        return re.sub(r"([\\`*_{}\[\]<>#+!|$~])", r"\\\1", s)
+_LATEX = re.compile(r"\\[a-zA-Z]+|\$\$")
+_DELIM = re.compile(r"(\$\$|\\\[|\\\]|(?<!\\)\$)")
 
-    return "".join(f":orange-background[**{esc(s.text)}**]" if s.changed else esc(s.text) for s in segments)
+
+def _esc(s: str) -> str:
+    return re.sub(r"([\\`*_{}\[\]<>#+!|$~])", r"\\\1", s)
+
+
+def _latex(text: str) -> bool:
+    """Whether ``$`` in ``text`` delimits math (MATH's LaTeX) rather than money (GSM8K's $5)."""
+    return bool(_LATEX.search(text)) and len(re.findall(r"(?<!\\)\$", text)) % 2 == 0
+
+
+def segments_markdown(segments: tuple[Segment, ...]) -> str:
+    """Markdown with changed numbers highlighted (Streamlit's ``:orange-background[...]``).
+
+    In a LaTeX question (MATH) the math is kept for Streamlit to render (``\\[...\\]`` becomes ``$$...$$``),
+    and a changed number inside it is coloured; elsewhere everything is escaped and shown as written.
+    """
+    if not _latex("".join(s.text for s in segments)):
+        return "".join(f":orange-background[**{_esc(s.text)}**]" if s.changed else _esc(s.text) for s in segments)
+    out, math = [], False
+    for seg in segments:
+        if seg.changed:
+            out.append(f"{{\\color{{orange}}\\mathbf{{{seg.text}}}}}" if math
+                       else f":orange-background[**{_esc(seg.text)}**]")
+            continue
+        for piece in _DELIM.split(seg.text):
+            if _DELIM.fullmatch(piece):
+                out.append("$$" if piece in ("$$", "\\[", "\\]") else "$")
+                math = not math
+            elif piece:
+                out.append(piece if math else _esc(piece))
+    return "".join(out)
 
 
 def render_answer(answer: Any) -> str:

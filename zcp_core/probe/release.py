@@ -10,6 +10,9 @@ The release replaces exactly the run's flagged items (``items.parquet`` ``flagge
   ["reexecuted"] is True``, written by :mod:`zcp_core.reference.numeric`.
   A numeric twin without that record (e.g. one made before the check) is not
   released;
+* ``template_checked``: a template twin (``template-v1``) whose template renders the original exactly, whose
+  program gives the original's gold, and whose drawn values meet its constraints (:mod:`zcp_core.reference.
+  template_build`); one whose first twin an independent solver disagreed with is not released;
 * ``two_distinct_judges``: an LLM twin (``llm-isomorphic-v1``) accepted by at
   least two judges that are different models from each other and from the
   generator (``metadata["generator"]`` and ``metadata["judges"]``, every judge
@@ -75,10 +78,11 @@ if TYPE_CHECKING:
 RELEASE_COLUMNS = ("id", "question", "answer", "solution", "source", "original_id", "status", "twin_method",
                    "twin_verification", "metadata", "canary")
 
-Verification = Literal["reexecuted", "two_distinct_judges"]
+Verification = Literal["reexecuted", "two_distinct_judges", "template_checked"]
 #: Method prefix of numeric twins (any version; the re-execution record is what is checked).
 NUMERIC_PREFIX = "numeric-perturbation-"
 JUDGED_METHODS = ("llm-isomorphic-v1",)
+TEMPLATE_PREFIX = "template-"
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,16 @@ def twin_verification(item: Item) -> TwinCheck:
                                            f"question values, gold matched ({ver.get('check') or 're-execution'})")
         return TwinCheck(None, "numeric twin without a passed re-execution check "
                                "(metadata.verification.reexecuted is not true)")
+    if method.startswith(TEMPLATE_PREFIX):
+        ver = meta.get("verification")
+        need = ("render_exact", "program_matches_gold", "nontrivial", "constraints_hold")
+        if isinstance(ver, dict) and all(ver.get(k) is True for k in need) and ver.get("solver_agreed") is not False:
+            solved = {True: "its first twin solved alike by an independent solver", None: "not solver-checked"}
+            return TwinCheck("template_checked", f"template twin ({method}); the template renders the original "
+                                                 "exactly and its program gives the original's gold; drawn values "
+                                                 f"meet its constraints; {solved[ver.get('solver_agreed')]}")
+        return TwinCheck(None, "template twin without passed template checks, or one an independent solver "
+                               "disagreed with")
     if method in JUDGED_METHODS:
         gen = str(meta.get("generator") or "")
         judges = [str(j) for j in meta.get("judges") or []]

@@ -34,8 +34,11 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
     body = [*verdict_lines(v),
         "## How items were changed", "",
         f"An item is flagged when {flag_rule}. A flagged item is replaced by its first verified twin: "
-        "`reexecuted` (a numeric twin whose solution was re-executed from its own question values and matched its gold) or `two_distinct_judges` (an LLM twin accepted by two judges that are "
-        "different models from each other and from the generator). Nothing else is changed.", "",
+        "`reexecuted` (a numeric twin whose solution was re-executed from its own question values and matched its gold), "
+        "`template_checked` (a program-template twin: the template renders the original exactly, its program gives "
+        "the original's gold, and the twin's values meet its constraints) or `two_distinct_judges` (an LLM twin "
+        "accepted by two judges that are different models from each other and from the generator). Nothing else "
+        "is changed.", "",
         "Undo: every replaced original is stored in full in `replacements.jsonl`; "
         "`zcp_core.probe.undo_release(DIR)` rebuilds the original item list.", "",
         "## Replaced", "",

@@ -17,6 +17,7 @@ question), original minus twin, which should be near 0.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -68,14 +69,22 @@ class TwinCard:
     failures: Mapping[str, int] = field(default_factory=dict)
     fallbacks: Mapping[str, int] = field(default_factory=dict)
 
+    @property
+    def too_few(self) -> bool:
+        """Fewer than :data:`MIN_PAIRS` pairs: the card prints that, not intervals."""
+        return self.n_pairs < MIN_PAIRS
+
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for a run summary)."""
+        """JSON-ready form (for a run summary); intervals are null over too few pairs."""
         d = asdict(self)
         d["leading_digit_share"] = {str(k + 1): list(v) for k, v in enumerate(self.leading_digit_share)}
         for k in ("digits_mean", "median_answer", "log_ratio_ci", "trailing_zero_rate", "multiple_of_5_rate",
                   "neutral_prior_ci90"):
             d[k] = list(d[k]) if d[k] is not None else None
         d["failures"], d["fallbacks"] = dict(self.failures), dict(self.fallbacks)
+        d["too_few_pairs"] = self.too_few
+        if self.too_few:
+            d["log_ratio_ci"] = d["neutral_prior_ci90"] = None
         return d
 
     def frame(self) -> Any:
@@ -100,7 +109,9 @@ class TwinCard:
         return pd.DataFrame(rows, columns=["metric", "original", "twin"])
 
     def markdown(self) -> str:
-        """The card as a Markdown table."""
+        """The card as a Markdown table (a sentence over too few pairs)."""
+        if self.too_few:
+            return f"too few pairs for a twin card: {self.n_pairs} with numeric answers (at least {MIN_PAIRS} needed)"
         lines = ["| metric | original | twin |", "|---|---|---|"]
         for _, r in self.frame().iterrows():
             o = "" if r.original != r.original else f"{r.original:.3g}"  # NaN: no original value
@@ -108,9 +119,19 @@ class TwinCard:
         return "\n".join(lines)
 
 
+MIN_PAIRS = 10
+_FRAC = re.compile(r"^(-?)\\[dt]?frac\{(\d+)\}\{(\d+)\}$")
+_NOISE = re.compile(r"\\\$|\\%|\^\s*\{?\\circ\}?|\\!|\{,\}|[,$\s]")
+
+
 def _value(s: str) -> Fraction | None:
+    """A plain or LaTeX number (``1,000``, ``\\$5``, ``-\\frac{3}{4}``, ``2.5``, ``30^\\circ``), else None."""
+    t = _NOISE.sub("", s.strip())
+    m = _FRAC.match(t)
+    if m:
+        return Fraction(int(m.group(2)), int(m.group(3))) * (-1 if m.group(1) else 1)
     try:
-        return Fraction(s.replace(",", "").replace("$", "").strip())
+        return Fraction(t)
     except (ValueError, ZeroDivisionError):
         return None
 

@@ -163,7 +163,7 @@ def _cap(v: Any, line: int | None) -> Any:
 
 
 def _pow(a: Any, b: Any, line: int | None) -> Any:
-    if isinstance(b, int | Fraction) and abs(b) > 10_000:
+    if isinstance(b, int | Fraction) and abs(Fraction(b)) > 10_000:
         raise ProgramError("integer size", line, "an exponent above 10,000")
     if _exact(a) and isinstance(b, int) and _bits(a) * abs(b) > MAX_BITS:
         raise ProgramError("integer size", line, f"a power past {MAX_BITS} bits")
@@ -333,18 +333,18 @@ def _eval(node: ast.AST, f: _Frame) -> Any:
         case ast.UnaryOp(op=op, operand=x):
             v = _eval(x, f)
             return (not v) if isinstance(op, ast.Not) else (-v if isinstance(op, ast.USub) else +v)
-        case ast.BoolOp(op=op, values=vals):
-            out = None
+        case ast.BoolOp(op=bop, values=vals):
+            last = None
             for v in vals:
-                out = _eval(v, f)
-                if bool(out) != isinstance(op, ast.And):
-                    return out
-            return out
+                last = _eval(v, f)
+                if bool(last) != isinstance(bop, ast.And):  # and: stop at a false value; or: at a true one
+                    return last
+            return last
         case ast.Compare(left=l, ops=ops, comparators=cs):
             a = _eval(l, f)
-            for op, c in zip(ops, cs, strict=True):
+            for cop, c in zip(ops, cs, strict=True):
                 b = _eval(c, f)
-                if not bool(_CMP[type(op)](a, b)):
+                if not bool(_CMP[type(cop)](a, b)):
                     return False
                 a = b
             return True
@@ -362,9 +362,9 @@ def _eval(node: ast.AST, f: _Frame) -> Any:
                 raise ProgramError("numbers only", line, "only lists and tuples are indexed")
             return seq[_whole(idx)]
         case ast.ListComp(elt=elt, generators=gens) | ast.GeneratorExp(elt=elt, generators=gens):
-            out: list[Any] = []
-            _comprehend(elt, list(gens), f, out)
-            return _cap(out, line)
+            acc: list[Any] = []
+            _comprehend(elt, list(gens), f, acc)
+            return _cap(acc, line)
     raise ProgramError("whitelisted syntax only", line, f"{type(node).__name__} is not allowed")
 
 

@@ -110,7 +110,8 @@ def check_template(t: Template, item: Item, runner: Runner, seed: int = 0) -> Te
 
     orig = runner.run([t.task(t.original())])[0]
     if not orig.ok:
-        return TemplateCheck(t.source_id, False, f"program: on the original's values: {orig.failed} ({orig.detail})")
+        kind = "constraints" if orig.failed == "constraint" else "program"
+        return TemplateCheck(t.source_id, False, f"{kind}: on the original's values: {orig.failed} ({orig.detail})")
     question = _question(t, t.original(), orig)
     if question != item.question:
         return TemplateCheck(t.source_id, False, "render: " + _first_difference(question or "", item.question))
@@ -120,25 +121,26 @@ def check_template(t: Template, item: Item, runner: Runner, seed: int = 0) -> Te
     if "".join(orig.answer.split()) != "".join(item.answer.split()):
         return TemplateCheck(t.source_id, False, f"answer_form: writes {orig.answer!r}, the dataset has "
                                                  f"{item.answer!r}", render_exact=True)
-    done = {"render_exact": True, "program_matches_gold": True}
     if orig.number is not None and orig.number in _literals(t.program):
         return TemplateCheck(t.source_id, False, f"trivial: the program holds the gold {orig.answer} as a literal",
-                             **done)
+                             render_exact=True, program_matches_gold=True)
     rng = random.Random(_seed("check", seed, t.source_id))
     moving = tuple(v.name for v in t.drawn
                    if any(o.answer != orig.answer for _, o in _draws(t, runner, rng, 8, only=v.name)))
     if not moving:
-        return TemplateCheck(t.source_id, False, "trivial: no slot changes the answer", **done)
+        return TemplateCheck(t.source_id, False, "trivial: no slot changes the answer",
+                             render_exact=True, program_matches_gold=True)
     draws = _draws(t, runner, rng, CHECK_DRAWS)
     if len(draws) < CHECK_DRAWS:
         return TemplateCheck(t.source_id, False, f"constraints: only {len(draws)} of {CHECK_DRAWS * TRIES_PER_DRAW} "
-                             f"draws satisfy them", **done, changing_slots=moving)
+                             f"draws satisfy them", render_exact=True, program_matches_gold=True,
+                             changing_slots=moving)
     changed = sum(o.answer != orig.answer and _question(t, e, o) not in (None, item.question) for e, o in draws)
     share = changed / len(draws)
     if share < MIN_CHANGE_SHARE:
         return TemplateCheck(t.source_id, False, f"trivial: {changed} of {len(draws)} draws change both the "
-                             f"question and the answer (at least {MIN_CHANGE_SHARE:.0%} needed)", **done,
-                             change_share=share, changing_slots=moving)
+                             f"question and the answer (at least {MIN_CHANGE_SHARE:.0%} needed)", render_exact=True,
+                             program_matches_gold=True, change_share=share, changing_slots=moving)
     return TemplateCheck(t.source_id, True, "", True, True, True, share, moving)
 
 
