@@ -224,3 +224,36 @@ def test_every_shipped_template_passes_checks_1_to_3(runner, path):
     failed = [f"line {t.line} {sid}: {c.reason}" for sid, t in templates.items()
               if not (c := check_template(t, items[sid], runner)).passed]
     assert not failed, "\n".join(failed)
+
+
+@pytest.mark.parametrize("method", ["template", "auto"])
+def test_reference_build_writes_checked_template_twins(tmp_path, capsys, method):
+    from zcp_core.cli.main import main
+
+    tpl = tmp_path / "t.jsonl"
+    tpl.write_text(json.dumps(ALGEBRA) + "\n")
+    out = tmp_path / "ref"
+    assert main(["reference", "build", "--method", method, "--templates", str(tpl), "--dataset", str(MATH),
+                 "--limit", "3", "--twins", "2", "--prior-model", "none", "--out", str(out), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert s["traced"] == 1 and s["failures_by_kind"]["no_template"] == 2
+    assert s["twin_card"]["too_few_pairs"] is True and s["twin_card"]["log_ratio_ci"] is None
+    if method == "auto":
+        assert s["shares"] == {"numeric": 0, "template": 1, "items": 3}
+    twins = [json.loads(x) for x in (out / "reference.jsonl").read_text().splitlines()]
+    assert [t["id"] for t in twins] == ["test/algebra/2584.json-ref", "test/algebra/2584.json-ref2"]
+    assert all(t["metadata"]["verification"]["check"] == "template-v1" for t in twins)
+    assert main(["reference", "build", "--method", "template", "--templates", str(tpl), "--dataset", str(MATH),
+                 "--limit", "3", "--prior-model", "none", "--out", str(tmp_path / "ref2")]) == 0
+    assert "too few pairs for a twin card: 1" in capsys.readouterr().out
+
+
+def test_check_templates_lists_refusals_by_line(tmp_path, capsys):
+    from zcp_core.cli.main import main
+
+    bad = {**ALGEBRA, "answer_form": {"kind": "fraction", "style": "dfrac"}}
+    tpl = tmp_path / "t.jsonl"
+    tpl.write_text(json.dumps(bad) + "\n")
+    assert main(["reference", "check-templates", "--templates", str(tpl), "--dataset", str(MATH)]) == 1
+    out = capsys.readouterr().out
+    assert "line 1 (test/algebra/2584.json): answer_form:" in out and "0 of 1 templates pass" in out

@@ -112,6 +112,7 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
     from zcp_core.cli.data import fields_from_args
     from zcp_core.data import load_items
     from zcp_core.errors import DataError
+    from zcp_core.reference.template import load_templates, shipped_templates
 
     original = load_items(args.dataset, fmt=args.format, fields=fields_from_args(args))
     if args.limit:
@@ -153,9 +154,25 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
         log(f"no --reference: built a numeric reference on the fly ({sets[0].method}): {len(reference)} twins "
             f"({k} per item), {len(failures)} items could not be traced; it is saved in the run as "
             "items_reference.jsonl")
+    elif original and shipped_templates(args.dataset) is not None:  # MATH-500: program templates
+        from zcp_core.reference.template_build import solver_records, template_twins
+
+        path = shipped_templates(args.dataset)
+        assert path is not None
+        k = args.twins or DEFAULT_TWINS
+        sets = template_twins(original, load_templates(path), seed=args.seed, twins=k, solved=solver_records(path))
+        reference = [t for r in sets for t in r.items]
+        failures = sets[0].failures
+        notes["reference_built"] = {"method": sets[0].method, "twins": len(reference), "k": k,
+                                    "failures": len(failures), "templates": str(path),
+                                    "failure_reasons": [f"{f.id}: {f.reason}" for f in failures][:50]}
+        log(f"no --reference: built template twins on the fly from {path.name} ({sets[0].method}): "
+            f"{len(reference)} twins ({k} per item), {len(failures)} items have none; saved in the run as "
+            "items_reference.jsonl")
     else:
         raise DataError(args.dataset, None, None,
-                        "--reference is required unless the dataset is GSM8K (numeric twins are built only there)")
+                        "--reference is required unless the dataset is GSM8K (numeric twins) or has shipped "
+                        "templates (data/templates/<dataset>.jsonl)")
     para = [it for it in load_items(args.paraphrased) if it.original_id in keep] if args.paraphrased else None
     return original, reference, para, notes
 

@@ -50,15 +50,15 @@ def check(args: argparse.Namespace) -> int:
 
 def templates_path(args: argparse.Namespace) -> Path:
     """``--templates``, else ``data/templates/<dataset folder>.jsonl`` (``math500`` for ``data/math500/test.jsonl``)."""
-    from zcp_core.data import resolve_dataset
     from zcp_core.errors import ZcpError
+    from zcp_core.reference.template import shipped_templates
 
     if args.templates:
         return Path(args.templates)
-    name = resolve_dataset(args.dataset).parent.name
-    path = resolve_dataset(f"data/templates/{name}.jsonl")
-    if not path.exists():
-        raise ZcpError(f"no templates for {args.dataset} (looked for data/templates/{name}.jsonl); pass --templates FILE")
+    path = shipped_templates(args.dataset)
+    if path is None:
+        raise ZcpError(f"no shipped templates for {args.dataset} (data/templates/<its folder>.jsonl); pass "
+                       "--templates FILE")
     return path
 
 

@@ -264,3 +264,11 @@ def load_templates(path: str | Path) -> dict[str, Template]:
     if first is not None:
         raise first
     return out
+
+
+def shipped_templates(dataset: str | Path) -> Path | None:
+    """``data/templates/<dataset folder>.jsonl`` when it exists (``math500`` for ``data/math500/test.jsonl``)."""
+    from zcp_core.data import resolve_dataset
+
+    path = resolve_dataset(f"data/templates/{resolve_dataset(dataset).parent.name}.jsonl")
+    return path if path.exists() else None
