@@ -41,7 +41,7 @@ _SYMPY = ("sqrt", "Rational", "Integer", "pi", "E", "I", "oo", "sin", "cos", "ta
           "divisor_count", "totient", "root", "cbrt", "Abs", "sign", "re", "im", "conjugate", "arg", "deg", "rad",
           "mod_inverse", "igcd", "ilcm", "Min", "Max", "trigsimp", "sqrtdenest", "nextprime", "prevprime")
 _PLAIN = ("min", "max", "sum", "abs", "range", "len", "int", "round", "gcd", "lcm", "comb", "perm", "factorial",
-          "isqrt", "Fraction", "numerator", "denominator", "floor_div")
+          "isqrt", "Fraction", "numerator", "denominator", "floor_div", "ceil")
 #: Every name a program may call or read besides its variables, with the qualified forms accepted for it.
 FUNCTIONS: tuple[str, ...] = _PLAIN + tuple(s for s in _SYMPY if s != "nsimplify_rational")
 QUALIFIED = {"math": ("gcd", "lcm", "comb", "perm", "factorial", "isqrt", "floor", "ceil", "sqrt", "pi"),

@@ -220,7 +220,7 @@ def template_twins(items: Sequence[Item], templates: Mapping[str, Template], see
                 for _, fails in sets:
                     fails.append(ReferenceFailure(it.id, "no_template: no template for this item"))
                 continue
-            check = check_template(t, it, runner, seed)
+            check = check_template(t, it, runner)  # a property of the template: the same at every build seed
             if not check.passed:
                 for _, fails in sets:
                     fails.append(ReferenceFailure(it.id, check.reason))
