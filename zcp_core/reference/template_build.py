@@ -85,13 +85,16 @@ def _literals(program: str) -> list[Fraction]:
 
 def _draws(t: Template, runner: Runner, rng: random.Random, want: int,
            only: str | None = None) -> list[tuple[dict[str, Fraction], Outcome]]:
-    """Up to ``want`` draws satisfying the constraints (only ``only`` moved, when given), in draw order."""
+    """Up to ``want`` draws that satisfy the constraints and can be written (only ``only`` moved, when given), in
+    draw order."""
     base = t.original()
     out: list[tuple[dict[str, Fraction], Outcome]] = []
     for _ in range(TRIES_PER_DRAW):
         envs = [{v.name: (v.draw(rng) if only in (None, v.name) else base[v.name]) for v in t.drawn}
                 for _ in range(want)]
-        out += [(e, o) for e, o in zip(envs, runner.run([t.task(e) for e in envs]), strict=True) if o.ok]
+        # a draw its styles cannot write (a derived int that is not whole) is discarded like a broken constraint
+        out += [(e, o) for e, o in zip(envs, runner.run([t.task(e) for e in envs]), strict=True)
+                if o.ok and _question(t, e, o) is not None]
         if len(out) >= want:
             return out[:want]
     return out
