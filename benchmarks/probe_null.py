@@ -36,6 +36,7 @@ DATASET = "data/gsm8k/test.jsonl"
 
 def main() -> int:
     from zcp_core.probe.ktwins import DEFAULT_TWINS
+    from zcp_core.reference import METHOD_NUMERIC
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="runs/bench-null")
@@ -63,7 +64,7 @@ def main() -> int:
         f"originals skipped, {orig['given'] - orig['probed']} of {total} answers "
         f"({(orig['given'] - orig['probed']) / total:.1%}) that `--all-originals` would add.", "",
         *holm_lines(probe, ROOT / "runs" / "bench-twin-null" / "probe"),
-    ], "generator numeric-perturbation-v6 (the default), model smollm2 (SmolLM2-135M-Instruct, embedded)")
+    ], f"generator {METHOD_NUMERIC} (the default), model smollm2 (SmolLM2-135M-Instruct, embedded)")
     return finish(Path(args.result), conf, args.json)
 
 

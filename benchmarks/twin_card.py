@@ -34,6 +34,7 @@ DATASET = "data/gsm8k/test.jsonl"
 SEED = 0
 NEW_RULES = {"one_side": "an item gets a twin only when both sides have a valid twin (replaces v4's fallback)",
              "roundness": "the twin's answer keeps the original's trailing zeros and multiple-of-5 status"}
+LATER_RULES = {"comparison": "a draw may not make a comparison the solution writes false (v7)"}
 
 
 def _coin_larger(item_id: str) -> bool:
@@ -67,14 +68,20 @@ def _kept_lines(twins: list[dict], round_rule: str) -> list[str]:
 
 
 def _tie_lines(twins: list[dict]) -> list[str]:
-    """v6: how many twins moved tied numbers together or let a number follow a step (``metadata.tied/bound``)."""
+    """v6 on: how many twins moved tied numbers together or let a number follow a step (``metadata.tied/bound``);
+    v7: how many keep a comparison of their solution true (``metadata.comparisons``)."""
     tied = sum(bool(t["metadata"].get("tied")) for t in twins)
     bound = sum(bool(t["metadata"].get("bound")) for t in twins)
-    if not tied and not bound:
-        return []
-    return [f"Ambiguity rule `tie` (v6): {tied} twins move question numbers written alike together "
-            f"(`metadata.tied`), {bound} let a question number follow the step result it equals (`metadata.bound`).",
-            ""]
+    compared = [t["metadata"]["comparisons"] for t in twins if t["metadata"].get("comparisons")]
+    out = []
+    if tied or bound:
+        out += [f"Ambiguity rule `tie` (v6 on): {tied} twins move question numbers written alike together "
+                f"(`metadata.tied`), {bound} let a question number follow the step result it equals "
+                "(`metadata.bound`).", ""]
+    if compared:
+        out += [f"Comparisons (v7): {len(compared)} twins keep {sum(compared)} comparisons their solution writes "
+                "between numbers the chain reads or computes true (`metadata.comparisons`).", ""]
+    return out
 
 
 def main() -> int:
@@ -85,7 +92,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--round-rule", choices=["required", "preferred"], default="required")
-    ap.add_argument("--ambiguity", choices=["tie", "hold"], default="tie", help="tie: v6 (default); hold: v5")
+    ap.add_argument("--ambiguity", choices=["tie", "hold"], default="tie", help="tie: v7 (default); hold: v5")
     ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card[-lab][-round-preferred])")
     ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card[_lab][_round_preferred].md")
     args = ap.parse_args()
@@ -117,7 +124,7 @@ def main() -> int:
         f"- Twins with a larger answer: {larger} of {card['n_pairs']} (two-sided binomial p against 1/2: "
         f"{binomtest(larger, card['n_pairs']).pvalue:.3f}). Fallbacks: {card['fallback_share']:.4f} of twins.", "",
         "## Failures per rule (items without a twin)", "", "| kind | items | rule |", "|---|---|---|",
-        *[f"| {k} | {v} | {NEW_RULES.get(k, 'tracing and checks kept from v3/v4')} |"
+        *[f"| {k} | {v} | {NEW_RULES.get(k) or LATER_RULES.get(k, 'tracing and checks kept from v3/v4')} |"
           for k, v in sorted(fails.items(), key=lambda kv: -kv[1])], "",
         f"The two rules new in v5 cost {sum(fails.get(k, 0) for k in NEW_RULES)} items "
         f"({', '.join(f'{k}: {fails.get(k, 0)}' for k in NEW_RULES)}).", "",

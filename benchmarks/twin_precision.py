@@ -46,9 +46,11 @@ def _num(s: object) -> Fraction | None:
 
 
 def _on_purpose(t: dict) -> bool:
-    """A twin drawn on purpose: a fallback (v4), or one a v6 ambiguity rule made (tied or bound numbers)."""
+    """A twin drawn on purpose: a fallback (v4), one a v6 ambiguity rule made (tied or bound numbers), or (v7) one
+    whose solution makes a comparison the twin's values had to keep true."""
     meta = t["metadata"]
-    return bool((meta.get("side") or {}).get("fallback") or meta.get("tied") or meta.get("bound"))
+    return bool((meta.get("side") or {}).get("fallback") or meta.get("tied") or meta.get("bound")
+                or meta.get("comparisons"))
 
 
 def sample(reference: Path, out: Path, seed: int = SAMPLE_SEED, n_purpose: int = N_FALLBACK) -> None:
@@ -74,7 +76,8 @@ def sample(reference: Path, out: Path, seed: int = SAMPLE_SEED, n_purpose: int =
     (out / "sample_info.json").write_text(json.dumps({
         "reference": str(reference), "methods": sorted(methods), "twins_changed": len(twins),
         "fallbacks": len(fb), "on_purpose": len(fb), "sample": len(picked), "seed": seed}, indent=1) + "\n")
-    print(f"{len(picked)} of {len(twins)} changed twins ({len(fb)} fallbacks or tied/bound) -> {out / 'sample.jsonl'}")
+    print(f"{len(picked)} of {len(twins)} changed twins ({len(fb)} fallbacks, tied/bound or compared) -> "
+          f"{out / 'sample.jsonl'}")
 
 
 def resample(prev: Path, reference: Path, out: Path) -> None:
@@ -140,7 +143,7 @@ def _section(d: Path, cmd: str) -> str:
         drawn = (f"- **Sample:** {n} twins whose question changed, drawn with `random.Random({info['seed']})` from "
                  f"the {info['twins_changed']} changed twins of `{info['reference']}` (generator "
                  f"{', '.join(info['methods'])}, GSM8K test, seed 0); {len(fb)} "
-                 f"{'drawn on purpose (fallbacks, or v6 tied or bound numbers)' if 'on_purpose' in info else 'fallbacks'}"
+                 f"{'drawn on purpose (fallbacks, tied or bound numbers, v7 comparisons)' if 'on_purpose' in info else 'fallbacks'}"
                  f" among them ({info['fallbacks']} in the set).")
     body = [
         drawn + (f" The build: {info['note']}." if info.get("note") else ""),
@@ -179,7 +182,7 @@ def main() -> int:
     s.add_argument("--reference", type=Path, required=True, help="reference.jsonl of `zcp reference build`")
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--sample-seed", type=int, default=SAMPLE_SEED, help="a fresh seed for a fresh sample")
-    s.add_argument("--on-purpose", type=int, default=N_FALLBACK, help="twins drawn on purpose (fallbacks, v6 ties)")
+    s.add_argument("--on-purpose", type=int, default=N_FALLBACK, help="twins drawn on purpose (fallbacks, ties and binds, v7 comparisons)")
     rs = sub.add_parser("resample")
     rs.add_argument("--prev", type=Path, required=True, help="an earlier sample folder")
     rs.add_argument("--reference", type=Path, required=True)

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "coverage and less roundness balance (method ...+round-preferred)")
     b.add_argument("--ambiguity", choices=["tie", "hold"], default="tie",
                    help="numeric: a literal with several readings is tied or bound where that keeps every reading "
-                        "true (tie, generator v6, the default) or always held (hold, v5, the lab's twins)")
+                        "true (tie, generator v7, the default) or always held (hold, v5, the lab's twins)")
     b.add_argument("--prior-model", default="smollm2",
                    help="model whose neutral prior of the answers goes into the twin card (`none`: leave it out)")
     _shared(b)

@@ -29,8 +29,8 @@ KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verb
 #: The kinds trained on paraphrases of C rather than on C itself.
 PARAPHRASE_KINDS: tuple[str, ...] = ("evasive", "paper")
 #: The twin generator the lab's split and probes use: v5 (``hold``), which every cached build, the bundled lab
-#: examples and the lab results were made with. v6 (``tie``) adds items to the traceable pool and so moves the
-#: split; the lab follows it when those builds are remade (hours of CPU), by changing this one constant.
+#: examples and the lab results were made with. v6 and v7 (``tie``) add items to the traceable pool and so move
+#: the split; the lab follows it when those builds are remade (hours of CPU), by changing this one constant.
 LAB_AMBIGUITY: Literal["tie", "hold"] = "hold"
 PROFILES: tuple[str, ...] = ("default", "smoke", "probe-format-upper-bound")
 #: Bumped whenever the training code changes what weights a config produces.

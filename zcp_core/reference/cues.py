@@ -146,3 +146,33 @@ def list_lengths(question: str) -> set[int]:
         commas = m.group(0).count(",")
         out.add(commas + 1 if re.search(r", and \S+$", m.group(0)) else commas + 2)
     return out
+
+
+_LEGS = r"\blegs?\b|\blegged\b"
+_FOUR_LEGGED = (r"\b(?:cows?|calf|calves|bulls?|oxen|ox|horses?|ponies|pony|donkeys?|mules?|dogs?|puppy|puppies|cats?"
+                r"|kittens?|pigs?|piglets?|sheep|lambs?|goats?|rabbits?|bunny|bunnies|hamsters?|mice|mouse|rats?"
+                r"|foxe?s?|wolf|wolves|lions?|tigers?|bears?|elephants?|zebras?|giraffes?|camels?|deer|llamas?"
+                r"|alpacas?|frogs?|turtles?|tortoises?|lizards?|chairs?|tables?|stools?)\b")
+_TWO_LEGGED = (r"\b(?:chickens?|hens?|roosters?|chicks?|ducks?|ducklings?|geese|goose|birds?|turkeys?|ostrich(?:es)?"
+               r"|emus?|penguins?|parrots?|owls?|pigeons?|people|persons?|humans?|men|women|man|woman|kids?"
+               r"|children|child|boys?|girls?|students?|farmers?|workers?)\b")
+# Counts the story's things have without the question writing them (v7): the legs of the animals it names, the
+# wheels of its vehicles, a deck's cards. A solution may use one unwritten ("4*4 + 4*2" legs of 4 cows and 4
+# chickens), so a written number of the same value cannot be told from it.
+WORLD: dict[Fraction, tuple[tuple[str, ...], ...]] = {
+    F(2): ((_LEGS, _TWO_LEGGED), (r"\bwheels?\b|\btires?\b|\btyres?\b",
+                                  r"\bbikes?\b|\bbicycles?\b|\bmotorcycles?\b|\bmotorbikes?\b|\bscooters?\b")),
+    F(3): ((r"\bwheels?\b|\btires?\b|\btyres?\b", r"\btricycles?\b|\btrikes?\b"),),
+    F(4): ((_LEGS, _FOUR_LEGGED), (r"\bwheels?\b|\btires?\b|\btyres?\b",
+                                   r"\bcars?\b|\btrucks?\b|\bvans?\b|\bwagons?\b|\bskateboards?\b|\bjeeps?\b")),
+    F(6): ((_LEGS, r"\binsects?\b|\bants?\b|\bbees?\b|\bbeetles?\b|\bflies\b|\bladybugs?\b|\bcrickets?\b"),),
+    F(8): ((_LEGS + r"|\barms\b|\btentacles?\b", r"\bspiders?\b|\boctop(?:us|i|uses)\b"),),
+    F(52): ((r"\bdecks?\b", r"\bcards?\b"),),
+}
+
+
+def world_constants(question: str) -> frozenset[Fraction]:
+    """Counts the question's things have that it does not write (:data:`WORLD`): generator v7 reads them as
+    constants, so a written number of the same value is held rather than tied or moved."""
+    return frozenset(value for value, groups in WORLD.items()
+                     if any(all(re.search(p, question, re.IGNORECASE) for p in group) for group in groups))

@@ -36,19 +36,28 @@ draws are aimed at each side in turn. v6 (issue 23, third pass): where v5 held
 every literal with several readings, question numbers written alike (and read
 as often as written) are tied and move together, and a question number that a
 literal could read as well as an earlier step's equal result follows that step
-(``metadata["tied"]``, ``metadata["bound"]``); ``ambiguity="hold"`` is v5. Every twin records its substitutions,
-what was held and why, and the re-execution record, which ``zcp release``
-reads before it publishes a twin::
+(``metadata["tied"]``, ``metadata["bound"]``); ``ambiguity="hold"`` is v5. v7 fixes two errors of v6.
+A solution that chooses by a comparison ("since $125 > $96 ... a profit of $<<125=125>>125") records only the
+choice in its chain, so a draw that made the other number larger kept the old choice and a wrong gold while its
+text read "$105 > $136": v7 maps every explicit comparison of the solution (``>``, ``<``, ``>=``, ``<=`` and
+"is more/less/cheaper... than"; :mod:`zcp_core.reference.compare`) between numbers the chain reads or computes
+to the draw's values and refuses a draw that makes one false (``comparison:`` failures when every draw does;
+``metadata["comparisons"]`` counts those a twin keeps true), and re-execution checks every inequality the
+twin's solution writes (``inequalities_checked``). And a written number equal to a count the story's things have
+unwritten (the 4 legs of the cows in "4 cows and 4 chickens" with ``4*4 + 4*2``) is held, never tied or moved
+(:mod:`zcp_core.reference.trace`). Every twin records its substitutions, what was held and why, and the
+re-execution record, which ``zcp release`` reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v6", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v7", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
-                                "check": "reexecute-v1"}
+                                "check": "reexecute-v1", "inequalities_checked": ...}  # the last from v7
 
 Items that cannot be traced safely are never guessed: they go to
 ``ReferenceSet.failures`` with a reason whose prefix (``untraced:``,
 ``ambiguous:``, ``bad_annotation:``, ``no_annotations:``, ``answer:``,
-``no_valid_draw:``, ``no_input:``, ``reexecution:``, ``one_side:``, ``roundness:``) counts them by kind.
+``no_valid_draw:``, ``no_input:``, ``reexecution:``, ``one_side:``, ``roundness:``, ``comparison:``) counts them
+by kind.
 The LLM pipeline (the paper's) lives in :mod:`zcp_core.reference.llm`.
 """
 
@@ -63,7 +72,8 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from zcp_core.reference.annotate import annotate_visible
-from zcp_core.reference.cues import cued_constants
+from zcp_core.reference.compare import flipped
+from zcp_core.reference.cues import cued_constants, world_constants
 from zcp_core.reference.numbers import render
 from zcp_core.reference.rewrite import (
     NewSolution,
@@ -78,7 +88,7 @@ from zcp_core.reference.trace import Ambiguity, Trace, Untraceable, stated_value
 from zcp_core.reference.verify import reexecute
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v6"
+METHOD_NUMERIC = "numeric-perturbation-v7"
 METHODS = {"tie": METHOD_NUMERIC, "hold": "numeric-perturbation-v5"}  # generator version by ambiguity rule
 RoundRule = Literal["required", "preferred"]
 """``required`` (the default): an item gets a twin only when both sides have one that keeps the answer's
@@ -88,7 +98,7 @@ roundness. ``preferred``: such a twin is chosen when the coin's side has one, el
 
 def method_for(round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> str:
     """The method string (twin metadata, ``ReferenceSet.method``) of the generator under ``round_rule`` and
-    ``ambiguity`` (:data:`~zcp_core.reference.trace.Ambiguity`: ``tie`` is v6, ``hold`` v5)."""
+    ``ambiguity`` (:data:`~zcp_core.reference.trace.Ambiguity`: ``tie`` is v7, ``hold`` v5)."""
     if round_rule not in ("required", "preferred"):
         raise ValueError(f"unknown round_rule {round_rule!r}; expected 'required' or 'preferred'")
     if ambiguity not in METHODS:
@@ -155,7 +165,7 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
         round_rule: ``required`` (the above) or ``preferred``: keeping roundness is only preferred, so an item
             whose both sides have a valid twin always gets one (:data:`RoundRule`); method ``...+round-preferred``.
         ambiguity: How a literal with several readings is settled (:data:`~zcp_core.reference.trace.Ambiguity`):
-            ``tie`` (v6, the default) or ``hold`` (v5, which the lab's builds were made with).
+            ``tie`` (v7, the default) or ``hold`` (v5, which the lab's builds were made with).
     """
     item = annotate_visible(item)
     try:
@@ -168,6 +178,8 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
     gold = stated_value(item.answer)
     old_eqs = visible_equations(item.solution or "")
     cued = cued_constants(item.question + (item.solution or ""))
+    if ambiguity == "tie":  # v7: "4 legs" of the cows the question names stays 4 in the solution's prose too
+        cued |= world_constants(item.question)
     fails: dict[str, str] = {}
     other: Side = "smaller" if coin == "larger" else "larger"
     # Draws aimed at each side in turn, so the side the coin did not draw is searched as hard as the drawn one.
@@ -196,7 +208,7 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
         lacking = next(side for side in (coin, other) if found[side] is None)
         raise ValueError(f"roundness: every valid twin with a {lacking} answer loses the answer's trailing zeros "
                          "or its being a multiple of 5")
-    for kind in ("reexecution", "untraced", "scale"):
+    for kind in ("comparison", "reexecution", "untraced", "scale"):
         if kind in fails:
             raise ValueError(f"{kind}: {fails[kind]} (every draw of {max_tries})")
     raise ValueError(f"no_valid_draw: {max_tries} draws all broke an integer/sign/decimal constraint "
@@ -237,12 +249,19 @@ def _best_on_side(item: Item, trace: Trace, gold: Fraction, draws: Sequence[Draw
     why_not[side] = (f"no_draw: no draw moved the answer {side}{' keeping its roundness' if keep else ''} and passed "
                      "the cheap checks")
     for d in on_side:
-        solution = rewrite_solution(item.solution or "", trace, d.chain, value_mapping(trace, d.changed, d.chain, ctx.cued))
+        cand = value_mapping(trace, d.changed, d.chain, ctx.cued)
+        checked, flips = flipped(item.solution or "", cand) if ctx.ambiguity == "tie" else (0, [])
+        if flips:  # v7: the chain keeps the original's choice, which the new values may no longer make
+            fails.setdefault("comparison", f"the solution's comparison {flips[0]!r} is false for the new values, "
+                             "and the chain keeps the choice it made")
+            why_not[side] = f"comparison: every {side} draw makes the solution's comparison {flips[0]!r} false"
+            continue
+        solution = rewrite_solution(item.solution or "", trace, d.chain, cand)
         if visible_equations(solution.text).count(False) > ctx.old_eqs.count(False):
             fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
             why_not[side] = f"untraced: every {side} draw broke a calculation written without annotations"
             continue
-        made = _build(item, trace, d.chain, d.changed, solution, ctx)
+        made = _build(item, trace, d.chain, d.changed, solution, ctx, checked)
         verdict = reexecute(made, trace, d.changed, ctx.ambiguity)
         if not verdict.ok:
             fails.setdefault("reexecution", verdict.reason)
@@ -253,7 +272,7 @@ def _best_on_side(item: Item, trace: Trace, gold: Fraction, draws: Sequence[Draw
 
 
 def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int, Fraction],
-           new: NewSolution, ctx: _Ctx) -> Item:
+           new: NewSolution, ctx: _Ctx, comparisons: int = 0) -> Item:
     new_answer = render(chain[trace.answer_step].value)
     solution = new.text + f" {new_answer}" if new.text.endswith("####") else new.text.rstrip()
     meta = {
@@ -269,11 +288,13 @@ def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int,
         "calculations": [{"expr": s.expr, "result": render(s.value)} for s in chain],
         "original_answer": item.answer,
     }
-    # v6 only (v5 traces have neither, and their twins stay byte-identical): what moved together, and why
+    # v6 on only (v5 traces have neither, and their twins stay byte-identical): what moved together, and why
     if trace.ties:
         meta["tied"] = [[trace.tokens[ti].text for ti in g] for g in trace.ties]
     if trace.bound:
         meta["bound"] = [[trace.tokens[ti].text, j + 1] for ti, j in trace.bound]
+    if comparisons:  # v7: the original's comparisons of chain numbers this twin keeps true
+        meta["comparisons"] = comparisons
     return Item(id=twin_id(item.id, ctx.twin), question=rewrite_question(item.question, trace, changed), answer=new_answer,
                 solution=solution, source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
 

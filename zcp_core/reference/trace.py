@@ -18,11 +18,16 @@ could stand for:
 
 One candidate gives the literal its role. Several (the value 3 is written
 twice, or the medicine's $100 equals an earlier step's 25*4) can not be told
-apart, so nothing is guessed. Under ``ambiguity="tie"`` (v6) two such cases are
+apart, so nothing is guessed. Under ``ambiguity="tie"`` (v6, v7) two such cases are
 settled so that every reading stays true: numbers written alike that the chain
 reads as often as they are written move together (a *tie*), and a question
 number equal to an earlier step's result, read by no step up to it, follows
-that step (a *bind*). Otherwise (and always under ``"hold"``, v5) the literal is *held*, and so is every quantity
+that step (a *bind*). v7 also knows counts the story's things have unwritten
+(the 4 legs of a cow the question names, :func:`~zcp_core.reference.cues.world_constants`):
+a literal of that value may be the constant, so written numbers equal to it are
+held, never tied or moved ("4 cows and 4 chickens" with ``4*4 + 4*2``: the
+cows' legs are not written), and so is a tie group whose value the chain uses
+as a constant anywhere. Otherwise (and always under ``"hold"``, v5) the literal is *held*, and so is every quantity
 it could stand for (the question numbers are not rewritten, and the steps it
 could be are made to keep their value by holding their inputs). The twin is
 then right whichever reading is meant. Relations the question states without a
@@ -49,17 +54,18 @@ from fractions import Fraction
 from typing import Literal
 
 from zcp_core.reference.chain import Role, Step, Trace, Untraceable, close_enough, stated_value
-from zcp_core.reference.cues import INNER_UNIT, UNIT_CONSTANTS, cued_constants, foreign_unit
+from zcp_core.reference.cues import INNER_UNIT, UNIT_CONSTANTS, cued_constants, foreign_unit, world_constants
 from zcp_core.reference.numbers import ExprError, Literal_, NumberToken, expr_literals, find_numbers, render, safe_eval
 from zcp_core.reference.stated import count_holds, ordinal_holds, part_holds, range_holds, sum_holds, unread_holds
 from zcp_core.schema import Item
 
 CALC = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
 Ambiguity = Literal["tie", "hold"]
-"""How a literal that could stand for several things is settled. ``tie`` (generator v6): when those are
-question numbers of one value and form, they are tied and move together (``Trace.ties``); when they are an
-earlier step's result and one question number no step up to it reads, the number follows the step
-(``Trace.bound``); anything else is held. ``hold`` (v5): every such literal is held."""
+"""How a literal that could stand for several things is settled. ``tie`` (generator v7, v6 before it): when
+those are question numbers of one value and form, they are tied and move together (``Trace.ties``); when they
+are an earlier step's result and one question number no step up to it reads, the number follows the step
+(``Trace.bound``); anything else is held (v7: a number equal to a count the story's things have unwritten is
+held too). ``hold`` (v5): every such literal is held."""
 
 
 def fraction_parts(tok: NumberToken) -> tuple[Fraction, Fraction]:
@@ -110,6 +116,8 @@ class _Tracer:
         self.ambiguity = ambiguity
         self.q = item.question
         self.cued = cued_constants(item.question)
+        # v7: counts the story's things have unwritten (the legs of its cows); v5 does not know them
+        self.world = world_constants(item.question) if ambiguity == "tie" else frozenset()
         self.tokens = tuple(find_numbers(item.question))
         self.forms = input_forms(self.tokens)
         fracs = [t for t in self.tokens if t.kind == "fraction"]
@@ -139,7 +147,7 @@ class _Tracer:
                 cands.append(_Cand("derived", j))
         for ti, scale, off in self.forms.get(v, ()):
             cands.append(_Cand("input", ti, scale, off))
-        if v in self.frac_consts or v in self.cued:
+        if v in self.frac_consts or v in self.cued or v in self.world:
             cands.append(_Cand("const", v))
         if not any(c.kind == "derived" for c in cands):
             cands += [_Cand("hidden", ti) for ti in self._hidden(v, pairs=not cands)]
@@ -308,7 +316,7 @@ class _Tracer:
         for ti, t in enumerate(self.tokens):
             # A number the chain never reads but derives is stated by the question: it must stay true.
             # (One the chain reads is an input; if a step also derives it and a later literal uses it,
-            # that literal has two candidates and is held, or under v6 bound, above.)
+            # that literal has two candidates and is held, or under tie bound, above.)
             if t.kind != "fraction" and ti not in read and t.value in results and t.value not in (0, 1):
                 j = results[t.value]  # keep the written number and the step that computes it equal
                 why = f"the question's {t.text!r} equals step {j + 1}'s result"
@@ -324,6 +332,15 @@ class _Tracer:
             if reads < len(group):
                 why = (f"{self.tokens[group[0]].text} is written {len(group)} times but read {reads} times: "
                        "the chain may use the others unwritten")
+                for ti in group:
+                    self.held_tokens.setdefault(ti, why)
+        consts = {Fraction(r.ref) for s in self.steps for _, _, r in s.roles if r.kind == "const"} | self.world
+        for group in self.ties.values():
+            # v7: "4 cows and 4 chickens" with "4*4 + 4*2" reads the cows' 4 legs unwritten; a group whose value
+            # the chain also uses as a constant may stand for it, so it is held rather than moved
+            if self.tokens[group[0]].value in consts:
+                why = (f"{self.tokens[group[0]].text} equals a constant the chain uses unwritten: a literal of "
+                       "that value may be the constant rather than a written number")
                 for ti in group:
                     self.held_tokens.setdefault(ti, why)
         for ti, j in self.bound.items():  # a held bound number keeps its step's value too

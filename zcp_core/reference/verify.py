@@ -6,7 +6,11 @@ annotation literal from the question occurrence the trace tied it to, evaluates
 the chain again, and compares with the twin's gold. It also checks that every
 other question number is unchanged, that the twin's written annotations are
 exactly that chain and add up, and that the twin solution can be traced again
-against the twin question. A twin that fails any check is redrawn.
+against the twin question. From v7 (``ambiguity="tie"``) it also checks every
+explicit inequality the twin solution writes ("$105 > $136" fails;
+:mod:`zcp_core.reference.compare`) and records how many it checked
+(``inequalities_checked``; v5's records stay as they were). A twin that fails
+any check is redrawn.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from zcp_core.reference.compare import false_inequalities
 from zcp_core.reference.numbers import ExprError, eval_steps, find_numbers, render, render_literal
 from zcp_core.reference.trace import CALC, Ambiguity, Trace, Untraceable, stated_value, trace_item
 from zcp_core.schema import Item
@@ -82,6 +87,9 @@ def reexecute(twin: Item, trace: Trace, new_values: Mapping[int, Fraction], ambi
             return Verdict(False, f"annotation <<{expr}={res}>> is not the re-executed {want_expr}", {})
     if not (twin.solution or "").rstrip().endswith(f"#### {twin.answer}"):
         return Verdict(False, "the solution's final line is not the twin gold", {})
+    inequalities, false = false_inequalities(twin.solution or "") if ambiguity == "tie" else (0, [])
+    if false:
+        return Verdict(False, f"the twin solution writes a false inequality: {false[0]!r}", {})
     calcs = [{"expr": e, "result": r} for e, r in written]
     try:
         trace_item(Item(id=twin.id, question=twin.question, answer=twin.answer, solution=twin.solution,
@@ -92,7 +100,9 @@ def reexecute(twin: Item, trace: Trace, new_values: Mapping[int, Fraction], ambi
         if kind not in ("ambiguous", "no_input"):  # a new coincidence may hold numbers; a lost one may not
             return Verdict(False, f"the twin does not trace against its own question: {e}", {})
         retraced = kind
-    record = {"reexecuted": True, "gold_check": "pass", "recomputed_answer": render(recomputed),
+    record: dict[str, Any] = {"reexecuted": True, "gold_check": "pass", "recomputed_answer": render(recomputed),
               "question_numbers_checked": len(toks), "annotations_checked": len(chain), "retrace": retraced,
               "check": VERIFY_VERSION}
+    if ambiguity == "tie":
+        record["inequalities_checked"] = inequalities
     return Verdict(True, "", record)
