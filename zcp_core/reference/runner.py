@@ -97,18 +97,23 @@ def _limit() -> None:
     _functions()  # import sympy once, outside any evaluation's CPU budget
 
 
+def _plain(v: Any) -> Any:
+    return int(v) if isinstance(v, Fraction) and v.denominator == 1 else v
+
+
 def evaluate(task: Task) -> Outcome:
     """Evaluate one task in this process (the worker's function; :class:`Runner` is the safe way in)."""
     import signal
 
     names = tuple(task.env) + tuple(n for n, _ in task.derived)
-    env: dict[str, Any] = dict(task.env)
+    # whole values as ints: sympy's integer functions (isprime, divisors) refuse a Fraction such as 7/1
+    env: dict[str, Any] = {k: _plain(v) for k, v in task.env.items()}
     signal.setitimer(signal.ITIMER_VIRTUAL, EVAL_CPU_SECONDS)
     stage: Failure = "program"
     try:
         table = _functions()
         for name, expr in task.derived:
-            env[name] = run_program(_parsed(expr, names, "eval"), env, table)["value"]
+            env[name] = _plain(run_program(_parsed(expr, names, "eval"), env, table)["value"])
         out = run_program(_parsed(task.program, names, "exec"), env, table)
         if "answer" not in out:
             return Outcome(False, failed="program", detail="the program sets no `answer`")
