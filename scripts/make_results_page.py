@@ -41,7 +41,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Twins", "twin_card_lab", "Twin card, the lab's generator: GSM8K test items with a twin", "52.7%"),
     ("Twins", "twin_card_round_preferred", "Twin card, default generator with `--round-rule preferred`: coverage", "64.6%"),
     ("Twins", "twin_coverage_limits", "Default generator's coverage with every item 8x the draws rescues added", "56.0%"),
-    ("Twins", "twin_precision", "Twin precision, the previous default generator (v6): right as generated (independent solver)", "107/109"),
+    ("Twins", "twin_precision", "Twin precision, the default generator: right as generated (independent solver)", "109/110"),
     ("Twins", "twin_precision_lab", "Twin precision, the lab's generator: right as generated (independent solver)", "110/110"),
     ("Twins", "reference_coverage", "Deterministic evasive rewording reaching 50% changed words", "866"),
     ("Contamination lab", "lab_did", "`lab:direct` against its base model: P_all's C on C relative to the base", "0.999"),
