@@ -257,3 +257,10 @@ def test_check_templates_lists_refusals_by_line(tmp_path, capsys):
     assert main(["reference", "check-templates", "--templates", str(tpl), "--dataset", str(MATH)]) == 1
     out = capsys.readouterr().out
     assert "line 1 (test/algebra/2584.json): answer_form:" in out and "0 of 1 templates pass" in out
+
+
+def test_a_template_whose_draws_run_away_is_refused_as_slow(runner, math_items):
+    slow = ("s = 0\nif a != 3:\n    for i in range(100000):\n        for j in range(100000):\n            s += 1\n"
+            "answer = sum([Fraction(a*x - b, x - c) for x in range(-2, 1)]) + 0 * s")
+    c = _check(runner, math_items, program=slow)
+    assert not c.passed and c.reason.startswith("slow:"), c.reason

@@ -41,6 +41,7 @@ CHECK_DRAWS = 50
 MIN_CHANGE_SHARE = 0.9
 POOL = 64  # valid draws a twin is chosen from
 TRIES_PER_DRAW = 40  # raw draws per wanted valid draw before a template counts as too tight
+MAX_RUNAWAYS = 3  # draws past the runner's limits before a template is refused as too slow
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class TemplateCheck:
         source_id: The item.
         passed: All of 1-3 hold.
         reason: ``kind: explanation`` when refused (kinds ``render``, ``program``, ``answer_form``,
-            ``trivial``, ``constraints``), else empty.
+            ``trivial``, ``constraints``, ``slow``: draws ran past the runner's limits), else empty.
         render_exact: Check 1.
         program_matches_gold: Check 2.
         nontrivial: Check 3.
@@ -89,15 +90,23 @@ def _draws(t: Template, runner: Runner, rng: random.Random, want: int,
     draw order."""
     base = t.original()
     out: list[tuple[dict[str, Fraction], Outcome]] = []
+    runaway = 0
     for _ in range(TRIES_PER_DRAW):
         envs = [{v.name: (v.draw(rng) if only in (None, v.name) else base[v.name]) for v in t.drawn}
                 for _ in range(want)]
+        outcomes = runner.run([t.task(e) for e in envs])
+        runaway += sum(_ran_away(o) for o in outcomes)
+        if runaway >= MAX_RUNAWAYS:  # each costs seconds of CPU: a template this slow is refused, not waited on
+            raise ValueError(f"slow: {runaway} draws ran past the runner's limits (CPU time, steps or memory)")
         # a draw its styles cannot write (a derived int that is not whole) is discarded like a broken constraint
-        out += [(e, o) for e, o in zip(envs, runner.run([t.task(e) for e in envs]), strict=True)
-                if o.ok and _question(t, e, o) is not None]
+        out += [(e, o) for e, o in zip(envs, outcomes, strict=True) if o.ok and _question(t, e, o) is not None]
         if len(out) >= want:
             return out[:want]
     return out
+
+
+def _ran_away(o: Outcome) -> bool:
+    return o.failed == "killed" or any(w in o.detail for w in ("TimeoutError", "step budget", "MemoryError"))
 
 
 def _question(t: Template, env: Mapping[str, Fraction], outcome: Outcome) -> str | None:
@@ -129,12 +138,15 @@ def check_template(t: Template, item: Item, runner: Runner, seed: int = 0) -> Te
         return TemplateCheck(t.source_id, False, f"trivial: the program holds the gold {orig.answer} as a literal",
                              render_exact=True, program_matches_gold=True)
     rng = random.Random(_seed("check", seed, t.source_id))
-    moving = tuple(v.name for v in t.drawn
-                   if any(o.answer != orig.answer for _, o in _draws(t, runner, rng, 8, only=v.name)))
+    try:
+        moving = tuple(v.name for v in t.drawn
+                       if any(o.answer != orig.answer for _, o in _draws(t, runner, rng, 8, only=v.name)))
+        draws = _draws(t, runner, rng, CHECK_DRAWS) if moving else []
+    except ValueError as e:
+        return TemplateCheck(t.source_id, False, str(e), render_exact=True, program_matches_gold=True)
     if not moving:
         return TemplateCheck(t.source_id, False, "trivial: no slot changes the answer",
                              render_exact=True, program_matches_gold=True)
-    draws = _draws(t, runner, rng, CHECK_DRAWS)
     if len(draws) < CHECK_DRAWS:
         return TemplateCheck(t.source_id, False, f"constraints: only {len(draws)} of {CHECK_DRAWS * TRIES_PER_DRAW} "
                              f"draws satisfy them", render_exact=True, program_matches_gold=True,
