@@ -209,9 +209,12 @@ def neutral_priors(backend: Any, answers: Sequence[str]) -> dict[str, float]:
 
 
 def with_neutral_prior(card: TwinCard, backend: Any, originals: Sequence[Item], twins: Sequence[Item]) -> TwinCard:
-    """``card`` with the neutral prior of ``backend``: original minus twin, mean over pairs and its 90% CI."""
+    """``card`` with the neutral prior of ``backend``: original minus twin, mean over the card's pairs (numeric
+    answers) and its 90% CI."""
     by_id = {it.id: it for it in originals}
-    pairs = [(by_id[t.original_id].answer, t.answer) for t in twins if t.original_id in by_id]
+    # the card's pairs: both answers numbers (a tuple or a surd has no neutral prior comparable across pairs)
+    pairs = [(by_id[t.original_id].answer, t.answer) for t in twins if t.original_id in by_id
+             and _value(by_id[t.original_id].answer) is not None and _value(t.answer) is not None]
     if not pairs:
         return card
     lp = neutral_priors(backend, [x for p in pairs for x in p])
