@@ -69,6 +69,40 @@ def sample(templates: Path, out: Path, first: bool, n: int, seed: int) -> None:
     print(f"{len(picked)} twin questions -> {out / 'questions.jsonl'}")
 
 
+def resample(prev: Path, templates: Path, out: Path) -> None:
+    """After a draw-rule change: the same items' twins drawn anew; unchanged questions keep the solver's answer
+    (``solved_kept.jsonl``), the changed ones go to ``questions.jsonl`` for the solver."""
+    from zcp_core.data import load_items
+    from zcp_core.reference.template import load_templates
+    from zcp_core.reference.template_build import template_twins
+
+    info = json.loads((prev / "sample_info.json").read_text())
+    old = {k["source_id"]: k for k in _jsonl(prev / "key.jsonl")}
+    answers = {s["id"]: s for s in _jsonl(prev / "solved.jsonl")}
+    items = [it for it in load_items(ROOT / DATASETS[templates.stem]) if it.id in old]
+    new = {t.original_id: t for t in template_twins(items, load_templates(templates), seed=info["twin_seed"])[0].items}
+    out.mkdir(parents=True, exist_ok=True)
+    key, kept, ask = [], [], []
+    for sid, k in old.items():
+        if sid not in new:
+            continue
+        t = new[sid]
+        sha = hashlib.sha256(t.question.encode()).hexdigest()
+        key.append({**k, "twin_id": t.id, "gold": t.answer, "question_sha256": sha})
+        if sha == k["question_sha256"]:
+            kept.append(answers[k["id"]])
+        else:
+            ask.append({"id": k["id"], "question": t.question})
+    _write(out / "key.jsonl", key)
+    _write(out / "solved_kept.jsonl", kept)
+    _write(out / "questions.jsonl", ask)
+    (out / "sample_info.json").write_text(json.dumps({**info, "resampled_from": str(prev), "sample": len(key),
+                                                      "unchanged": len(kept),
+                                                      "no_twin_now": sorted(set(old) - set(new))}, indent=1) + "\n")
+    print(f"{len(key)} of {len(old)} items still get a twin; {len(kept)} unchanged, {len(ask)} to solve -> "
+          f"{out / 'questions.jsonl'} (then append the answers to solved_kept.jsonl as solved.jsonl)")
+
+
 def _compare(d: Path) -> tuple[list[dict], dict[str, dict]]:
     from zcp_core.answers import grade
 
@@ -112,10 +146,14 @@ def report(d: Path, result: Path) -> None:
         return f"{k}/{n} = {k / n:.1%} (Clopper-Pearson 95% CI [{lo:.3f}, {hi:.3f}], lower bound **{lo:.3f}**)"
 
     cmd = f".venv/bin/python benchmarks/template_solver.py report --dir {d}"
+    again = (f" Resampled after a draw-rule change: the same items' twins drawn anew ({info['unchanged']} questions "
+             f"unchanged keep the solver's answer; the others were solved afresh the same way; no twin now: "
+             f"{', '.join(info['no_twin_now']) or 'none'})." if "resampled_from" in info else "")
     body = [
-        f"- **Sample:** {n} twins drawn with `random.Random({info['sample_seed']})` from the {info['twins']} twins "
-        f"that `{info['templates']}` gives at seed {info['twin_seed']} (not the seed-0 first draws the templates "
-        "were checked on).",
+        f"- **Sample:** {n} twins{' of the items' if again else ''} drawn with `random.Random({info['sample_seed']})` "
+        f"from the {info['twins']} twins that `{info['templates']}` gave at seed {info['twin_seed']}"
+        f"{' under the earlier draw rule' if again else ''} (not the seed-0 first draws the templates were checked "
+        "on)." + again,
         "- **Solver:** an independent model instance saw only each twin's question (no original, template, program "
         "or gold) and wrote its answers to `solved.jsonl` before the key was joined; compared by math-verify.",
         f"- **Strict agreement:** {ci(n - len(dis))}.",
@@ -144,12 +182,18 @@ def main() -> int:
     r.add_argument("--dir", type=Path, required=True)
     r.add_argument("--templates", type=Path, required=True)
     r.add_argument("--solver", default="an independent Claude subagent (question only)")
+    rs = sub.add_parser("resample")
+    rs.add_argument("--prev", type=Path, required=True)
+    rs.add_argument("--templates", type=Path, required=True)
+    rs.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("report")
     p.add_argument("--dir", type=Path, required=True)
     p.add_argument("--result", type=Path, default=ROOT / "benchmarks" / "results" / "twin_precision_math500.md")
     a = ap.parse_args()
     if a.cmd == "sample":
         sample(a.templates, a.out, a.first, a.n, a.sample_seed)
+    elif a.cmd == "resample":
+        resample(a.prev, a.templates, a.out)
     elif a.cmd == "record":
         record(a.dir, a.templates, a.solver)
     else:

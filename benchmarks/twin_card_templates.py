@@ -111,9 +111,11 @@ def main() -> int:
              *[f"| {k} | {v} |" for k, v in sorted(fails.items(), key=lambda kv: -kv[1])], "",
              "## Twin card (`zcp reference build --json`, key `twin_card`)", "", "| key | value |", "|---|---|",
              *[f"| {k} | {json.dumps(v)} |" for k, v in sorted(card.items()) if k != "leading_digit_share"], ""]
-    kinds = Counter("rational" if _rational(t["answer"]) else "other" for t in twins)
+    kinds = Counter("rational" if _rational(t["answer"]) is not None else "other" for t in twins)
     body += [f"Answers: {kinds['rational']} twins have a single rational answer (the card's pairs), "
              f"{kinds['other']} another form (surds, tuples, expressions).", ""]
+    if kinds["other"]:
+        body += _other_prior(originals, twins)
     text = header(f"Twin card of program templates, {name}" + (" (numeric tracing, else a template)"
                                                                   if args.method == "auto" else ""),
                   f"method {build['method']}, seed {SEED}, neutral prior model {card.get('neutral_prior_model')}",
@@ -121,6 +123,20 @@ def main() -> int:
     Path(args.result).write_text(text)
     print(text)
     return 0
+
+
+def _other_prior(originals: dict, twins: list[dict]) -> list[str]:
+    """The neutral prior over the pairs the card leaves out (surds, tuples, expressions): reported, not a target."""
+    from zcp_core.backends.spec import load_backend
+    from zcp_core.reference.card import neutral_priors
+
+    pairs = [(originals[t["original_id"]].answer, t["answer"]) for t in twins if _rational(t["answer"]) is None]
+    lp = neutral_priors(load_backend("smollm2"), [x for p in pairs for x in p])
+    m, lo, hi = _paired_ci([lp[a] - lp[b] for a, b in pairs])
+    return [f"Neutral prior over those {len(pairs)} other pairs, original minus twin: {m:+.3f} nats (95% CI "
+            f"[{lo:+.3f}, {hi:+.3f}]). Their twins are written in the original's form with its digit counts where a "
+            "draw allows, yet remain a priori less likely; on these items prefer the calibrated P metrics "
+            "(`zcp probe --calibrate`), which subtract each answer's prior: its log-probability after the question with its numbers masked.", ""]
 
 
 def _rational(answer: str) -> Fraction | None:
