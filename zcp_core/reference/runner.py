@@ -21,7 +21,6 @@ from zcp_core.reference.sandbox import (
     EVAL_CPU_SECONDS,
     WORKER_CPU_SECONDS,
     WORKER_MEMORY,
-    ProgramError,
     check_program,
     run_program,
 )
@@ -81,12 +80,24 @@ def _functions() -> Mapping[str, Any]:
     return _table()
 
 
+def _address_space() -> int:
+    """This process's current virtual memory in bytes (0 where /proc is missing)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
 def _limit() -> None:
     """Worker initializer: memory and CPU limits, and a per-evaluation CPU alarm."""
     import resource
     import signal
 
-    for what, cap in ((resource.RLIMIT_AS, WORKER_MEMORY), (resource.RLIMIT_CPU, WORKER_CPU_SECONDS)):
+    # a forked worker starts with its parent's address space (a loaded model is gigabytes): the cap is on growth
+    for what, cap in ((resource.RLIMIT_AS, _address_space() + WORKER_MEMORY), (resource.RLIMIT_CPU, WORKER_CPU_SECONDS)):
         soft, hard = resource.getrlimit(what)
         resource.setrlimit(what, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
 
@@ -125,8 +136,7 @@ def evaluate(task: Task) -> Outcome:
         value = out["answer"]
         derived = {n: v for n, _ in task.derived if (v := exact(env[n])) is not None}
         return Outcome(True, write_answer(value, task.form), answer_number(value), derived)
-    except (ProgramError, ArithmeticError, ValueError, TypeError, TimeoutError, RecursionError,
-            IndexError, MemoryError, OverflowError) as e:
+    except Exception as e:  # noqa: BLE001  any failure of a sandboxed draw is that draw's failure, with its kind
         return Outcome(False, failed=stage, detail=f"{type(e).__name__}: {e}"[:300])
     finally:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
