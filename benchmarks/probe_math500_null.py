@@ -31,7 +31,11 @@ from twin_probe_common import (  # noqa: E402
 DATASET = "data/math500/test.jsonl"
 #: The null's tests are P_first and P_all, which are teacher-forced on the gold: no answer needs generating (one
 #: token is), and Acc is left out (the model answers almost no MATH item, so it could not differ)
-MATH_ARGS = ("--model", "smollm2", "--metrics", "p_first,p_all", "--max-new-tokens", "1", "--seed", "0")
+#: --calibrate adds P_first and P_all net of each answer's prior (after the question with its numbers masked):
+#: template twins of MATH answers are a priori less likely than their originals (twin_card_math500.md)
+MATH_ARGS = ("--model", "smollm2", "--metrics", "p_first,p_all", "--calibrate", "--max-new-tokens", "1", "--seed",
+             "0")
+CALIBRATED = ("p_first_cal", "p_all_cal")
 
 
 def main() -> int:
@@ -62,8 +66,8 @@ def main() -> int:
         conf, summary = confidence_and_flags(run)
         confs[name] = conf
         body += [f"## {'Originals against their twins' if name == 'original' else 'Twin 1 against twins 2..K+1'}", "",
-                 *table(conf), "", *flags_lines(conf["flags"], summary["n_pairs"]), ""]
-    body += [*holm_lines(runs["original"], runs["twin"]), "",
+                 *table(conf), *_calibrated_rows(conf), "", *flags_lines(conf["flags"], summary["n_pairs"]), ""]
+    body += [*holm_lines(runs["original"], runs["twin"]), "", *_calibrated_holm(confs), "",
              "Power: a 135M model answers almost no MATH item, so these tests can fail to reject for lack of "
              "signal. Read them as 'template twins do not make a clean model look contaminated', not as a "
              "measure of the probe's sensitivity on MATH."]
@@ -72,6 +76,32 @@ def main() -> int:
     write_result(Path(args.result), "Nulls on MATH-500 with template twins (untouched SmolLM2)", cmd, body,
                  f"twins `{METHOD_TEMPLATE}`, model smollm2 (SmolLM2-135M-Instruct, embedded)")
     return finish(Path(args.result), confs["original"], args.json)
+
+
+def _calibrated_rows(conf: dict) -> list[str]:
+    """The calibrated metrics' rows, in the table's columns (their effect is in nats of log-ratio)."""
+    rows = []
+    for m in CALIBRATED:
+        v = conf["metrics"].get(m, {})
+        if v.get("n") is None:
+            continue
+        rows.append(f"| {m} | {v['n']} | {v['effect']:.4f} | - | - | {v['p']:.3g} | {v['confidence']:.3f} |")
+    return rows
+
+
+def _calibrated_holm(confs: dict) -> list[str]:
+    """Holm across the four calibrated tests (both arms): the family a user reading calibrated metrics relies on."""
+    from zcp_core.lab.quality import holm
+
+    tests = [(f"{arm} {m}", confs[arm]["metrics"][m]["p"]) for arm in confs for m in CALIBRATED
+             if confs[arm]["metrics"].get(m, {}).get("p") is not None]
+    if len(tests) < 4:
+        return ["Calibrated metrics: not all four tests available."]
+    adj = holm([p for _, p in tests])
+    return ["Holm across the four calibrated tests (P_first and P_all net of each answer's prior):", "",
+            "| test | p | Holm-adjusted p |", "|---|---|---|",
+            *[f"| {n} | {p:.3g} | {a:.3g} |" for (n, p), a in zip(tests, adj, strict=True)], "",
+            f"Smallest Holm-adjusted p: {min(adj):.3g}; target >= 0.05: {'met' if min(adj) >= 0.05 else 'NOT met'}."]
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def table(conf: dict[str, Any]) -> list[str]:
     for m in METRICS:
         v = conf["metrics"].get(m, {})
         ci = v.get("effect_ci")
-        rows.append(f"| {m} | {v.get('n')} | {_f(v.get('effect'))} | {_f(v.get('mean_difference'))} | "
+        rows.append(f"| {m} | {v.get('n') if v.get('n') is not None else '-'} | {_f(v.get('effect'))} | {_f(v.get('mean_difference'))} | "
                     f"{'-' if ci is None or None in ci else f'[{ci[0]:.4f}, {ci[1]:.4f}]'} | {_f(v.get('p'), '.3g')} | "
                     f"{_f(v.get('confidence'), '.3f')} |")
     return rows
