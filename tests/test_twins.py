@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction as F
 from pathlib import Path
 
@@ -429,7 +430,10 @@ def test_twin_card_golden() -> None:
     assert card.log_ratio_mean == pytest.approx((math.log(1.2) + math.log(0.9) + math.log(35 / 30) + math.log(10)) / 4)
     assert card.neutral_prior_diff is None and card.fallback_share == 0.0
     assert card.as_dict()["leading_digit_share"]["1"] == [0.25, 0.5]
-    assert "| median answer | 25 | 26.5 |" in card.markdown()
+    # four pairs: the table keeps its values, the printed card says too few pairs rather than show intervals
+    assert card.markdown() == "too few pairs for a twin card: 4 with numeric answers (at least 10 needed)"
+    assert card.as_dict()["too_few_pairs"] is True and card.as_dict()["log_ratio_ci"] is None
+    assert "| median answer | 25 | 26.5 |" in replace(card, n_pairs=10).markdown()
 
 
 # ---- loading a reference run ----------------------------------------------------------------------------------
