@@ -37,13 +37,13 @@ WORKER_MEMORY = 2 * 1024**3  # bytes of address space (RLIMIT_AS)
 
 _SYMPY = ("sqrt", "Rational", "Integer", "pi", "E", "I", "oo", "sin", "cos", "tan", "cot", "sec", "csc", "asin",
           "acos", "atan", "atan2", "log", "exp", "simplify", "factor", "expand", "cancel", "together", "radsimp",
-          "nsimplify_rational", "floor", "ceiling", "binomial", "isprime", "prime", "primefactors", "divisors",
+          "floor", "ceiling", "binomial", "isprime", "prime", "primefactors", "divisors",
           "divisor_count", "totient", "root", "cbrt", "Abs", "sign", "re", "im", "conjugate", "arg", "deg", "rad",
           "mod_inverse", "igcd", "ilcm", "Min", "Max", "trigsimp", "sqrtdenest", "nextprime", "prevprime")
 _PLAIN = ("min", "max", "sum", "abs", "range", "len", "int", "round", "gcd", "lcm", "comb", "perm", "factorial",
           "isqrt", "Fraction", "numerator", "denominator", "floor_div", "ceil")
 #: Every name a program may call or read besides its variables, with the qualified forms accepted for it.
-FUNCTIONS: tuple[str, ...] = _PLAIN + tuple(s for s in _SYMPY if s != "nsimplify_rational")
+FUNCTIONS: tuple[str, ...] = _PLAIN + _SYMPY
 QUALIFIED = {"math": ("gcd", "lcm", "comb", "perm", "factorial", "isqrt", "floor", "ceil", "sqrt", "pi"),
              "fractions": ("Fraction",), "sympy": _SYMPY}
 
