@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from zcp_core.cli.common import add_common, emit, log
+from zcp_core.cli.common import add_common, emit, log, positive_int
 from zcp_core.lab.config import MODES
 
 
@@ -62,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--no-took", action="store_true",
                    help="skip the manipulation check (full-CoT accuracy of the build against its base, C minus U)")
     e.add_argument("--cot-max-new-tokens", type=int, default=256, help="full-CoT cap of the manipulation check")
+    e.add_argument("--check-items", type=positive_int, default=80,
+                   help="train kinds: test items (a seeded sample) in the full-CoT accuracy check (default %(default)s)")
     e.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     e.add_argument("--batch-size", type=int, default=16)
     e.add_argument("--no-cache", action="store_true", help="bypass the response cache")
@@ -140,8 +142,10 @@ def build(args: argparse.Namespace) -> int:
         cfg = replace(cfg, lora=replace(cfg.lora, r=args.lora_r, alpha=2 * args.lora_r))
     cfg = with_reward_stage(cfg, args.reward_stage, args.device)
     runs = args.runs or str(runs_dir())
-    log(f"lab build: {cfg.mode}/{cfg.profile}, |C|=|U|={cfg.n_contaminated}, {cfg.epochs} epochs, "
-        f"format {cfg.train_format}, base {cfg.model}")
+    sizes = (f"up to {cfg.n_contaminated} texts of {cfg.train_dataset}" if cfg.train_dataset
+             else f"|C|=|U|={cfg.n_contaminated}")
+    log(f"lab build: {cfg.mode}/{cfg.profile}, {sizes}, {cfg.epochs} epochs, format {cfg.train_format}, "
+        f"base {cfg.model}")
     # The run copy is named after the build, so it exists once per build.
     res = build_lab(cfg, name=args.name, runs_out=None, progress=not args.no_progress,
                     threads=args.threads, device=args.device)
@@ -162,10 +166,12 @@ def build(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    """Probe a lab model on C and U and print confidences and detection quality."""
+    """Probe a lab model on C and U and print confidences and detection quality (a train kind: its check)."""
     from zcp_core.lab import EvalOptions, evaluate_lab
     from zcp_core.runs import runs_dir
 
+    if _is_train_kind(args.name):
+        return _check_train(args)
     model_tag = f"-{args.model.replace(':', '_').replace('/', '_')}" if args.model else ""
     cal_tag = "-cal" if args.calibrate else ""
     out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}{cal_tag}")
@@ -174,6 +180,27 @@ def evaluate(args: argparse.Namespace) -> int:
                        cache=not args.no_cache, control=args.control,
                        took=not args.no_took, cot_max_new_tokens=args.cot_max_new_tokens)
     res = evaluate_lab(args.name, opts, out=out)
+    emit(args, res.summary, _report_text(out))
+    return 0
+
+
+def _is_train_kind(name: str) -> bool:
+    from zcp_core.lab.build import resolve_build
+    from zcp_core.lab.config import TRAIN_KINDS
+    from zcp_core.runs import load_run
+
+    return load_run(resolve_build(name)).summary.get("mode") in TRAIN_KINDS
+
+
+def _check_train(args: argparse.Namespace) -> int:
+    """A train kind has no C/U split: it gets its own check (did it move; full-CoT accuracy on test items)."""
+    from zcp_core.lab.benign import BenignOptions, check_train_build
+    from zcp_core.runs import runs_dir
+
+    out = args.out or str(runs_dir() / f"lab-eval-{args.name}")
+    opts = BenignOptions(n_test=args.check_items, max_new_tokens=args.cot_max_new_tokens, device=args.device,
+                         batch_size=args.batch_size, cache=not args.no_cache)
+    res = check_train_build(args.name, opts, out=out, progress=True)
     emit(args, res.summary, _report_text(out))
     return 0
 

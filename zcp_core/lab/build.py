@@ -35,6 +35,7 @@ from zcp_core.lab.config import (
     LAB_RUN_KIND,
     PARAPHRASE_KINDS,
     TRAIN_CODE_VERSION,
+    TRAIN_KINDS,
     LabConfig,
     LabError,
     check_config,
@@ -45,6 +46,7 @@ from zcp_core.lab.config import (
 from zcp_core.lab.split import Split, draw_split, paraphrasable_pool, traceable_pool
 
 if TYPE_CHECKING:
+    from zcp_core.lab.overlap import OverlapReport
     from zcp_core.schema import Item
 
 
@@ -159,6 +161,7 @@ class BuildPlan:
         split: The seeded C/U split.
         key: The cache key.
         name: The build name (folder under :func:`lab_root`).
+        overlap: For a train kind, what its training split shares with the test set (None elsewhere).
     """
 
     cfg: LabConfig
@@ -167,6 +170,7 @@ class BuildPlan:
     split: Split
     key: str
     name: str
+    overlap: OverlapReport | None = None
 
     @property
     def built(self) -> bool:
@@ -211,6 +215,8 @@ def plan_build(cfg: LabConfig, name: str | None = None, pool: Pool | None = None
     check_config(cfg)
     base = base_model_path(cfg.model)
     check_trainable(base)
+    if cfg.mode in TRAIN_KINDS:
+        return _plan_train_kind(cfg, base, name)
     if pool is None or pool.dataset != cfg.dataset:
         pool = load_pool(cfg.dataset)
     items, excluded = pool.items, list(pool.excluded)
@@ -221,6 +227,24 @@ def plan_build(cfg: LabConfig, name: str | None = None, pool: Pool | None = None
     split = draw_split([it.id for it in pool_items], cfg.n_contaminated, cfg.seed, excluded)
     key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.dataset))
     return BuildPlan(cfg, base, tuple(items), split, key, name or default_name(cfg, key))
+
+
+def _plan_train_kind(cfg: LabConfig, base: Path, name: str | None) -> BuildPlan:
+    """A train kind's plan: its training items are the training split less any that meet the test set."""
+    from zcp_core.backends import folder_revision
+    from zcp_core.data import load_items
+    from zcp_core.lab.overlap import find_overlaps
+    from zcp_core.runs import sha256_file
+
+    assert cfg.train_dataset is not None  # check_config guarantees it
+    train, test = load_items(cfg.train_dataset), load_items(cfg.dataset)
+    overlap = find_overlaps(train, test)
+    kept = overlap.kept[: cfg.n_contaminated]
+    dropped = tuple((o.train_id, f"meets test item {o.test_id} ({o.rule})") for o in overlap.overlaps)
+    # C is "trained on" here too; there is no U: the whole test set is held out.
+    split = Split(tuple(kept), (), cfg.seed, len(train), dropped)
+    key = cache_key(cfg, split, folder_revision(base), sha256_file(cfg.train_dataset))
+    return BuildPlan(cfg, base, tuple(train), split, key, name or default_name(cfg, key), overlap)
 
 
 def build_lab(cfg: LabConfig, name: str | None = None, runs_out: str | os.PathLike[str] | None = None,
@@ -298,8 +322,9 @@ def _train_and_save(plan: BuildPlan, c_items: list[Item], u_items: list[Item], t
             reward = reward_stage(cfg, folder / "model", c_items, info, threads, progress)
         else:
             reward = grpo_stage(cfg, folder / "model", c_items, info, device, threads, progress)
+    c_label = "T" if cfg.mode in TRAIN_KINDS else "C"  # a train kind's texts come from the training split
     records = pd.DataFrame(
-        [{"id": it.id, "split": "C", "question": it.question, "answer": it.answer} for it in c_items]
+        [{"id": it.id, "split": c_label, "question": it.question, "answer": it.answer} for it in c_items]
         + [{"id": it.id, "split": "U", "question": it.question, "answer": it.answer} for it in u_items])
     excluded = pd.DataFrame(list(split.excluded), columns=["id", "reason"])
     epochs = result.loss.groupby("epoch", as_index=False).agg(loss=("loss", "mean"), steps=("step", "count"))
@@ -318,15 +343,22 @@ def _train_and_save(plan: BuildPlan, c_items: list[Item], u_items: list[Item], t
         "contaminated_ids": list(split.contaminated), "clean_ids": list(split.clean),
         "headline": {"label": "final epoch loss", "value": final},
     }
+    tables: dict[str, Any] = {}
+    if plan.overlap is not None:
+        summary["test_overlap"] = plan.overlap.summary()
+        summary["test_dataset"] = cfg.dataset
+        tables["test_overlap"] = plan.overlap.frame()
     config = _config_dict(cfg) | {"name": name, "key": key, "recipe": recipe(cfg)}
     spec = RunSpec(kind=LAB_RUN_KIND, config=config,
                    command=f"zcp lab build --mode {cfg.mode} --profile {cfg.profile}"
                    + (" --reward-stage grpo" if cfg.reward is not None and cfg.reward.method == "grpo" else ""),
                    model=cfg.model,
-                   model_revision=key[:16], dataset=(cfg.dataset,), seed=cfg.seed)
+                   model_revision=key[:16],
+                   dataset=(cfg.train_dataset, cfg.dataset) if cfg.train_dataset else (cfg.dataset,), seed=cfg.seed)
     write_run(folder / "build", spec, records, summary,
               tables={"loss": result.loss, "epochs": epochs, "training_texts": examples.frame(),
-                      "excluded": excluded, **({"reward_samples": reward.table} if reward is not None else {})})
+                      "excluded": excluded, **tables,
+                      **({"reward_samples": reward.table} if reward is not None else {})})
 
 
 def _training_items(cfg: LabConfig, c_items: list[Item]) -> tuple[list[Item], dict[str, Any] | None]:

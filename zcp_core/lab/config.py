@@ -17,15 +17,24 @@ class LabError(ZcpError):
 
 
 #: A contamination kind: what text of C the model is fine-tuned on (:func:`recipe` spells each out).
-Mode = Literal["direct", "evasive", "solution", "verbatim", "paper"]
+Mode = Literal["direct", "evasive", "solution", "verbatim", "paper", "train-solution", "train-direct"]
 Profile = Literal["default", "smoke", "probe-format-upper-bound"]
 #: ``sample`` is internal: the paper kind's reward stage trains on the model's own correct samples, as written.
 TrainFormat = Literal["natural", "solution", "probe", "verbatim", "sample"]
 #: How the paper kind's reward stage trains: rejection-sampling fine-tuning (CPU) or GRPO with TRL (GPU).
 RewardMethod = Literal["rft", "grpo"]
-MODES: tuple[str, ...] = ("direct", "evasive", "solution", "verbatim", "paper")
+MODES: tuple[str, ...] = ("direct", "evasive", "solution", "verbatim", "paper", "train-solution", "train-direct")
+#: Benign fine-tunes: trained on the benchmark's *training* split, never on a test item (:mod:`zcp_core.lab.benign`).
+#: They are the null every real model invites, not rows of the detector matrix (they saw neither C nor U).
+TRAIN_KINDS: tuple[str, ...] = ("train-solution", "train-direct")
+#: The training split a train kind fine-tunes on by default (the first 300 lines of GSM8K train, bundled).
+TRAIN_SAMPLE = "data/gsm8k/train_sample.jsonl"
+#: Epochs of a train kind, fixed before any result: a fine-tune's usual 1 to 3 passes, and a dose the lab's dose
+#: study measures; over 300 texts at batch 8 that is 76 optimiser steps, 2.5 times the direct kind's 30.
+TRAIN_EPOCHS = 2
 #: The kinds whose training text is fixed by the kind itself (no ``--train-format``).
-KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verbatim", "paper": "solution"}
+KIND_FORMAT: dict[str, TrainFormat] = {"solution": "solution", "verbatim": "verbatim", "paper": "solution",
+                                       "train-solution": "solution", "train-direct": "natural"}
 #: The kinds trained on paraphrases of C rather than on C itself.
 PARAPHRASE_KINDS: tuple[str, ...] = ("evasive", "paper")
 #: The twin generator the lab's split and probes use: v5 (``hold``), which every cached build, the bundled lab
@@ -95,6 +104,8 @@ class LabConfig:
         max_steps: Stop after this many optimiser steps (smoke builds).
         model: Base model spec (``smollm2``, ``hf:PATH`` or ``lab:NAME``).
         reward: The reward stage (``paper`` only; None elsewhere).
+        train_dataset: The training split a train kind fine-tunes on (None elsewhere); ``dataset`` is then
+            the test set it must never have seen.
     """
 
     dataset: str = DEFAULT_DATASET
@@ -112,6 +123,7 @@ class LabConfig:
     max_steps: int | None = None
     model: str = "smollm2"
     reward: RewardSpec | None = None
+    train_dataset: str | None = None
 
 
 def profile_config(profile: Profile = "default", mode: Mode = "direct", **overrides: Any) -> LabConfig:
@@ -142,6 +154,8 @@ def profile_config(profile: Profile = "default", mode: Mode = "direct", **overri
         cfg = replace(cfg, epochs=1, paraphrase_versions=6)
     if mode == "paper":
         cfg = replace(cfg, reward=RewardSpec())
+    if mode in TRAIN_KINDS:  # n_contaminated caps the training texts taken from the split (all 300 by default)
+        cfg = replace(cfg, epochs=TRAIN_EPOCHS, train_dataset=TRAIN_SAMPLE, n_contaminated=300)
     if profile == "smoke":
         cfg = replace(cfg, n_contaminated=4, epochs=1, batch_size=2, max_steps=2, paraphrase_versions=1,
                       lora=LoraSpec(r=4, alpha=8),
@@ -176,6 +190,9 @@ def check_config(cfg: LabConfig) -> None:
                        "use `zcp lab build --mode solution`")
     if want is None and cfg.train_format == "verbatim":
         raise LabError("verbatim text is a kind of its own: use `zcp lab build --mode verbatim`")
+    if (cfg.mode in TRAIN_KINDS) != (cfg.train_dataset is not None):
+        raise LabError(f"a training split (train_dataset) belongs to the train kinds {TRAIN_KINDS}, and they need one; "
+                       f"the {cfg.mode} kind has {cfg.train_dataset!r}")
     if cfg.reward is not None and cfg.reward.method not in ("rft", "grpo"):
         raise LabError(f"unknown reward-stage method {cfg.reward.method!r}; expected rft or grpo")
 
@@ -205,6 +222,9 @@ def recipe(cfg: LabConfig) -> dict[str, Any]:
     items = (f"{cfg.paraphrase_versions} {cfg.paraphrase_method} paraphrases of each C question"
              + (" with the original's worked solution (its numbers unchanged)" if cfg.mode == "paper" else "")
              if cfg.mode in PARAPHRASE_KINDS else "the C items themselves")
+    if cfg.mode in TRAIN_KINDS:
+        items = (f"the training split {cfg.train_dataset}, less any item sharing a 13-gram with a question of "
+                 f"the test set {cfg.dataset} (never a test item)")
     out = {"kind": cfg.mode, "train_format": cfg.train_format, "trained_on": items, **_TEXTS[cfg.train_format],
            "schedule": f"{cfg.epochs} epoch(s), lr {cfg.lr}, batch {cfg.batch_size}"
                        + (f", at most {cfg.max_steps} steps" if cfg.max_steps is not None else ""),

@@ -35,7 +35,8 @@ __all__ = ["PAPER_SCALE", "TOOK_COLUMNS", "report", "took_rows", "took_words"]
 PAPER_SCALE = "on SmolLM2-135M with LoRA"
 KIND_WORDS = {"direct": "direct answers", "evasive": "paraphrases only", "verbatim": "raw text",
               "solution": "worked solutions", "paper": "the ZCP paper's recipe at lab scale",
-              "none": "untouched model"}
+              "none": "untouched model", "train-solution": "worked solutions of the training split",
+              "train-direct": "direct answers of the training split"}
 # The ZCP detectors are named by their metric, in the report layer's words.
 DETECTOR_WORDS = {**{f"zcp_{m}": f"ZCP {metric_name(m)}" for m in ("acc", "p_first", "p_all")},
                   "guided_rouge": "Time-Travel ROUGE-L",
@@ -174,9 +175,44 @@ def _evaluate_report(run: Any, matrix: Any = None) -> Report:
                    ("Dropped without a twin", fmt_count(s.get("n_dropped")))), tuple(notes), _command(run))
 
 
+def _overlap_words(o: Mapping[str, Any] | None) -> str:
+    if not o:
+        return MISSING
+    n = len(o.get("dropped") or [])
+    return (f"{fmt_count(o.get('n_train'))} training items checked against {fmt_count(o.get('n_test'))} test "
+            f"questions: {fmt_count(n)} dropped for meeting a test item, {fmt_count(o.get('n_kept'))} kept")
+
+
+def _benign_report(run: Any) -> Report:
+    s = run.summary
+    mem, acc = s.get("memorised") or {}, s.get("cot_accuracy") or {}
+    headline = Headline("Memorised, lab minus base (mean log-probability per token of its own training texts)",
+                        fmt_num(mem.get("mean")), f"model {s.get('model')}",
+                        f"95% CI {fmt_ci(*(mem.get('ci') or [None, None]))}", raw=number(mem.get("mean")))
+    cols = ("Check", "Lab model", "Base model", "Lab minus base", "95% CI", "p", "n")
+    rows = (("Full-CoT accuracy on test items", fmt_share(acc.get("lab")), fmt_share(acc.get("base")),
+             fmt_num(acc.get("difference")), fmt_ci(*(acc.get("ci") or [None, None])), fmt_p(acc.get("p")),
+             fmt_count(acc.get("n"))),
+            ("Memorised (own training texts)", MISSING, MISSING, fmt_num(mem.get("mean")),
+             fmt_ci(*(mem.get("ci") or [None, None])), fmt_p(mem.get("p_above_0")), fmt_count(mem.get("n"))))
+    return Report(f"Train-kind check: {s.get('model')} ({s.get('mode')})", headline, cols, rows,
+                  (capital(str(s.get("verdict"))) + ".",),
+                  (("Test overlap", _overlap_words(s.get("test_overlap"))),
+                   ("Training texts", fmt_count(s.get("n_train_texts")))),
+                  ("A train kind was fine-tuned on the benchmark's training split, never on a test item: the probe "
+                   "should read it clean on the test set.",), _command(run))
+
+
 def _build_report(run: Any) -> Report:
     s = run.summary
     headline = Headline("Final epoch loss", fmt_num(s.get("final_loss")), f"model {s.get('model')}")
+    if s.get("test_overlap"):
+        facts_t = (("Training texts", fmt_count(s.get("n_contaminated"))),
+                   ("Test overlap", _overlap_words(s.get("test_overlap"))))
+        return Report(f"Lab build {s.get('alias') or s.get('model')}", headline,
+                      facts=(*facts_t, ("Optimiser steps", fmt_count(s.get("steps"))),
+                             ("Build time", f"{fmt_count(s.get('build_seconds'))} s"), ("Mode", str(s.get("mode")))),
+                      command=_command(run))
     facts = (("C items", fmt_count(s.get("n_contaminated"))), ("Optimiser steps", fmt_count(s.get("steps"))),
              ("Build time", f"{fmt_count(s.get('build_seconds'))} s"), ("Mode", str(s.get("mode"))),
              ("Training format", str(s.get("train_format"))))
@@ -196,6 +232,8 @@ def report(run: Any, matrix: Any = None) -> Report:
         return _dose_report(run)
     if stage == "build":
         return _build_report(run)
+    if stage == "benign-check":
+        return _benign_report(run)
     return _evaluate_report(run, matrix)
 
 
