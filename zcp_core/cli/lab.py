@@ -21,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "only; solution: C's questions -> worked solutions (chat); verbatim: C's raw question + "
                         "solution text, no chat template, loss on every token; paper: the ZCP paper's recipe at lab "
                         "scale (6 paraphrases of each C item with its worked solution, LoRA r=32, then a reward "
-                        "stage: 5 samples per C prompt, the correct ones trained on; GRPO with --reward-stage)")
+                        "stage: 5 samples per C prompt, the correct ones trained on; GRPO with --reward-stage). "
+                        "train-solution / train-direct: benign fine-tunes on GSM8K's training split (never a test "
+                        "item), the null every real model invites")
     b.add_argument("--profile", default="default", choices=["default", "smoke", "probe-format-upper-bound"],
                    help="size preset; probe-format-upper-bound trains in the probe's own format (upper bound)")
     b.add_argument("--n-contaminated", type=int, default=None, help="|C| = |U| (profile default: 40)")
@@ -95,6 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--threads", type=int, default=2, help="CPU threads of on-demand builds")
     m.add_argument("--no-cache", action="store_true", help="bypass the response cache")
     m.add_argument("--no-progress", action="store_true")
+    m.add_argument("--replicates", type=positive_int, default=None, metavar="R",
+                   help="build each kind R times (replicate r: split and training seed r) and pool them: median "
+                        "AUROC, range, replicates caught, stratified exact p (Holm across the cells)")
+    m.add_argument("--single-build", default="evasive,paper", metavar="KINDS",
+                   help="with --replicates: kinds built once, whose single builds stand (default %(default)s)")
     m.add_argument("--out", default=None, help="run folder (default <runs>/lab-matrix-<profile>)")
     add_common(m)
     m.set_defaults(func=matrix)
@@ -217,8 +224,15 @@ def matrix(args: argparse.Namespace) -> int:
                          n_boot=args.n_boot, guided_max_new_tokens=args.guided_max_new_tokens,
                          guided_prompt_style=args.guided_prompt_style, device=args.device,
                          batch_size=args.batch_size, cache=not args.no_cache, threads=args.threads)
-    out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}")
-    res = run_matrix(opts, out=out, progress=not args.no_progress)
+    if args.replicates:
+        from zcp_core.lab.replicates import run_replicates
+
+        out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}-replicates")
+        res = run_replicates(opts, args.replicates, out=out, single=_csv(args.single_build),
+                             progress=not args.no_progress)
+    else:
+        out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}")
+        res = run_matrix(opts, out=out, progress=not args.no_progress)
     log(f"run: {res.run_path}")
     emit(args, {"rows": res.summary["rows"], "run": str(res.run_path)}, _report_text(res.run_path))
     return 0

@@ -126,6 +126,28 @@ def _matrix_report(run: Any) -> Report:
                   notes, _command(run))
 
 
+def _replicates_report(run: Any) -> Report:
+    s = run.summary
+    table = run.table("replicates")
+    headline = Headline("Cells caught by the pooled exact test", fmt_count((s.get("headline") or {}).get("value")),
+                        f"{fmt_count(s.get('replicates'))} replicates", "Holm-adjusted p < 0.05 across the cells",
+                        raw=number((s.get("headline") or {}).get("value")))
+    cols = ("Contamination kind", "Detector", "Builds", "Median AUROC", "Range", "Replicates caught",
+            "Pooled exact p", "Holm-adjusted p", "Reading")
+    rows = tuple((kind_name(r["kind"]) + (" (single build)" if r["single_build"] else ""), detector_name(r["detector"]),
+                  fmt_count(r["replicates"]), fmt_num(r["auroc_median"]), fmt_value_ci(r["auroc_min"], r["auroc_max"]),
+                  f"{fmt_count(r['caught'])} of {fmt_count(r['replicates'])}", fmt_p(r["pooled_p"]),
+                  fmt_p(r["pooled_p_holm"]), r["reading"] or MISSING) for r in table.to_dict("records"))
+    notes = ("Replicate r builds every kind with split and training seed r; a kind marked single build was built "
+             "once, and its one build stands for it.",
+             "A replicate catches a cell when its own exact p, Holm-adjusted across its cells, is below 0.05 with "
+             "the AUROC above 0.5. The pooled p permutes C/U labels within each replicate (a stratified exact "
+             "rank test); full-CoT accuracy on twins restates the manipulation check and is outside the family.",
+             f"Readings are {PAPER_SCALE}.")
+    return Report(f"Lab matrix, {fmt_count(s.get('replicates'))} replicates", headline, cols, rows, (), (), notes,
+                  _command(run))
+
+
 def _dose_report(run: Any) -> Report:
     s = run.summary
     took = run.table("took") if run.has_table("took") else None
@@ -230,6 +252,8 @@ def report(run: Any, matrix: Any = None) -> Report:
         return _matrix_report(run)
     if stage == "dose":
         return _dose_report(run)
+    if stage == "replicates":
+        return _replicates_report(run)
     if stage == "build":
         return _build_report(run)
     if stage == "benign-check":
