@@ -32,7 +32,8 @@ st.caption(
     "audit with `zcp lab evaluate`."
 )
 # Opens on the matrix (the run with most to show), then the newest.
-run = pick_run("lab", prefer=lambda r: 1.0 if r.summary.get("stage") == "matrix" else 0.0)
+# the pooled replicates run over its own replicate matrices, a matrix over single builds and evaluations
+run = pick_run("lab", prefer=lambda r: {"replicates": 2.0, "matrix": 1.0}.get(r.summary.get("stage"), 0.0))
 if run is None:
     st.stop()
 s = run.summary
@@ -81,6 +82,20 @@ if s.get("stage") == "dose":
         st.dataframe(took_table(took, s), hide_index=True)
     st.stop()
 
+if s.get("stage") == "replicates":
+    show_report()
+    st.stop()
+
+if s.get("stage") == "benign-check":
+    show_report()
+    st.subheader("Full-CoT answers on the sampled test items")
+    st.dataframe(words(run.records), hide_index=True)
+    st.caption("Greedy full-CoT answers of the fine-tuned model and of its base on the same test items.")
+    if run.has_table("test_overlap"):
+        st.subheader("Training items that met the test set (dropped before training)")
+        st.dataframe(words(run.table("test_overlap")), hide_index=True)
+    st.stop()
+
 if s.get("stage") == "build":
     if s.get("upper_bound"):
         st.warning("UPPER BOUND: this model was trained in the probe's own format, so its logit metrics are high "
@@ -92,9 +107,18 @@ if s.get("stage") == "build":
                  f"{fmt_share(p['change_fraction'], 0)} of non-numeric words changed.")
     st.plotly_chart(viz_lab.loss_figure(run.table("loss"), run.table("epochs")))
     st.caption("Loss on the answer tokens per optimiser step; it should fall towards 0 as C is memorised.")
-    st.subheader("Split")
-    st.dataframe(words(run.records), hide_index=True)
-    st.caption("C items were trained on, U items were held out; both are drawn from items with a reference twin.")
+    if s.get("test_overlap"):  # a train kind: its texts come from the training split, and no U exists
+        st.subheader("Training items")
+        st.dataframe(words(run.records), hide_index=True)
+        st.caption("Items of the training split trained on; none shares a question or a 13-gram with the test set.")
+        if run.has_table("test_overlap"):
+            st.dataframe(words(run.table("test_overlap")), hide_index=True)
+            st.caption("Training items that met the test set, dropped before training.")
+    else:
+        st.subheader("Split")
+        st.dataframe(words(run.records), hide_index=True)
+        st.caption("C items were trained on, U items were held out; both are drawn from items with a reference "
+                   "twin.")
     if run.has_table("training_texts"):
         with st.expander("Training texts"):
             st.dataframe(words(run.table("training_texts")), hide_index=True)

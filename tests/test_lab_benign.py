@@ -100,8 +100,9 @@ def test_train_kinds_config() -> None:
 
 
 @pytest.mark.model
-def test_a_train_kind_builds_on_the_training_split_and_its_check_runs(lab_cache, tmp_path) -> None:
-    """A real one-step build: it trains on train items only, records the overlap, and its check writes a run."""
+def test_a_train_kind_builds_on_the_training_split_and_its_check_runs(lab_cache, tmp_path, monkeypatch) -> None:
+    """A real one-step build: it trains on train items only, records the overlap, its check writes a run, and
+    the lab page shows that run."""
     from zcp_core.lab import build_lab
     from zcp_core.lab.benign import BenignOptions, check_train_build
     from zcp_core.lab.report import report
@@ -119,11 +120,18 @@ def test_a_train_kind_builds_on_the_training_split_and_its_check_runs(lab_cache,
     assert run.summary["test_overlap"]["n_overlaps"] == 1 and len(run.table("test_overlap")) == 1
     assert "dropped for meeting a test item" in report(run).to_text()
 
-    chk = check_train_build(b.name, BenignOptions(n_test=2, max_new_tokens=8), out=tmp_path / "check")
-    s = load_run(tmp_path / "check").summary
+    chk = check_train_build(b.name, BenignOptions(n_test=2, max_new_tokens=8), out=tmp_path / "runs" / "check")
+    s = load_run(tmp_path / "runs" / "check").summary
     assert s["stage"] == "benign-check" and s["memorised"]["n"] == 2 and s["cot_accuracy"]["n"] == 2
     assert s["verdict"] in (UNMOVED, "the fine-tune moved the model") and len(chk.cot) == 2
-    assert "Train-kind check" in report(load_run(tmp_path / "check")).to_text()
+    assert "Train-kind check" in report(load_run(tmp_path / "runs" / "check")).to_text()
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "runs"))
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lab.py"), default_timeout=60).run()
+    assert not at.exception
+    assert any("Full-CoT answers on the sampled test items" in h.value for h in at.subheader)
+    assert any("dropped before training" in h.value for h in at.subheader)
     with pytest.raises(LabError, match="train kinds"):
         cfg2 = profile_config("smoke", "direct", model=f"hf:{lab_cache['base']}", dataset=str(lab_cache["dataset"]),
                               n_contaminated=2, batch_size=2, max_steps=1,

@@ -65,7 +65,7 @@ def test_replicate_table_golden() -> None:
 
 
 @pytest.mark.model
-def test_smoke_replicates_build_each_seed_and_pool(lab_cache, tmp_path) -> None:
+def test_smoke_replicates_build_each_seed_and_pool(lab_cache, tmp_path, monkeypatch) -> None:
     from zcp_core.lab import LoraSpec
     from zcp_core.lab.replicates import run_replicates
     from zcp_core.runs import load_run
@@ -74,17 +74,26 @@ def test_smoke_replicates_build_each_seed_and_pool(lab_cache, tmp_path) -> None:
              ("max_steps", 1), ("lora", LoraSpec(r=2, alpha=4, targets=("q_proj", "v_proj"))))
     opts = MatrixOptions(kinds=("direct", "none"), detectors=("min_k",), profile="smoke", build=build,
                          missing="build", n_boot=100, device="cpu", took=False)
-    res = run_replicates(opts, 2, out=tmp_path / "rep", single=("none",), progress=False)
+    res = run_replicates(opts, 2, out=tmp_path / "runs" / "rep", single=("none",), progress=False)
     builds = pd.DataFrame(res.summary["builds"])
     direct = builds[builds["kind"] == "direct"]
     assert list(direct["replicate"]) == [0, 1] and direct["key"].nunique() == 2  # one build per seed
     assert list(builds.loc[builds["kind"] == "none", "replicate"]) == [0]  # single build: replicate 0 only
-    run = load_run(tmp_path / "rep")
+    run = load_run(tmp_path / "runs" / "rep")
     t = run.table("replicates")
     assert set(t["kind"]) == {"direct", "none"}
     assert dict(zip(t["kind"], t["replicates"])) == {"direct": 2, "none": 1}
-    assert "--replicates 2" in run.manifest["command"] and (tmp_path / "rep" / "replicate-1").is_dir()
+    assert "--replicates 2" in run.manifest["command"] and (tmp_path / "runs" / "rep" / "replicate-1").is_dir()
     from zcp_core.lab.report import report
 
     text = report(run).to_text()
     assert "single build" in text and "Replicates caught" in text
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ZCP_RUNS", str(tmp_path / "runs"))
+    page = Path(__file__).resolve().parent.parent / "app_pages" / "lab.py"
+    at = AppTest.from_file(str(page), default_timeout=60).run()
+    assert not at.exception
+    assert any(h.value == "Lab matrix, 2 replicates" for h in at.subheader)
