@@ -86,6 +86,13 @@ def test_check_sample_is_seeded_and_stable() -> None:
     assert [it.id for it in check_sample(items, 10, 1)] != [it.id for it in a]
 
 
+def test_the_matrix_refuses_train_kinds_with_the_reason() -> None:
+    from zcp_core.lab.matrix import MatrixOptions
+
+    with pytest.raises(LabError, match="saw neither C nor U"):
+        MatrixOptions(kinds=("direct", "train-direct"))
+
+
 def test_train_kinds_config() -> None:
     cfg = profile_config("default", "train-direct")
     assert (cfg.epochs, cfg.train_dataset, cfg.train_format, cfg.n_contaminated) == (TRAIN_EPOCHS, TRAIN_SAMPLE,

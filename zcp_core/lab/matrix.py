@@ -121,6 +121,12 @@ class MatrixOptions:
     cot_max_new_tokens: int = 256
 
     def __post_init__(self) -> None:
+        from zcp_core.lab.config import TRAIN_KINDS
+
+        if benign := [k for k in self.kinds if k in TRAIN_KINDS]:
+            raise LabError(f"{', '.join(benign)}: a train kind saw neither C nor U, so it reads 0.5 in the matrix by "
+                           "construction; probe it on the test set instead (`zcp probe --model lab:train-direct`, "
+                           "benchmarks/probe_train_null.py)")
         bad = [k for k in self.kinds if k not in KINDS] + [d for d in self.detectors if d not in DETECTORS]
         if bad:
             raise LabError(f"unknown kinds or detectors {bad}; kinds: {', '.join(KINDS)}; "
