@@ -113,6 +113,8 @@ def main() -> int:
     ap.add_argument("--out", default="runs/bench-train-null")
     ap.add_argument("--twins", type=int, default=DEFAULT_TWINS, help="twins per item (default: the probe's)")
     ap.add_argument("--kinds", default=",".join(KINDS), help="train kinds to build and probe")
+    ap.add_argument("--check-only", default="", metavar="KINDS",
+                    help="kinds built and checked but not probed (the file says so); default: probe every kind")
     ap.add_argument("--json", action="store_true", help="print each build's confidence and flags as the last line")
     ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_train_null.md"))
     args = ap.parse_args()
@@ -130,6 +132,10 @@ def main() -> int:
         build = json.loads(zcp("lab", "build", "--mode", kind, "--no-progress", "--json"))
         check = json.loads(zcp("lab", "evaluate", "--name", kind, "--json"))
         body += _build_lines(kind, build, check)
+        if kind in args.check_only.split(","):
+            probe_text += [f"### lab:{kind}", "", f"Not probed in this run (`--check-only {kind}`): the probe of the "
+                           "whole covered test set was left for a later run, so this build has no reading here.", ""]
+            continue
         probe, t = out / kind / "probe", Clock()
         zcp("probe", "--dataset", DATASET, "--reference", str(ref), "--model", f"lab:{kind}", *PROBE,
             "--out", str(probe))
@@ -144,8 +150,9 @@ def main() -> int:
              "### The untouched model on the same twins (for comparison; not in the family)", "",
              *_probe_lines("smollm2", bconf, bsum, t()),
              "## Targets", "", *_target_lines(probes)]
+    cmd = "python benchmarks/probe_train_null.py" + (f" --check-only {args.check_only}" if args.check_only else "")
     write_result(Path(args.result), "Benign fine-tunes on the training split, probed on the GSM8K test set",
-                 "python benchmarks/probe_train_null.py --json", body,
+                 cmd + " --json", body,
                  f"model smollm2 (SmolLM2-135M-Instruct, embedded) and its train-kind LoRA builds; {clock():.0f} s "
                  "wall in all")
     print(Path(args.result).read_text())
