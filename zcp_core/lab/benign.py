@@ -199,8 +199,7 @@ def check_train_build(name: str, opts: BenignOptions | None = None, out: str | A
                "headline": {"label": "memorised (lab - base, mean logprob per token)",
                             "value": chk.summary["memorised"]["mean"]}}
     if out is not None:
-        overlap = pd.read_parquet(resolve_build(name) / "test_overlap.parquet") \
-            if (resolve_build(name) / "test_overlap.parquet").exists() else pd.DataFrame()
+        overlap = run.table("test_overlap") if run.has_table("test_overlap") else pd.DataFrame()
         spec = RunSpec(kind="lab", config={"name": name, **vars(opts)},
                        command=f"zcp lab evaluate --name {name}", model=f"lab:{name}",
                        model_revision=str(s.get("key", ""))[:16], dataset=(cfg["train_dataset"], cfg["dataset"]),

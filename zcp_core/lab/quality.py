@@ -193,33 +193,43 @@ def matrix_rows(scores: pd.DataFrame, confidences: pd.DataFrame, n_boot: int = N
                         scores)
 
 
-def exact_auroc_p(pos: Sequence[float], neg: Sequence[float]) -> float:
-    """Exact two-sided permutation p of an AUROC under random C/U labels, ties included.
+def rank_sum_distribution(pos: Sequence[float], neg: Sequence[float]) -> tuple[Any, int, int] | None:
+    """The exact null distribution of the C items' doubled mid-rank sum: ``(probabilities, mean, observed)``.
 
-    The AUROC is a function of the C items' mid-rank sum, so its null distribution is that of the sum of
-    ``len(pos)`` mid-ranks drawn without replacement from all of them; a dynamic programme over items counts
-    every labelling exactly (sizes up to a few hundred items). p is the share of labellings whose rank sum
-    is at least as far from its mean as the observed one.
+    Mid-ranks are halves, so doubled they are integers; index ``s`` of the array is the doubled sum ``s`` and
+    the doubled mean ``k (N + 1)`` is an integer too. A dynamic programme over items counts every labelling
+    exactly (sizes up to a few hundred items). None when a side has no finite score.
     """
     import numpy as np
     from scipy.stats import rankdata
 
     p, n = _finite(pos), _finite(neg)
     if p.size == 0 or n.size == 0:
-        return math.nan
-    ranks2 = np.rint(2 * rankdata(np.r_[p, n])).astype(np.int64)  # mid-ranks are halves: double them
+        return None
+    ranks2 = np.rint(2 * rankdata(np.r_[p, n])).astype(np.int64)
     k, total = p.size, int(ranks2.sum())
-    obs = int(ranks2[:k].sum())
     # counts[j, s]: labellings of j items as C with doubled rank sum s (floats: up to C(n, k) ~ 1e23 is fine)
     counts = np.zeros((k + 1, total + 1))
     counts[0, 0] = 1.0
     for r in ranks2:
         counts[1:, r:] += counts[:-1, :total + 1 - r].copy()
-    dist = counts[k]
-    mean = k * total / (p.size + n.size)
-    sums = np.arange(total + 1)
-    far = np.abs(sums - mean) >= abs(obs - mean) - 1e-9
-    return float(min(1.0, dist[far].sum() / dist.sum()))
+    return counts[k] / counts[k].sum(), k * (p.size + n.size + 1), int(ranks2[:k].sum())
+
+
+def exact_auroc_p(pos: Sequence[float], neg: Sequence[float]) -> float:
+    """Exact two-sided permutation p of an AUROC under random C/U labels, ties included.
+
+    The AUROC is a function of the C items' mid-rank sum (:func:`rank_sum_distribution`); p is the share of
+    labellings whose rank sum is at least as far from its mean as the observed one.
+    """
+    import numpy as np
+
+    got = rank_sum_distribution(pos, neg)
+    if got is None:
+        return math.nan
+    dist, mean, obs = got
+    far = np.abs(np.arange(dist.size) - mean) >= abs(obs - mean) - 1e-9
+    return float(min(1.0, dist[far].sum()))
 
 
 def holm(ps: Sequence[float]) -> Any:

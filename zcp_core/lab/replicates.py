@@ -36,28 +36,6 @@ REPLICATE_COLUMNS = ("kind", "detector", "replicates", "single_build", "auroc_me
                      "caught", "inverted", "pooled_p", "pooled_p_holm", "reading")
 
 
-def _rank_distribution(pos: Sequence[float], neg: Sequence[float]) -> tuple[np.ndarray, int, int] | None:
-    """The exact null distribution of the C items' doubled mid-rank sum: ``(probabilities, mean, observed)``.
-
-    Index ``s`` of the array is the doubled sum ``s``; mid-ranks are halves, so doubling makes every sum an
-    integer, and the doubled mean ``k (N + 1)`` is one too. None when a side has no finite score.
-    """
-    import numpy as np
-    from scipy.stats import rankdata
-
-    p = np.asarray([x for x in pos if not math.isnan(float(x))], dtype=float)
-    n = np.asarray([x for x in neg if not math.isnan(float(x))], dtype=float)
-    if p.size == 0 or n.size == 0:
-        return None
-    ranks2 = np.rint(2 * rankdata(np.r_[p, n])).astype(np.int64)
-    k, total = p.size, int(ranks2.sum())
-    counts = np.zeros((k + 1, total + 1))
-    counts[0, 0] = 1.0
-    for r in ranks2:
-        counts[1:, r:] += counts[:-1, :total + 1 - r].copy()
-    return counts[k] / counts[k].sum(), k * (p.size + n.size + 1), int(ranks2[:k].sum())
-
-
 def stratified_exact_p(strata: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float:
     """Exact two-sided p of the pooled rank statistic, labels permuted within each stratum (replicate).
 
@@ -67,10 +45,12 @@ def stratified_exact_p(strata: Sequence[tuple[Sequence[float], Sequence[float]]]
     """
     import numpy as np
 
+    from zcp_core.lab.quality import rank_sum_distribution
+
     pooled: np.ndarray | None = None
     low = observed = 0  # the pooled array's index 0 is the centred value ``low``
     for pos, neg in strata:
-        got = _rank_distribution(pos, neg)
+        got = rank_sum_distribution(pos, neg)
         if got is None:
             continue
         dist, mean, obs = got
