@@ -295,6 +295,16 @@ def test_a_build_at_another_dose_keeps_the_profile_alias_free() -> None:
     assert alias_for(profile_config("smoke", "direct", epochs=3)) == "smoke-dose3"
 
 
+def test_a_replicate_build_keeps_the_profile_alias_free() -> None:
+    """`zcp lab matrix --replicates` builds seeds 1, 2...: lab:direct must keep meaning the profile's own build."""
+    from zcp_core.lab.build import alias_for
+    from zcp_core.lab.config import profile_config
+
+    assert alias_for(profile_config("default", "direct", seed=0)) == "direct"
+    assert alias_for(profile_config("default", "direct", seed=1)) == "direct-seed1"
+    assert alias_for(profile_config("default", "solution", epochs=2, seed=2)) == "solution-dose2-seed2"
+
+
 @pytest.mark.model
 def test_smoke_dose_run_and_its_page(smoke_env, tmp_path, monkeypatch) -> None:
     from streamlit.testing.v1 import AppTest

@@ -86,8 +86,12 @@ def test_smoke_replicates_build_each_seed_and_pool(lab_cache, tmp_path, monkeypa
     assert "--replicates 2" in run.manifest["command"] and (tmp_path / "runs" / "rep" / "replicate-1").is_dir()
     from zcp_core.lab.report import report
 
-    text = report(run).to_text()
+    rep = report(run)
+    text = rep.to_text()
     assert "single build" in text and "Replicates caught" in text
+    # every replicate's manipulation check is said, kind by kind (here unchecked: took=False)
+    assert [s for s in rep.sentences if s.startswith("direct")] == [
+        "direct (direct answers): replicate 0 manipulation check not run; replicate 1 manipulation check not run."]
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest

@@ -87,11 +87,15 @@ def lab_root() -> Path:
 
 def alias_for(cfg: LabConfig) -> str:
     """The stable alias of a mode/profile: ``direct``, ``evasive``, ``verbatim``, ``smoke``, ``smoke-evasive``...;
-    ``solution-dose2`` for a build at another dose than its profile's; ``paper-grpo`` for a GRPO reward stage."""
+    ``solution-dose2`` for a build at another dose than its profile's; ``direct-seed1`` for another seed than its
+    profile's (a replicate); ``paper-grpo`` for a GRPO reward stage."""
     base = _profile_alias(cfg) + ("-grpo" if cfg.reward is not None and cfg.reward.method == "grpo" else "")
-    # A build at another dose than its profile's (``zcp lab dose``) must not take over the profile's alias.
+    # A build at another dose or seed than its profile's (``zcp lab dose``, ``zcp lab matrix --replicates``)
+    # must not take over the profile's alias: ``lab:direct`` keeps meaning the profile's own build.
+    profile = profile_config(cfg.profile, cfg.mode)
     dose = exposures(cfg)
-    return base if dose == exposures(profile_config(cfg.profile, cfg.mode)) else f"{base}-dose{dose}"
+    alias = base if dose == exposures(profile) else f"{base}-dose{dose}"
+    return alias if cfg.seed == profile.seed else f"{alias}-seed{cfg.seed}"
 
 
 def _profile_alias(cfg: LabConfig) -> str:

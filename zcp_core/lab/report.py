@@ -138,13 +138,20 @@ def _replicates_report(run: Any) -> Report:
                   fmt_count(r["replicates"]), fmt_num(r["auroc_median"]), fmt_value_ci(r["auroc_min"], r["auroc_max"]),
                   f"{fmt_count(r['caught'])} of {fmt_count(r['replicates'])}", fmt_p(r["pooled_p"]),
                   fmt_p(r["pooled_p_holm"]), r["reading"] or MISSING) for r in table.to_dict("records"))
+    n = _n_side(s)
+    took: dict[str, list[str]] = {}
+    for t in s.get("took") or []:
+        if t.get("kind") != "none":
+            took.setdefault(str(t.get("kind")), []).append(f"replicate {fmt_count(t.get('replicate'))} "
+                                                           f"{took_words(t, n)}")
+    sentences = tuple(f"{kind_name(k)}: {'; '.join(v)}." for k, v in took.items())
     notes = ("Replicate r builds every kind with split and training seed r; a kind marked single build was built "
              "once, and its one build stands for it.",
              "A replicate catches a cell when its own exact p, Holm-adjusted across its cells, is below 0.05 with "
              "the AUROC above 0.5. The pooled p permutes C/U labels within each replicate (a stratified exact "
              "rank test); full-CoT accuracy on twins restates the manipulation check and is outside the family.",
              f"Readings are {PAPER_SCALE}.")
-    return Report(f"Lab matrix, {fmt_count(s.get('replicates'))} replicates", headline, cols, rows, (), (), notes,
+    return Report(f"Lab matrix, {fmt_count(s.get('replicates'))} replicates", headline, cols, rows, sentences, (), notes,
                   _command(run))
 
 

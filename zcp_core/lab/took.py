@@ -384,5 +384,6 @@ def took_row(kind: str, chk: ManipulationCheck | None) -> dict[str, Any]:
     return {"kind": kind, "took": s.get("took"), "took_gain": s.get("took_gain"), "took_ci_lo": ci[0],
             "took_ci_hi": ci[1], "took_p": d.get("p_took", d.get("p")), "c_lab": acc.get("C_lab"), "c_base": acc.get("C_base"),
             "u_lab": acc.get("U_lab"), "u_base": acc.get("U_base"), "prompt_style": d.get("prompt_style"),
-            "memorised": mem.get("gain"), "reason": d.get("reason", "no build: the untouched model" if chk is None
-                                                           else "")}
+            "memorised": mem.get("gain"),
+            "reason": d.get("reason", "" if chk is not None else "no build: the untouched model" if kind == "none"
+                            else "manipulation check not run")}
