@@ -11,7 +11,9 @@ For each K and model it reports, from :mod:`zcp_core.probe.ktwins` and :mod:`zcp
 * BH flags at q = 0.1 on P_all: C and U items flagged (the untouched model should flag at most 1);
 * the twin null on the untouched model (twin 1 standing as the original against twins 2..K+1, K <= 4):
   share of items with per-item p < 0.05, and flags;
-* the cost: generated answers per original, 1 + K.
+* the cost: generated answers per original, 1 + K;
+* every other lab kind whose build took (evasive, verbatim, solution; paper's did not), at the default K only:
+  C and U items flagged on its own split.
 
 The default K is chosen by a rule fixed before the run: the smallest K >= 2 at which ``lab:direct`` has at least
 10 of its 40 C items flagged at q = 0.1 and the untouched model at most 1 item (the issue's lab targets), since
@@ -40,18 +42,19 @@ METRICS = ("acc", "p_first", "p_all")
 OUT = ROOT / "benchmarks" / "results" / "probe_k_twins.md"
 
 
-def write_sets(work: Path) -> tuple[Path, Path, dict[str, str]]:
-    """The lab split's originals and K_MAX twins per item (lab generator), as items files."""
+def write_sets(work: Path, build: str = "direct", k_max: int = K_MAX) -> tuple[Path, Path, dict[str, str]]:
+    """A lab build's split: its originals and ``k_max`` twins per item (lab generator), as items files."""
     from zcp_core.lab.evaluate import LAB_AMBIGUITY, eval_items
     from zcp_core.reference import perturb_gsm8k
 
-    ev = eval_items("direct", seed=0)
+    work.mkdir(parents=True, exist_ok=True)
+    ev = eval_items(build, seed=0)
     items, twins = work / "items.jsonl", work / "twins.jsonl"
     with items.open("w", encoding="utf-8") as f:
         for it in ev.originals:
             f.write(json.dumps({"id": it.id, "question": it.question, "answer": it.answer}) + "\n")
     rows = [t for t in ev.twins]
-    for k in range(2, K_MAX + 1):
+    for k in range(2, k_max + 1):
         rows += list(perturb_gsm8k(list(ev.originals), seed=k - 1, twin=k, ambiguity=LAB_AMBIGUITY).items)
     with twins.open("w", encoding="utf-8") as f:
         for t in rows:
@@ -115,6 +118,54 @@ def null_row(records: Any, k: int) -> dict[str, Any]:
             "flagged": int(fl["flagged"].sum())}
 
 
+def kinds_lines(work: Path, direct: Any) -> list[str]:
+    """Every lab kind at the default K: C and U items flagged, for each kind whose build took.
+
+    ``took`` is the bundled matrix example's manipulation check, which holds for a cached build only when its
+    cache key is the one that example measured; a kind whose build is not cached, or differs, says so.
+    """
+    from zcp_core.lab.build import resolve_build
+    from zcp_core.lab.config import LabError
+    from zcp_core.lab.report import took_words
+    from zcp_core.probe.ktwins import DEFAULT_TWINS
+    from zcp_core.report import fmt_num
+    from zcp_core.runs import load_run
+
+    matrix = load_run(ROOT / "data" / "examples" / "lab-matrix")
+    took = {r["kind"]: r for r in matrix.table("took").to_dict("records")}
+    keys = dict(zip(matrix.table("builds")["kind"], matrix.table("builds")["key"]))
+    k = DEFAULT_TWINS
+    lines = [f"## Every lab kind at the default K = {k}", "",
+             f"Each build probed against {k} twins of each of its own split's originals (lab generator; evasive and "
+             "paper draw their split from the items they can paraphrase). Took: the manipulation check of the "
+             "bundled `lab-matrix` example, which measured these same builds (same cache key).", "",
+             "| kind | build | took | items with a p | flagged C (of 40) | flagged U (of 40) | AUROC P_all |",
+             "|---|---|---|---|---|---|---|"]
+    for kind in ("direct", "evasive", "verbatim", "solution", "paper"):
+        try:
+            build = load_run(resolve_build(kind))
+        except LabError as exc:  # a missing build is a row of the table, not a crash
+            lines.append(f"| {kind} | not built ({exc}) | - | - | - | - | - |")
+            continue
+        name, key = build.summary.get("name"), build.summary.get("key")
+        if key != keys.get(kind):
+            lines.append(f"| {kind} | {name} | not the matrix's build: took unknown, not probed | - | - | - | - |")
+            continue
+        verdict = took_words(took[kind], 40)
+        if not took[kind].get("took"):
+            lines.append(f"| {kind} | {name} | {verdict}: not probed | - | - | - | - |")
+            continue
+        if kind == "direct":
+            records, split_of = direct
+        else:
+            items, twins, split_of = write_sets(work / kind, str(name), k)
+            records = probe(f"lab:{name}", items, twins, work / f"probe-lab-{kind}")
+        row = kind_row(records, split_of, k)
+        lines.append(f"| {kind} | {name} | {verdict} | {row['items_p']} | {row['flag_c']} | {row['flag_u']} | "
+                     f"{fmt_num(row['auroc_p_all'])} |")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", default="runs/bench-k-twins")
@@ -161,8 +212,10 @@ def main() -> int:
     lines += ["", "AUROC: P(a C item's statistic exceeds a U item's), ties half; the statistic is the original's "
               "score minus the mean of its K twins'. Flags: Benjamini-Hochberg at q = 0.1 over the items' "
               "one-sided p on P(all answer tokens) (moderated prediction-interval t, needs K >= 2)."]
+    lines += ["", *kinds_lines(work, (recs["lab:direct"], split_of))]
     revision = json.loads((work / "probe-lab-direct" / "manifest.json").read_text()).get("model_revision")
-    text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2)", "",
+    text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2), "
+            "and every lab kind at the default K", "",
             f"Command: `{command_line()}`",
             f"Made at commit {git_commit()} on {time.strftime('%Y-%m-%d')}. Versions: lab generator v5 twins "
             f"(ambiguity hold), model smollm2 (SmolLM2-135M-Instruct, embedded) and its lab:direct LoRA build "

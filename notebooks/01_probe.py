@@ -80,13 +80,14 @@ display(Markdown(reports["lab:direct (trained on C)"].to_markdown()))
 
 # %% [markdown]
 # ## C per metric, side by side
-# C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows. The clean model stays at 0.5 on every metric; the contaminated one is near 1 on Acc and P_all. (Both runs pool C and U items, so half of the contaminated model's pairs are held-out items: notebook 02 separates them.)
+# C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows. The clean model stays at 0.5 on every metric; the contaminated one is near 1 on P_all. Its Acc is not measured: at zero-CoT it writes the word `answer` in most boxes, and a box with no number is not graded (the report says how many). (Both runs pool C and U items, so half of the contaminated model's pairs are held-out items: notebook 02 separates them.)
 
 # %%
 table = viz_probe.compare_confidence({name: run.table("tests") for name, run in runs.items()})
 table = table.dropna(subset=["confidence"])  # Con needs a full CoT, which these runs did not generate
 # The numbers as every surface shows them (C above the ceiling reads "≥ 0.999"); the figure reads the run.
-pd.DataFrame({name: rep.table().set_index("Metric")["Confidence C"] for name, rep in reports.items()})
+pd.DataFrame({name: rep.table().set_index("Metric")["Confidence C"] for name, rep in reports.items()}).fillna(
+    "not measured")
 
 # %%
 fig = viz_probe.compare_confidence_figure(table)

@@ -164,7 +164,10 @@ def _probe_story(page: Any, url: str, runs: Path) -> None:
     items = run.table("items")
     top = items.sort_values(["flagged", "p_all_gap"], ascending=False).iloc[0]
     assert bool(top["flagged"])
-    completions = run.records.query("ratio == 0 and pair_id == @top.pair_id").set_index("arm")["completion"]
+    recs = run.records.query("ratio == 0 and pair_id == @top.pair_id")
+    # the original's zero-CoT answer and its twins', one code block each
+    completions = [*recs.loc[recs["arm"] == "original", "completion"],
+                   *recs[recs["arm"] == "reference"].sort_values("twin")["completion"]]
     page.goto(f"{url}/probe")
     page.get_by_text("Example run").first.wait_for(timeout=90_000)
     _click_row(page, page.locator('[data-testid="stDataFrame"]').nth(1), 0)  # the item browser
@@ -176,8 +179,8 @@ def _probe_story(page: Any, url: str, runs: Path) -> None:
         expect(blocks.filter(has_text=" ".join(question.split())).first).to_be_visible()
     expect(blocks.filter(has_text=":orange-background[")).to_have_count(0)  # highlights rendered, not raw markup
     codes = page.locator('[data-testid="stCode"]')
-    for arm in ("original", "reference"):
-        expect(codes.filter(has_text=str(completions[arm])).first).to_be_visible()
+    for completion in completions:
+        expect(codes.filter(has_text=str(completion)).first).to_be_visible()
     page.screenshot(path=str(runs.parent / "probe-item.png"), full_page=True)
 
 

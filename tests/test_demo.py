@@ -98,9 +98,11 @@ def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples
     metrics = ("acc", "p_first", "p_all")
     c_lab = confidence_summary(lab.records, metrics)["metrics"]
     c_clean = confidence_summary(clean.records, metrics)["metrics"]
-    assert c_lab["p_all"]["confidence"] > 0.95 and c_lab["acc"]["confidence"] > 0.95
-    assert c_clean["p_all"]["confidence"] < c_lab["p_all"]["confidence"]
+    assert c_lab["p_all"]["confidence"] > 0.95 and c_clean["p_all"]["confidence"] < 0.6
     assert c_clean["acc"]["confidence"] < 0.6
+    # the lab model writes the word "answer" in most boxes: Acc is not measured rather than read as wrong
+    assert c_lab["acc"]["confidence"] is None and "are not numbers" in c_lab["acc"]["reason"]
+    assert lab.summary["flags"]["flagged"] > 0 == clean.summary["flags"]["flagged"]
 
 
 def test_the_matrix_example_tells_which_detector_catches_which_leak(examples):

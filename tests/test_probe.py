@@ -179,7 +179,7 @@ def test_sample_size_curve_shares_the_one_ceiling():
 @pytest.mark.parametrize("example, reading", [("probe-lab-direct", "originals favoured"),
                                                ("probe-smollm2-lab-items",
                                                 "twins favoured: no evidence of contamination")])
-def test_old_runs_get_the_evidence_from_their_tests_table(example, reading, capsys):
+def test_confidence_reads_the_evidence_from_the_runs_tests_table(example, reading, capsys):
     import argparse
     from pathlib import Path
 
@@ -193,21 +193,22 @@ def test_old_runs_get_the_evidence_from_their_tests_table(example, reading, caps
     tests = pd.read_parquet(run / "tests.parquet").set_index("metric")
     for m in ("acc", "p_first", "p_all"):
         v, t = out["metrics"][m], tests.loc[m]
+        if pd.isna(t["n"]):  # not measured: no number, and the same reason as the run's
+            assert v["n"] is None and v["confidence"] is None and v["reason"] == t["reason"]
+            continue
         assert v["n"] == t["n"] and v["effect"] == pytest.approx(t["mean_diff"]) and v["p"] == pytest.approx(t["p"])
         lo, hi = v["effect_ci"]
         assert lo <= v["effect"] <= hi and v["effect_lower"] <= v["effect"]
         # the one-sided lower bound agrees with the one-sided test (p < 0.05 iff the bound is above 0)
         assert (v["effect_lower"] > 0) == (v["p"] < 0.05)
-    acc = out["metrics"]["acc"]
-    assert acc["discordant"] == [int(tests.loc["acc", "discordant_b"]), int(tests.loc["acc", "discordant_c"])]
     assert out["metrics"]["p_all"]["effect_size"] == pytest.approx(tests.loc["p_all", "effect"])  # d_z
-    assert out["metrics"]["acc"]["reading"] == reading
+    assert out["metrics"]["p_all"]["reading"] == reading
     assert confidence_cmd(parser.parse_args(["confidence", str(run)])) == 0
     text = capsys.readouterr().out
     assert reading in text and "95% CI" in text
-    if example == "probe-lab-direct":  # Acc's C (1 - 2e-6) is above the one ceiling
-        assert acc["discordant"] == [27, 1] and acc["bound"] is True and acc["confidence"] == 0.999
-        assert "≥ 0.999" in text
+    if example == "probe-lab-direct":  # the lab model writes words in its boxes: Acc is said, not graded
+        assert out["metrics"]["acc"]["reason"] == "not measured: 72 of 80 answers in the box are not numbers"
+        assert "accuracy (Acc): 72 of 80 answers in the box are not numbers" in text
 
 
 def test_permutation_is_the_default_and_bootstrap_an_option():

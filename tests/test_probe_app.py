@@ -126,7 +126,7 @@ def test_example_run_of_the_contaminated_model(example_runs):
              for x in (EXAMPLES / "lab-direct-items.jsonl").read_text().splitlines() if x.strip()}
     n_c = int(items.loc[items["flagged"], "pair_id"].map(split).eq("C").sum())
     n_u = int(run.summary["flagged"]) - n_c
-    assert at.metric[2].proto.delta == f"{n_c} trained on (C), {n_u} held out (U)" and n_c > n_u
+    assert at.metric[2].proto.delta == f"{n_c} trained on (C), {n_u} held out (U)" and n_c > 0
     explained = " ".join(m.value for m in at.markdown)
     for words in ("exact McNemar test", "Bayes factor", "prior", "C = 0.5", "no evidence"):
         assert words in explained
@@ -134,10 +134,14 @@ def test_example_run_of_the_contaminated_model(example_runs):
     # the confidence table speaks words, and keeps tiny p-values readable instead of rounding them to 0
     conf = at.dataframe[0].value
     assert {"Bayes factor bound", "p-value", "Confidence C", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
-    assert conf.loc[conf["Metric"] == "Accuracy (Acc)", "p-value"].iloc[0] == "1.1e-07"
+    assert conf.loc[conf["Metric"] == "P(all answer tokens)", "p-value"].iloc[0] == "2.0e-04"
     # test names, effects and directions in words; no missing value shown as None/nan
-    assert set(conf["Test"]) == {"exact McNemar test", "sign-flip permutation test"}
-    assert conf.loc[conf["Metric"] == "Accuracy (Acc)", "Confidence C"].iloc[0] == "≥ 0.999"
+    assert set(conf["Test"]) == {"sign-flip permutation test"}
+    assert conf.loc[conf["Metric"] == "P(all answer tokens)", "Confidence C"].iloc[0] == "0.995"
+    # Acc is not measured (the lab model writes words in its boxes): no row, and the page says why
+    assert "Accuracy (Acc)" not in set(conf["Metric"])
+    page = " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption)])
+    assert "accuracy (Acc): 72 of 80 answers in the box are not numbers" in page
     assert not conf.astype(str).isin(["None", "nan", "NaN"]).any().any()
     browser = at.dataframe[1].value
     n_flagged = int(items["flagged"].sum())
@@ -153,15 +157,18 @@ def test_example_run_of_the_contaminated_model(example_runs):
     assert not at.exception
     pair = str(browser.iloc[0]["Item"])
     row = items[items["pair_id"] == pair].iloc[0]
-    assert bool(row["flagged"]) and row["flip"] == "orig_only"
+    assert bool(row["flagged"]) and row["item_q"] <= 0.1
     text = " ".join(m.value for m in at.markdown)
     assert f"**{pair}** · flagged · trained on (C)" in text
     # both questions, with their changed numbers highlighted (the first words are never a number)
     for question in (row["question"], row["reference_question"]):
         assert question.split()[0] in text
     assert text.count(":orange-background[") >= 2
-    completions = run.records.query("ratio == 0 and pair_id == @pair").set_index("arm")["completion"]
-    assert [c.value for c in at.code][:2] == ["\\boxed{" + completions[a] for a in ("original", "reference")]
+    recs = run.records.query("ratio == 0 and pair_id == @pair")
+    twins = recs[recs["arm"] == "reference"].sort_values("twin")["completion"].tolist()
+    # the original's zero-CoT answer, then each of its twins' in twin order
+    want = ["\\boxed{" + c for c in [*recs.loc[recs["arm"] == "original", "completion"], *twins]]
+    assert [c.value for c in at.code][:len(want)] == want and len(twins) == 4
 
 
 def test_example_run_of_the_clean_model(example_runs):
@@ -283,3 +290,26 @@ def test_lab_page_on_the_example_dose_run(tmp_path, monkeypatch, name, kind):
     assert len(at.get("plotly_chart")) == 1
     took = at.dataframe[0].value
     assert len(took) == len(run.table("took")) == 3 * len(kinds)  # 3 doses a kind, each with its check
+
+
+def test_split_of_a_lab_model_comes_from_the_same_build(tmp_path, monkeypatch):
+    """A lab evaluate run of another build of lab:direct (another revision, another split) never labels the
+    probe run's items; the bundled split file of the example does."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from zcp_core.app.kit import lab_split_of
+    from zcp_core.runs import RunSpec, write_run
+
+    monkeypatch.setenv("ZCP_RUNS", str(tmp_path))
+    probe = SimpleNamespace(manifest=json.loads((EXAMPLES / "probe-lab-direct" / "manifest.json").read_text()))
+    bundled = {json.loads(x)["id"]: json.loads(x)["split"]
+               for x in (EXAMPLES / "lab-direct-items.jsonl").read_text().splitlines() if x.strip()}
+    old = pd.DataFrame({"id": list(bundled), "split": ["U" if s == "C" else "C" for s in bundled.values()]})
+    spec = RunSpec(kind="lab", config={}, model="lab:direct", model_revision="another-build")
+    write_run(tmp_path / "old-eval", spec, old, {"stage": "evaluate"})
+    assert lab_split_of(probe) == bundled  # the other build's opposite split is ignored
+    same = RunSpec(kind="lab", config={}, model="lab:direct", model_revision=probe.manifest["model_revision"])
+    write_run(tmp_path / "same-eval", same, old, {"stage": "evaluate"})
+    assert lab_split_of(probe) == dict(zip(old["id"], old["split"]))  # the same build's run is read

@@ -148,8 +148,9 @@ def show_example_label(manifest: Mapping[str, Any], run_path: Path | None = None
 def lab_split_of(run: Run) -> dict[str, str]:
     """For a run of a lab model (``lab:NAME``): item id -> ``C`` (trained on) or ``U`` (held out), else ``{}``.
 
-    The split comes from a ``zcp lab evaluate`` or ``zcp lab build`` run of the same model in the runs folder,
-    or from the bundled examples' split file; the probe run itself does not store it.
+    The split comes from a ``zcp lab evaluate`` or ``zcp lab build`` run of the same model in the runs folder
+    (the same build: a run recording another model revision drew another split), or from the bundled examples'
+    split file; the probe run itself does not store it.
     """
     import json
 
@@ -158,7 +159,11 @@ def lab_split_of(run: Run) -> dict[str, str]:
     model = str(run.manifest.get("model") or "")
     if not model.startswith("lab:"):
         return {}
+    revision = run.manifest.get("model_revision")
     for other in iter_runs(runs_dir()):
+        other_revision = other.manifest.get("model_revision")
+        if revision and other_revision and other_revision != revision:
+            continue
         if other.kind == "lab" and other.manifest.get("model") == model and other.has_table("records"):
             recs = other.table("records")
             if {"id", "split"} <= set(recs.columns):

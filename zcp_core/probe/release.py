@@ -356,11 +356,15 @@ def _seq(x: Any) -> list[Any]:
 
 def cite_twin(text: str, twin: Item) -> str:
     """``text`` with the twin's internal id (``twins-12`` in runs made before ids were read) replaced by the id
-    the release gives it, so evidence cites only ids that are in the data."""
+    the release gives it, so evidence cites only ids that are in the data: with K twins, the list of their ids
+    becomes the released one's (the others stay the audit's, unpublished)."""
     import re
 
     rid = twin_id(twin)
-    return text if rid == twin.id else re.sub(rf"(?<![\w-]){re.escape(twin.id)}(?![\w-])", rid, text)
+    if rid != twin.id:
+        text = re.sub(rf"(?<![\w-]){re.escape(twin.id)}(?![\w-])", rid, text)
+    return re.sub(r"(\d+ of \d+ twins correct) \([^)]*\)", lambda m: f"{m.group(1)} (the released twin {rid} "
+                  "among them)", text)
 
 
 def twin_id(twin: Item) -> str:
