@@ -142,6 +142,10 @@ def kinds_lines(work: Path, direct: Any) -> list[str]:
              "| kind | build | took | items with a p | flagged C (of 40) | flagged U (of 40) | AUROC P_all |",
              "|---|---|---|---|---|---|---|"]
     for kind in ("direct", "evasive", "verbatim", "solution", "paper"):
+        verdict = took_words(took[kind], 40)
+        if not took[kind].get("took"):  # a build that did not take says nothing about a detector
+            lines.append(f"| {kind} | {kind}-default-{str(keys.get(kind))[:8]} | {verdict}: not probed | - | - | - | - |")
+            continue
         try:
             build = load_run(resolve_build(kind))
         except LabError as exc:  # a missing build is a row of the table, not a crash
@@ -150,10 +154,6 @@ def kinds_lines(work: Path, direct: Any) -> list[str]:
         name, key = build.summary.get("name"), build.summary.get("key")
         if key != keys.get(kind):
             lines.append(f"| {kind} | {name} | not the matrix's build: took unknown, not probed | - | - | - | - |")
-            continue
-        verdict = took_words(took[kind], 40)
-        if not took[kind].get("took"):
-            lines.append(f"| {kind} | {name} | {verdict}: not probed | - | - | - | - |")
             continue
         if kind == "direct":
             records, split_of = direct

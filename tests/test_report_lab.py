@@ -60,4 +60,11 @@ def test_cli_text_and_report_agree_and_read_in_words(name: str) -> None:
             assert all(re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", ci) for ci in cis), cis
         assert "[0.568, 0.802]" in text
     if name == "lab-eval-direct":
-        assert "accuracy AUROC 0.525 where this run reads 0.800" in text
+        # the example and the matrix read the same build: the note says so, and never "different models"
+        assert "reads this same build (direct-default-d8330389) on its split: accuracy AUROC 0.525, where this run " \
+               "reads 0.525" in text and "different models" not in text
+        from types import SimpleNamespace
+
+        other = SimpleNamespace(summary={**matrix.summary, "builds": [{"kind": "direct", "build": "direct-other"}]})
+        assert "(direct-other, against this run's direct-default-d8330389) on its own split of C and U, so the two " \
+               "are different models" in report(load_run(EXAMPLES / name), other).to_text()

@@ -191,9 +191,13 @@ def _evaluate_report(run: Any, matrix: Any = None) -> Report:
     if matrix is not None:
         m_rows = [r for r in matrix.summary.get("rows") or [] if r.get("kind") == s.get("mode")]
         acc = next((r for r in m_rows if r.get("detector") == "zcp_acc"), None)
-        if acc is not None:
-            m_build = next((b.get("build") for b in matrix.summary.get("builds") or [] if b.get("kind") == s.get("mode")),
-                           MISSING)
+        m_build = next((b.get("build") for b in matrix.summary.get("builds") or [] if b.get("kind") == s.get("mode")),
+                       MISSING)
+        if acc is not None and m_build == s.get("build"):
+            notes.append(f"The lab matrix's {s.get('mode')} row reads this same build ({m_build}) on its split: "
+                         f"accuracy AUROC {fmt_num(acc.get('auroc'))}, where this run reads "
+                         f"{fmt_num((det.get('acc') or {}).get('auroc'))}.")
+        elif acc is not None:
             notes.append(f"The lab matrix's {s.get('mode')} row reads accuracy AUROC {fmt_num(acc.get('auroc'))} "
                          f"where this run reads {fmt_num((det.get('acc') or {}).get('auroc'))}: the matrix trains its "
                          f"own build ({m_build}, against this run's {s.get('build')}) on its own split of C and U, so "
