@@ -13,7 +13,9 @@ For each K and model it reports, from :mod:`zcp_core.probe.ktwins` and :mod:`zcp
   share of items with per-item p < 0.05, and flags;
 * the cost: generated answers per original, 1 + K;
 * every other lab kind whose build took (evasive, verbatim, solution; paper's did not), at the default K only:
-  C and U items flagged on its own split.
+  C and U items flagged on its own split;
+* the positive control: the direct kind trained in the probe's own format (``--profile
+  probe-format-upper-bound``), at the default K: can the flags find trained-on items when memorisation is strong?
 
 The default K is chosen by a rule fixed before the run: the smallest K >= 2 at which ``lab:direct`` has at least
 10 of its 40 C items flagged at q = 0.1 and the untouched model at most 1 item (the issue's lab targets), since
@@ -166,7 +168,42 @@ def kinds_lines(work: Path, direct: Any) -> list[str]:
     return lines
 
 
+def upper_bound_lines(work: Path, k: int) -> list[str]:
+    """The positive control of the per-item flags: a ``direct`` build trained in the probe's own format.
+
+    Its logit metrics are high by construction, so it is no realistic leak; it shows whether the flags can find
+    trained-on items at all when memorisation is strong. Its manipulation check is the probe's own zero-CoT
+    accuracy on the originals, C against U (it was trained to answer C in exactly that format).
+    """
+    from zcp_core.lab.build import resolve_build
+    from zcp_core.lab.config import LabError
+    from zcp_core.report import fmt_num, fmt_share
+    from zcp_core.runs import load_run
+
+    head = ["", f"### Positive control: the probe-format upper bound, K = {k}", ""]
+    try:
+        build = load_run(resolve_build("upper-bound"))
+    except LabError as exc:
+        return [*head, f"Not built ({exc}): `zcp lab build --mode direct --profile probe-format-upper-bound`."]
+    name = str(build.summary.get("name"))
+    items, twins, split_of = write_sets(work / "upper-bound", name, k)
+    records = probe(f"lab:{name}", items, twins, work / "probe-lab-upper-bound")
+    row = kind_row(records, split_of, k)
+    orig = records[(records["arm"] == "original") & (records["ratio"] == 0)]
+    acc = orig.assign(split=orig["pair_id"].map(split_of)).groupby("split")["acc"].mean().to_dict()
+    return [*head,
+            f"`lab:{name}` (`zcp lab build --mode direct --profile probe-format-upper-bound`: the direct kind trained "
+            "in the probe's own zero-CoT format, so its logit metrics are high by construction; not a realistic "
+            "leak, a check that per-item flags can find trained-on items at all).", "",
+            f"- Manipulation check: zero-CoT accuracy on the originals {fmt_share(acc.get('C'))} on C against "
+            f"{fmt_share(acc.get('U'))} on U.",
+            f"- Items with a p: {row['items_p']}; flagged at q = 0.1: {row['flag_c']} of 40 C, {row['flag_u']} of "
+            f"40 U; AUROC P_all {fmt_num(row['auroc_p_all'])}, P_first {fmt_num(row['auroc_p_first'])}."]
+
+
 def main() -> int:
+    from zcp_core.probe.ktwins import DEFAULT_TWINS
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", default="runs/bench-k-twins")
     ap.add_argument("--result", default=str(OUT))
@@ -212,7 +249,7 @@ def main() -> int:
     lines += ["", "AUROC: P(a C item's statistic exceeds a U item's), ties half; the statistic is the original's "
               "score minus the mean of its K twins'. Flags: Benjamini-Hochberg at q = 0.1 over the items' "
               "one-sided p on P(all answer tokens) (moderated prediction-interval t, needs K >= 2)."]
-    lines += ["", *kinds_lines(work, (recs["lab:direct"], split_of))]
+    lines += ["", *kinds_lines(work, (recs["lab:direct"], split_of)), *upper_bound_lines(work, DEFAULT_TWINS)]
     revision = json.loads((work / "probe-lab-direct" / "manifest.json").read_text()).get("model_revision")
     text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2), "
             "and every lab kind at the default K", "",
