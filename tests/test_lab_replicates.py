@@ -79,6 +79,9 @@ def test_smoke_replicates_build_each_seed_and_pool(lab_cache, tmp_path, monkeypa
     direct = builds[builds["kind"] == "direct"]
     assert list(direct["replicate"]) == [0, 1] and direct["key"].nunique() == 2  # one build per seed
     assert list(builds.loc[builds["kind"] == "none", "replicate"]) == [0]  # single build: replicate 0 only
+    # replicate 1 has its own alias; the profile's alias keeps naming the seed-0 build
+    lab = lab_cache["cache"] / "lab"
+    assert [(lab / a).resolve().name for a in ("smoke", "smoke-seed1")] == list(direct["build"])
     run = load_run(tmp_path / "runs" / "rep")
     t = run.table("replicates")
     assert set(t["kind"]) == {"direct", "none"}
