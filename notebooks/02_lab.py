@@ -92,7 +92,7 @@ display(fig, Image(static_png(fig)))
 
 # %% [markdown]
 # ## Flips
-# Original only (`orig_only`): right on the original, wrong on its numeric twin, the memorisation signature. It should be common on C and rare on U.
+# Original only (`orig_only`): right on the original, wrong on its numeric twin, the memorisation signature. It should be common on C and rare on U. This build was trained on "The answer is N.", and at zero-CoT it writes the word `answer` in most boxes: a box with no number (`no_number`) is not graded, so flips are few here and the logit metrics above carry the evidence.
 
 # %%
 words(viz_lab.flip_counts(run.table("flips")))
