@@ -31,10 +31,10 @@ from twin_probe_common import (  # noqa: E402
 DATASET = "data/math500/test.jsonl"
 #: The null's tests are P_first and P_all, which are teacher-forced on the gold: no answer needs generating (one
 #: token is), and Acc is left out (the model answers almost no MATH item, so it could not differ)
-#: --calibrate adds P_first and P_all net of each answer's prior (after the question with its numbers masked):
-#: template twins of MATH answers are a priori less likely than their originals (twin_card_math500.md)
-MATH_ARGS = ("--model", "smollm2", "--metrics", "p_first,p_all", "--calibrate", "--max-new-tokens", "1", "--seed",
-             "0")
+#: No --calibrate flag: the probe's default (auto) adds P_first and P_all net of each answer's prior for template
+#: twins, whose answers are a priori less likely than their originals' (twin_card_math500.md), and its verdict then
+#: reads calibrated P_all. Both families are reported: the raw one a user would read with --calibrate off.
+MATH_ARGS = ("--model", "smollm2", "--metrics", "p_first,p_all", "--max-new-tokens", "1", "--seed", "0")
 CALIBRATED = ("p_first_cal", "p_all_cal")
 
 
@@ -65,9 +65,13 @@ def main() -> int:
     for name, run in runs.items():
         conf, summary = confidence_and_flags(run)
         confs[name] = conf
+        cal = summary.get("calibration") or {}
         body += [f"## {'Originals against their twins' if name == 'original' else 'Twin 1 against twins 2..K+1'}", "",
+                 f"Calibration: {'on' if cal.get('on') else 'off'} (`--calibrate {cal.get('mode', '?')}`, basis "
+                 f"`{cal.get('basis', '?')}`); the verdict reads {(conf.get('headline') or {}).get('metric') or 'no metric'}.", "",
                  *table(conf), *_calibrated_rows(conf), "", *flags_lines(conf["flags"], summary["n_pairs"]), ""]
-    body += [*holm_lines(runs["original"], runs["twin"]), "", *_calibrated_holm(confs), "",
+    body += ["Holm across the raw P_first/P_all tests (what a user reads with `--calibrate off`):", "",
+             *holm_lines(runs["original"], runs["twin"]), "", *_calibrated_holm(confs), "",
              "Power: a 135M model answers almost no MATH item, so these tests can fail to reject for lack of "
              "signal. Read them as 'template twins do not make a clean model look contaminated', not as a "
              "measure of the probe's sensitivity on MATH."]
@@ -98,7 +102,8 @@ def _calibrated_holm(confs: dict) -> list[str]:
     if len(tests) < 4:
         return ["Calibrated metrics: not all four tests available."]
     adj = holm([p for _, p in tests])
-    return ["Holm across the four calibrated tests (P_first and P_all net of each answer's prior):", "",
+    return ["Holm across the four calibrated tests (P_first and P_all net of each answer's prior; the family the "
+            "default verdict reads):", "",
             "| test | p | Holm-adjusted p |", "|---|---|---|",
             *[f"| {n} | {p:.3g} | {a:.3g} |" for (n, p), a in zip(tests, adj, strict=True)], "",
             f"Smallest Holm-adjusted p: {min(adj):.3g}; target >= 0.05: {'met' if min(adj) >= 0.05 else 'NOT met'}."]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zcp_core.cli.common import add_common, add_model, emit, log, open_probability, positive_int, probability
+from zcp_core.probe.calibrate import CALIBRATE_MODES, PRIOR_BAND
 from zcp_core.probe.ktwins import DEFAULT_FDR, DEFAULT_FLAG_METRIC, DEFAULT_TWINS, FLAG_METRICS
 
 
@@ -50,9 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
     p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
-    p.add_argument("--calibrate", action="store_true",
-                   help="also measure p_first_cal/p_all_cal: each logit metric against its answer's own prior (the "
-                        "gold after the question with its numbers masked); one more prefill per item")
+    p.add_argument("--calibrate", nargs="?", const="on", default="auto", choices=list(CALIBRATE_MODES),
+                   help="also measure p_first_cal/p_all_cal, each logit metric against its answer's own prior (the "
+                        "gold after the question with its numbers masked; one more prefill per item), and lead with "
+                        "p_all_cal. auto (default): on where the twins' answers are a priori less likely than the "
+                        f"originals' (the reference run's twin card beyond {PRIOR_BAND} nats, or template twins); "
+                        "--calibrate alone means on")
     p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
     p.add_argument("--limit", type=positive_int, default=None, help="first N originals (and their twins)")
     p.add_argument("--cot-tokens", type=int, default=256, help="full-CoT token cap")
@@ -211,16 +215,23 @@ def probe_cmd(args: argparse.Namespace) -> int:
     """Probe original (and paraphrased) items against reference twins and write a run."""
     from zcp_core.cli.common import backend_from_args
     from zcp_core.probe import DEFAULT_SUFFIX, ProbeConfig, run_probe
+    from zcp_core.probe.calibrate import choose_calibration
     from zcp_core.runs import atomic_write_json, load_run
 
-    metrics = with_calibration(tuple(m.strip() for m in args.metrics.split(",") if m.strip()), args.calibrate)
+    asked = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    original, reference, para, notes = _load_sets(args)
+    choice = choose_calibration(args.calibrate, asked, reference, _reference_card(args.reference))
+    metrics = with_calibration(asked, choice.on)
+    notes["calibration"] = choice.as_dict()
+    if choice.on and args.calibrate == "auto":
+        log(f"calibration on (--calibrate auto: {choice.basis.replace('_', ' ')}): p_first_cal/p_all_cal are "
+            "measured and the verdict reads p_all_cal")
     config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
                          max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
                          mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
                          n_resamples=args.n_resamples, answer_format=args.answer_format,
                          flag_metric=args.flag_metric, fdr=args.fdr,
                          originals="all" if args.all_originals else "paired")
-    original, reference, para, notes = _load_sets(args)
     out = args.out or f"runs/probe-{Path(args.dataset).stem}"
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
     log(f"probing {len(original)} originals, {len(reference)} twins"
@@ -242,6 +253,17 @@ def probe_cmd(args: argparse.Namespace) -> int:
 
     emit(args, res.summary, f"run written to {res.run_path}\n" + (report(res.run_path).to_text() if res.run_path else ""))
     return 0
+
+
+def _reference_card(reference: str | None) -> dict[str, Any] | None:
+    """The twin card a `zcp reference build --out` folder recorded (``None`` for an items file or an older run)."""
+    from zcp_core.data import resolve_dataset
+    from zcp_core.runs import load_run
+
+    folder = resolve_dataset(reference) if reference else None
+    if folder is None or not folder.is_dir() or not (folder / "manifest.json").is_file():
+        return None
+    return (load_run(folder).summary or {}).get("twin_card")
 
 
 def with_calibration(metrics: tuple[str, ...], calibrate: bool) -> tuple[str, ...]:

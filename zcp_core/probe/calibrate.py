@@ -27,7 +27,8 @@ Costs one more prefill per item (a batched ``score`` call, cached like any other
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 if TYPE_CHECKING:
     from zcp_core.probe.config import ProbeConfig
@@ -106,3 +107,73 @@ def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float],
         first, mean = prior_values(list(lp.logprobs), list(pr.logprobs))
         out[i] = (first, mean, "" if not math.isnan(mean) else "the masked context cut the gold into other tokens")
     return out
+
+
+#: ``--calibrate``: ``auto`` (on where the twins' answers are known to be a priori less likely), ``on`` or ``off``.
+CalibrateMode = Literal["auto", "on", "off"]
+CALIBRATE_MODES: tuple[str, ...] = ("auto", "on", "off")
+#: The twin card's balance band on the neutral prior (nats): beyond it the raw P metrics lean one way on a clean
+#: model (MATH-500 template twins: +0.105 nats, and the untouched model's raw P_all null rejects at Holm 0.032).
+PRIOR_BAND = 0.05
+#: Why calibration is on or off, as the report words it (``basis`` of :class:`CalibrationChoice`).
+BASES = ("asked", "declined", "no_logit_metric", "card_outside_band", "card_in_band", "template_twins",
+         "numeric_twins", "unknown_balance")
+
+
+@dataclass(frozen=True)
+class CalibrationChoice:
+    """Whether a probe measures the calibrated metrics, and why.
+
+    Attributes:
+        mode: The ``--calibrate`` mode asked for.
+        on: Whether ``p_first_cal``/``p_all_cal`` are measured (the headline then reads ``p_all_cal``).
+        basis: One of :data:`BASES`: the user asked (``on``) or declined (``off``); under ``auto``, no P metric
+            to calibrate, the reference run's twin card outside or inside the neutral-prior band, or (with no card)
+            template twins (whose shipped card misses the band), numeric twins (whose card meets it), or twins of
+            unknown balance (left off; the report suggests ``--calibrate on``).
+        neutral_prior_diff: The twin card's neutral prior, original minus twin (nats), when it was read.
+        prior_model: The model that scored that prior.
+    """
+
+    mode: str
+    on: bool
+    basis: str
+    neutral_prior_diff: float | None = None
+    prior_model: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the run summary's ``calibration``)."""
+        return asdict(self)
+
+
+def choose_calibration(mode: str, metrics: Sequence[str], twins: Sequence[Item],
+                       card: Mapping[str, Any] | None = None) -> CalibrationChoice:
+    """Decide ``--calibrate``: ``on``/``off`` as asked; ``auto`` turns it on where raw P metrics are biased.
+
+    Args:
+        mode: ``auto``, ``on`` or ``off``.
+        metrics: The metrics asked for (calibration needs ``p_first`` or ``p_all``).
+        twins: The reference twins (their ``metadata["method"]`` says how they were made).
+        card: The twin card of the reference run (its summary's ``twin_card``), when the reference is a run folder.
+    """
+    if mode not in CALIBRATE_MODES:
+        raise ValueError(f"--calibrate must be one of {', '.join(CALIBRATE_MODES)}, not {mode!r}")
+    if mode != "auto":
+        return CalibrationChoice(mode, mode == "on", "asked" if mode == "on" else "declined")
+    if not any(m in metrics for m in CALIBRATED.values()):
+        return CalibrationChoice(mode, False, "no_logit_metric")
+    diff = (card or {}).get("neutral_prior_diff")
+    model = (card or {}).get("neutral_prior_model")
+    # The reference run's own card decides when it scored a prior over enough pairs (a card over too few pairs
+    # carries a noisy point estimate and decides nothing).
+    if diff is not None and not (card or {}).get("too_few_pairs"):
+        out = abs(float(diff)) > PRIOR_BAND
+        return CalibrationChoice(mode, out, "card_outside_band" if out else "card_in_band", float(diff), model)
+    methods = {str(t.metadata.get("method") or (t.metadata.get("verification") or {}).get("method") or "")
+               .split("-", 1)[0] for t in twins}
+    # Without a card, the method's shipped card speaks: template twins miss the band, numeric twins meet it.
+    if "template" in methods:
+        return CalibrationChoice(mode, True, "template_twins")
+    if methods == {"numeric"}:
+        return CalibrationChoice(mode, False, "numeric_twins")
+    return CalibrationChoice(mode, False, "unknown_balance")

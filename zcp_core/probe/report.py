@@ -201,6 +201,8 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
     notes.append(f"Tests: {statistical_test_name(binary_test)} for accuracy and consistency"
                  + (f", {statistical_test_name(ct)} for the probabilities" if ct else "")
                  + f"; no Contamination Confidence below {MIN_PAIRS} pairs.")
+    if cal := calibration_sentence(s.get("calibration") or {}):
+        notes.append(cal)
     missing = [f"{metric_name(m)}" + (f": {why}" if (why := _why_unmeasured(v)) else "")
                for m, v in conf["metrics"].items() if not _measured(v)]
     if missing:
@@ -217,6 +219,27 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
             f"{'twins' if a == 'reference' else a + 's'} {fmt_count(v.get('answer'))} answer + "
             f"{fmt_count(v.get('cot'))} chain of thought" for a, v in gt.items()) + ".")
     return tuple(notes)
+
+
+def calibration_sentence(cal: Mapping[str, Any]) -> str:
+    """Why ``--calibrate auto`` switched the calibrated metrics on, or why it suggests them; ``""`` otherwise."""
+    from zcp_core.probe.calibrate import PRIOR_BAND
+
+    lean = "raw P_first and P_all lean toward 'contaminated' on a clean model, so the verdict reads calibrated P_all"
+    basis, diff = cal.get("basis"), cal.get("neutral_prior_diff")
+    if basis == "card_outside_band" and diff is not None:
+        side = "less" if diff > 0 else "more"
+        lean = lean if diff > 0 else lean.replace("'contaminated'", "'clean'")
+        return (f"Calibrated metrics are on (--calibrate auto): the reference's twin card puts the twins' answers "
+                f"{fmt_num(abs(diff))} nats a priori {side} likely than the originals' under "
+                f"{cal.get('prior_model') or 'its prior model'}, beyond the {fmt_num(PRIOR_BAND)}-nat band; {lean}.")
+    if basis == "template_twins":
+        return ("Calibrated metrics are on (--calibrate auto): template twins' answers are a priori less likely than "
+                f"the originals' (their twin card misses the neutral-prior band); {lean}.")
+    if basis == "unknown_balance":
+        return ("These twins carry no twin card, so whether their answers are a priori as likely as the originals' "
+                "is unknown: `--calibrate on` reads P_first and P_all net of each answer's own prior.")
+    return ""
 
 
 def flags_text(summary: Mapping[str, Any]) -> str:
