@@ -299,3 +299,15 @@ def test_lattice_p_past_direct_convolution_is_an_upper_bound(monkeypatch) -> Non
     direct = math.exp(kt.lattice_sign_flip_log_p(moderate, mks))
     monkeypatch.setattr(kt, "DIRECT_MAX", 0)
     assert math.exp(kt.lattice_sign_flip_log_p(moderate, mks)) == pytest.approx(direct, abs=1e-12)
+
+
+def test_release_reads_the_twins_clause_the_evidence_writes() -> None:
+    """The release rewrites the K-twin clause by the pattern that lives beside its writer (one wording)."""
+    from zcp_core.probe.flags import TWINS_CORRECT, twins_correct_text
+    from zcp_core.probe.release import cite_twin
+    from zcp_core.schema import Item
+
+    text = "zero-CoT original correct (pred 5, gold 5); " + twins_correct_text(1, 4, "a-ref, a-ref2, a-ref3, a-ref4")
+    assert TWINS_CORRECT.search(text)
+    twin = Item(id="a-ref3", question="q", answer="7", original_id="a")
+    assert cite_twin(text, twin).endswith("1 of 4 twins correct (the released twin a-ref3 among them)")

@@ -13,6 +13,7 @@ block. Flags follow a :class:`~zcp_core.probe.ktwins.FlagRule`:
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from zcp_core.probe.ktwins import FlagRule
@@ -159,6 +160,16 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
     return out
 
 
+#: The K-twin clause of an item's evidence, as :func:`twins_correct_text` writes it; a release rewrites its
+#: parenthesis (which twins) by this pattern, so the wording and its reader live here together.
+TWINS_CORRECT = re.compile(r"(\d+ of \d+ twins correct) \(([^)]*)\)")
+
+
+def twins_correct_text(right: int, k: int, which: str) -> str:
+    """``"2 of 4 twins correct (which)"``: the K-twin clause of an item's evidence."""
+    return f"{right} of {k} twins correct ({which})"
+
+
 def _evidence(row: dict[str, Any], arm: str, n: int, rule: FlagRule) -> str:
     from zcp_core.report import fmt_num, fmt_p, metric_name
 
@@ -171,7 +182,7 @@ def _evidence(row: dict[str, Any], arm: str, n: int, rule: FlagRule) -> str:
                      f"(pred {row['pred_reference']!s}, gold {row['reference_gold']})")
     else:
         right = sum(bool(x) for x in row["twin_acc"])
-        parts.append(f"{right} of {k} twins correct ({', '.join(row['twin_ids'])})")
+        parts.append(twins_correct_text(right, k, ", ".join(row["twin_ids"])))
     gap = row["p_all_gap"]
     if gap is not None and not (isinstance(gap, float) and math.isnan(gap)):
         mean = "twin" if k == 1 else "the twins' mean"

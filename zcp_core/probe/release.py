@@ -363,8 +363,9 @@ def cite_twin(text: str, twin: Item) -> str:
     rid = twin_id(twin)
     if rid != twin.id:
         text = re.sub(rf"(?<![\w-]){re.escape(twin.id)}(?![\w-])", rid, text)
-    return re.sub(r"(\d+ of \d+ twins correct) \([^)]*\)", lambda m: f"{m.group(1)} (the released twin {rid} "
-                  "among them)", text)
+    from zcp_core.probe.flags import TWINS_CORRECT
+
+    return TWINS_CORRECT.sub(lambda m: f"{m.group(1)} (the released twin {rid} among them)", text)
 
 
 def twin_id(twin: Item) -> str:
