@@ -100,6 +100,7 @@ def test_cli_switches_calibration_on_for_math500_template_twins(tmp_path, capsys
                                 "prior_model": None}
     assert s["metrics"]["p_all_cal"]["n"] >= 1
     assert s["headline"]["metric"] == "p_all_cal"
+    assert s["flags"]["metric"] == "p_all_cal"  # the items are flagged on the calibrated P_all too
     rep = report(out)
     assert rep.headline.subject == metric_name("p_all_cal")
     assert any("template twins' answers are a priori less likely" in n for n in rep.notes)

@@ -43,9 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="let twin N stand as the original arm against the other twins (a null check)")
     p.add_argument("--fdr", type=open_probability, default=DEFAULT_FDR, metavar="Q",
                    help="false-discovery level of the item flags (Benjamini-Hochberg), in (0, 1)")
-    p.add_argument("--flag-metric", choices=list(FLAG_METRICS), default=DEFAULT_FLAG_METRIC,
+    p.add_argument("--flag-metric", choices=list(FLAG_METRICS), default=None,
                    help="metric items are flagged on: a P metric's per-item p (false-discovery controlled), "
-                        "or acc (the paper's rule: original right, every twin wrong; no false-discovery control)")
+                        "or acc (the paper's rule: original right, every twin wrong; no false-discovery control). "
+                        f"Default {DEFAULT_FLAG_METRIC}, or its calibrated form when calibration is on")
     p.add_argument("--all-originals", action="store_true",
                    help="also answer originals that have no twin (only the benchmark's accuracy reads them)")
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
@@ -230,7 +231,7 @@ def probe_cmd(args: argparse.Namespace) -> int:
                          max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
                          mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
                          n_resamples=args.n_resamples, answer_format=args.answer_format,
-                         flag_metric=args.flag_metric, fdr=args.fdr,
+                         flag_metric=args.flag_metric or default_flag_metric(choice.on), fdr=args.fdr,
                          originals="all" if args.all_originals else "paired")
     out = args.out or f"runs/probe-{Path(args.dataset).stem}"
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
@@ -253,6 +254,12 @@ def probe_cmd(args: argparse.Namespace) -> int:
 
     emit(args, res.summary, f"run written to {res.run_path}\n" + (report(res.run_path).to_text() if res.run_path else ""))
     return 0
+
+
+def default_flag_metric(calibrated: bool) -> str:
+    """The flag metric when ``--flag-metric`` is not given: P_all, calibrated when calibration is on (the raw
+    per-item p leans the same way as the raw test where the twins' answers are a priori less likely)."""
+    return f"{DEFAULT_FLAG_METRIC}_cal" if calibrated else DEFAULT_FLAG_METRIC
 
 
 def _reference_card(reference: str | None) -> dict[str, Any] | None:
