@@ -11,6 +11,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--calibrate", nargs="?", const="on", default="auto", choices=list(CALIBRATE_MODES),
                    help="also measure p_first_cal/p_all_cal, each logit metric against its answer's own prior (the "
                         "gold after the question with its numbers masked; one more prefill per item), and lead with "
-                        "p_all_cal. auto (default): on where the twins' answers are a priori less likely than the "
+                        "p_all_cal. auto (default): on where the twins' answers are a priori less (or more) likely than the "
                         f"originals' (the reference run's twin card beyond {PRIOR_BAND} nats, or template twins); "
                         "--calibrate alone means on")
     p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
@@ -220,19 +221,21 @@ def probe_cmd(args: argparse.Namespace) -> int:
     from zcp_core.runs import atomic_write_json, load_run
 
     asked = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    # The arguments are checked before any data is loaded or twins are built (calibration is decided after).
+    config = ProbeConfig(metrics=with_calibration(asked, args.calibrate == "on"), ratios=_floats(args.ratios),
+                         suffix=args.suffix or DEFAULT_SUFFIX, max_new_tokens=args.max_new_tokens,
+                         cot_tokens=args.cot_tokens, full_cot=args.full_cot, mode=args.mode, seed=args.seed,
+                         prior=args.prior, continuous_test=args.paired_test, n_resamples=args.n_resamples,
+                         answer_format=args.answer_format, flag_metric=args.flag_metric or DEFAULT_FLAG_METRIC,
+                         fdr=args.fdr, originals="all" if args.all_originals else "paired")
     original, reference, para, notes = _load_sets(args)
     choice = choose_calibration(args.calibrate, asked, reference, _reference_card(args.reference))
-    metrics = with_calibration(asked, choice.on)
+    config = replace(config, metrics=with_calibration(asked, choice.on),
+                     flag_metric=args.flag_metric or default_flag_metric(choice.on))
     notes["calibration"] = choice.as_dict()
-    if choice.on and args.calibrate == "auto":
+    if choice.on and choice.basis != "asked":
         log(f"calibration on (--calibrate auto: {choice.basis.replace('_', ' ')}): p_first_cal/p_all_cal are "
-            "measured and the verdict reads p_all_cal")
-    config = ProbeConfig(metrics=metrics, ratios=_floats(args.ratios), suffix=args.suffix or DEFAULT_SUFFIX,
-                         max_new_tokens=args.max_new_tokens, cot_tokens=args.cot_tokens, full_cot=args.full_cot,
-                         mode=args.mode, seed=args.seed, prior=args.prior, continuous_test=args.paired_test,
-                         n_resamples=args.n_resamples, answer_format=args.answer_format,
-                         flag_metric=args.flag_metric or default_flag_metric(choice.on), fdr=args.fdr,
-                         originals="all" if args.all_originals else "paired")
+            "measured and lead the verdict where they have one")
     out = args.out or f"runs/probe-{Path(args.dataset).stem}"
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
     log(f"probing {len(original)} originals, {len(reference)} twins"
@@ -267,8 +270,12 @@ def _reference_card(reference: str | None) -> dict[str, Any] | None:
     from zcp_core.data import resolve_dataset
     from zcp_core.runs import load_run
 
-    folder = resolve_dataset(reference) if reference else None
-    if folder is None or not folder.is_dir() or not (folder / "manifest.json").is_file():
+    path = resolve_dataset(reference) if reference else None
+    # the folder, or the folder of its reference.jsonl: the same twins get the same decision either way
+    folder = path if path is None or path.is_dir() else path.parent
+    if folder is None or not (folder / "manifest.json").is_file() or not (folder / "reference.jsonl").is_file():
+        return None
+    if path is not None and path.is_file() and path.name != "reference.jsonl":
         return None
     return (load_run(folder).summary or {}).get("twin_card")
 

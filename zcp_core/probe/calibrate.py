@@ -127,8 +127,9 @@ class CalibrationChoice:
     Attributes:
         mode: The ``--calibrate`` mode asked for.
         on: Whether ``p_first_cal``/``p_all_cal`` are measured (the headline then reads ``p_all_cal``).
-        basis: One of :data:`BASES`: the user asked (``on``) or declined (``off``); under ``auto``, no P metric
-            to calibrate, the reference run's twin card outside or inside the neutral-prior band, or (with no card)
+        basis: One of :data:`BASES`: the user asked (``on``, or a calibrated metric in ``--metrics``) or
+            declined (``off``); under ``auto``, no P metric to calibrate, the reference run's twin card beyond the
+            neutral-prior band (point estimate) or inside it (its whole 90% interval), or, where no card decides,
             template twins (whose shipped card misses the band), numeric twins (whose card meets it), or twins of
             unknown balance (left off; the report suggests ``--calibrate on``).
         neutral_prior_diff: The twin card's neutral prior, original minus twin (nats), when it was read.
@@ -158,22 +159,32 @@ def choose_calibration(mode: str, metrics: Sequence[str], twins: Sequence[Item],
     """
     if mode not in CALIBRATE_MODES:
         raise ValueError(f"--calibrate must be one of {', '.join(CALIBRATE_MODES)}, not {mode!r}")
-    if mode != "auto":
-        return CalibrationChoice(mode, mode == "on", "asked" if mode == "on" else "declined")
+    if mode == "on" or any(m in CALIBRATED for m in metrics):  # a calibrated metric named in --metrics is asked for
+        return CalibrationChoice(mode, True, "asked")
+    if mode == "off":
+        return CalibrationChoice(mode, False, "declined")
     if not any(m in metrics for m in CALIBRATED.values()):
         return CalibrationChoice(mode, False, "no_logit_metric")
-    diff = (card or {}).get("neutral_prior_diff")
-    model = (card or {}).get("neutral_prior_model")
-    # The reference run's own card decides when it scored a prior over enough pairs (a card over too few pairs
-    # carries a noisy point estimate and decides nothing).
-    if diff is not None and not (card or {}).get("too_few_pairs"):
-        out = abs(float(diff)) > PRIOR_BAND
-        return CalibrationChoice(mode, out, "card_outside_band" if out else "card_in_band", float(diff), model)
-    methods = {str(t.metadata.get("method") or (t.metadata.get("verification") or {}).get("method") or "")
-               .split("-", 1)[0] for t in twins}
-    # Without a card, the method's shipped card speaks: template twins miss the band, numeric twins meet it.
+    c = card or {}
+    diff, ci, model = c.get("neutral_prior_diff"), c.get("neutral_prior_ci90"), c.get("neutral_prior_model")
+    if diff is not None and not c.get("too_few_pairs"):
+        # The reference run's own card: a point estimate beyond the band turns calibration on; only a card whose
+        # whole 90% interval lies inside the band turns it off (a small card's interval is wide: it then leaves
+        # the decision to the twins' method).
+        if abs(float(diff)) > PRIOR_BAND:
+            return CalibrationChoice(mode, True, "card_outside_band", float(diff), model)
+        if ci is not None and max(abs(float(ci[0])), abs(float(ci[1]))) <= PRIOR_BAND:
+            return CalibrationChoice(mode, False, "card_in_band", float(diff), model)
+    methods = {_method(t).split("-", 1)[0] for t in twins}
+    # Otherwise the method's shipped card speaks: template twins miss the band, numeric twins meet it.
     if "template" in methods:
         return CalibrationChoice(mode, True, "template_twins")
     if methods == {"numeric"}:
         return CalibrationChoice(mode, False, "numeric_twins")
     return CalibrationChoice(mode, False, "unknown_balance")
+
+
+def _method(twin: Item) -> str:
+    """How a twin was made (``metadata["method"]``, else its verification record's), ``""`` when unknown."""
+    ver = twin.metadata.get("verification")
+    return str(twin.metadata.get("method") or (ver.get("method") if isinstance(ver, Mapping) else "") or "")

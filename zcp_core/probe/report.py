@@ -201,7 +201,7 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
     notes.append(f"Tests: {statistical_test_name(binary_test)} for accuracy and consistency"
                  + (f", {statistical_test_name(ct)} for the probabilities" if ct else "")
                  + f"; no Contamination Confidence below {MIN_PAIRS} pairs.")
-    if cal := calibration_sentence(s.get("calibration") or {}):
+    if cal := calibration_sentence({**s, "headline": conf.get("headline") or s.get("headline")}):
         notes.append(cal)
     missing = [f"{metric_name(m)}" + (f": {why}" if (why := _why_unmeasured(v)) else "")
                for m, v in conf["metrics"].items() if not _measured(v)]
@@ -221,24 +221,37 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def calibration_sentence(cal: Mapping[str, Any]) -> str:
-    """Why ``--calibrate auto`` switched the calibrated metrics on, or why it suggests them; ``""`` otherwise."""
+def calibration_sentence(summary: Mapping[str, Any]) -> str:
+    """Why ``--calibrate auto`` switched the calibrated metrics on, or why it suggests them; ``""`` otherwise.
+
+    Args:
+        summary: A probe run's summary (its ``calibration``, ``headline`` and, for a twin-against-twins null,
+            ``original_arm``).
+    """
     from zcp_core.probe.calibrate import PRIOR_BAND
 
-    lean = "raw P_first and P_all lean toward 'contaminated' on a clean model, so the verdict reads calibrated P_all"
+    cal = summary.get("calibration") or {}
     basis, diff = cal.get("basis"), cal.get("neutral_prior_diff")
+    lead = (summary.get("headline") or {}).get("metric")
+    reads = ("so the verdict reads calibrated P_all" if lead == "p_all_cal" else
+             f"but calibrated P_all has no verdict in this run, so the verdict reads {metric_name(lead)}: read it "
+             "with that lean in mind" if lead else "but no metric has a verdict in this run")
+    if summary.get("original_arm") and basis in ("card_outside_band", "template_twins"):
+        return ("Calibrated metrics are on (--calibrate auto), as for any probe of these twins; here a twin stands "
+                "as the original, so both arms share the twins' a-priori balance and calibration changes little.")
     if basis == "card_outside_band" and diff is not None:
-        side = "less" if diff > 0 else "more"
-        lean = lean if diff > 0 else lean.replace("'contaminated'", "'clean'")
+        lean = "'contaminated'" if diff > 0 else "'clean'"
         return (f"Calibrated metrics are on (--calibrate auto): the reference's twin card puts the twins' answers "
-                f"{fmt_num(abs(diff))} nats a priori {side} likely than the originals' under "
-                f"{cal.get('prior_model') or 'its prior model'}, beyond the {fmt_num(PRIOR_BAND)}-nat band; {lean}.")
+                f"{fmt_num(abs(diff))} nats a priori {'less' if diff > 0 else 'more'} likely than the originals' "
+                f"under {cal.get('prior_model') or 'its prior model'}, beyond the {fmt_num(PRIOR_BAND)}-nat band; "
+                f"raw P_first and P_all lean toward {lean} on a clean model, {reads}.")
     if basis == "template_twins":
         return ("Calibrated metrics are on (--calibrate auto): template twins' answers are a priori less likely than "
-                f"the originals' (their twin card misses the neutral-prior band); {lean}.")
+                "the originals' (their twin card misses the neutral-prior band); raw P_first and P_all lean toward "
+                f"'contaminated' on a clean model, {reads}.")
     if basis == "unknown_balance":
-        return ("These twins carry no twin card, so whether their answers are a priori as likely as the originals' "
-                "is unknown: `--calibrate on` reads P_first and P_all net of each answer's own prior.")
+        return ("No twin card shows whether these twins' answers are a priori as likely as the originals': "
+                "`--calibrate on` reads P_first and P_all net of each answer's own prior.")
     return ""
 
 
