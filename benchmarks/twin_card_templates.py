@@ -55,6 +55,8 @@ def _roundness_rows(originals: dict, twins: list[dict]) -> list[tuple[str, str, 
 
 
 def _targets(card: dict, originals: dict, twins: list[dict]) -> list[tuple[str, str, str, bool]]:
+    from zcp_core.probe.calibrate import PRIOR_BAND  # the band `zcp probe --calibrate auto` reads the card by
+
     if card.get("too_few_pairs"):
         return [("pairs", str(card["n_pairs"]), "at least 10 for a card", False)]
     lr, np90 = card["log_ratio_ci"], card["neutral_prior_ci90"] or [float("nan")] * 2
@@ -63,8 +65,8 @@ def _targets(card: dict, originals: dict, twins: list[dict]) -> list[tuple[str, 
         ("log_ratio_mean", f"{card['log_ratio_mean']:+.4f} (95% CI [{lr[0]:+.4f}, {lr[1]:+.4f}])", "|mean| <= 0.03",
          abs(card["log_ratio_mean"]) <= 0.03),
         *_roundness_rows(originals, twins),
-        ("neutral_prior_diff", f"{npd:+.4f} nats (90% CI [{np90[0]:+.4f}, {np90[1]:+.4f}])", "|mean| <= 0.05",
-         abs(npd) <= 0.05),
+        ("neutral_prior_diff", f"{npd:+.4f} nats (90% CI [{np90[0]:+.4f}, {np90[1]:+.4f}])",
+         f"|mean| <= {PRIOR_BAND}", abs(npd) <= PRIOR_BAND),
         ("larger_share", f"{card['larger_share']:.4f} over {card['n_pairs']} pairs", "reported", True),
     ]
 

@@ -266,16 +266,15 @@ def default_flag_metric(calibrated: bool) -> str:
 
 
 def _reference_card(reference: str | None) -> dict[str, Any] | None:
-    """The twin card a `zcp reference build --out` folder recorded (``None`` for an items file or an older run)."""
+    """The twin card a `zcp reference build --out` folder recorded, given the folder or its reference file
+    (``None`` for another items file or an older run), so the same twins get the same decision either way."""
     from zcp_core.data import resolve_dataset
+    from zcp_core.reference.load import REFERENCE_FILE
     from zcp_core.runs import load_run
 
     path = resolve_dataset(reference) if reference else None
-    # the folder, or the folder of its reference.jsonl: the same twins get the same decision either way
-    folder = path if path is None or path.is_dir() else path.parent
-    if folder is None or not (folder / "manifest.json").is_file() or not (folder / "reference.jsonl").is_file():
-        return None
-    if path is not None and path.is_file() and path.name != "reference.jsonl":
+    folder = path if path is None or path.is_dir() else path.parent if path.name == REFERENCE_FILE else None
+    if folder is None or not (folder / "manifest.json").is_file() or not (folder / REFERENCE_FILE).is_file():
         return None
     return (load_run(folder).summary or {}).get("twin_card")
 

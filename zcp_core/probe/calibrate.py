@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
 
 if TYPE_CHECKING:
     from zcp_core.probe.config import ProbeConfig
@@ -111,13 +111,14 @@ def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float],
 
 #: ``--calibrate``: ``auto`` (on where the twins' answers are known to be a priori less likely), ``on`` or ``off``.
 CalibrateMode = Literal["auto", "on", "off"]
-CALIBRATE_MODES: tuple[str, ...] = ("auto", "on", "off")
+CALIBRATE_MODES: tuple[str, ...] = get_args(CalibrateMode)
 #: The twin card's balance band on the neutral prior (nats): beyond it the raw P metrics lean one way on a clean
 #: model (MATH-500 template twins: +0.105 nats, and the untouched model's raw P_all null rejects at Holm 0.032).
 PRIOR_BAND = 0.05
 #: Why calibration is on or off, as the report words it (``basis`` of :class:`CalibrationChoice`).
-BASES = ("asked", "declined", "no_logit_metric", "card_outside_band", "card_in_band", "template_twins",
-         "numeric_twins", "unknown_balance")
+CalibrationBasis = Literal["asked", "declined", "no_logit_metric", "card_outside_band", "card_in_band",
+                           "template_twins", "numeric_twins", "unknown_balance"]
+BASES: tuple[str, ...] = get_args(CalibrationBasis)
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,9 @@ class CalibrationChoice:
         prior_model: The model that scored that prior.
     """
 
-    mode: str
+    mode: CalibrateMode
     on: bool
-    basis: str
+    basis: CalibrationBasis
     neutral_prior_diff: float | None = None
     prior_model: str | None = None
 
@@ -147,7 +148,7 @@ class CalibrationChoice:
         return asdict(self)
 
 
-def choose_calibration(mode: str, metrics: Sequence[str], twins: Sequence[Item],
+def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Sequence[Item],
                        card: Mapping[str, Any] | None = None) -> CalibrationChoice:
     """Decide ``--calibrate``: ``on``/``off`` as asked; ``auto`` turns it on where raw P metrics are biased.
 
