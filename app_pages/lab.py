@@ -83,7 +83,13 @@ if s.get("stage") == "dose":
     st.stop()
 
 if s.get("stage") == "replicates":
-    show_report()
+    show_report(table=False)
+    st.plotly_chart(viz_lab.replicates_figure(run.table("replicates")))
+    st.caption("Median AUROC over replicate builds, C (trained on) positive, U (held out) negative; 0.5 is chance. "
+               "* marks a cell the pooled exact test catches after Holm's correction; hover for the range, the "
+               "replicates that caught it and the p-values.")
+    with st.expander("The table"):
+        st.dataframe(rep.table(), hide_index=True, key="lab_evidence")
     st.stop()
 
 if s.get("stage") == "benign-check":

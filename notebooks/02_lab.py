@@ -115,7 +115,7 @@ display(fig, Image(static_png(fig)))
 
 # %% [markdown]
 # ## Which detector catches which leak: the lab matrix
-# One build per kind of leak (`direct` answers, `evasive` paraphrases, `verbatim` raw text, `solution` worked solutions, `paper` the ZCP paper's recipe at lab scale) and the untouched model (`none`), each read by every detector on the same C and U items. The bundled `lab-matrix` example is `zcp lab matrix --build-missing` (about 107 minutes cold on 2 cores, under 5 from the cache).
+# One build per kind of leak (`direct` answers, `evasive` paraphrases, `verbatim` raw text, `solution` worked solutions, `paper` the ZCP paper's recipe at lab scale) and the untouched model (`none`), each read by every detector on the same C and U items. The bundled `lab-matrix` example is the seed-0 replicate of the replicate run below, the same as `zcp lab matrix --build-missing` (about 107 minutes cold on 2 cores, under 5 from the cache).
 #
 # First the **manipulation check**: did each build take? `took_gain` is the full-CoT accuracy gain of the lab model over its base on C, minus the same on U, with its 95% CI. Only a build that took can show a detector blind; a build that did not take says nothing about the detectors.
 
@@ -141,6 +141,18 @@ display(Markdown(report(matrix).to_markdown()))
 # %%
 evidence = report(matrix).table()  # the rows of the report above: the same strings as the lab page and the CLI
 evidence[evidence["Contamination kind"].str.startswith("none")][["Detector", "AUROC, C against U", "Family-wise 95% CI"]]
+
+# %% [markdown]
+# ## One build is one realisation: replicate builds
+# Two builds of one recipe can read very differently, so the matrix above is one draw per kind, not the kind's property. The bundled `lab-matrix-replicates` example builds `direct`, `verbatim` and `solution` three times, each replicate with its own split and training seed (`zcp lab matrix --replicates 3 --single-build evasive,paper --build-missing`; the matrix above is its replicate 0), and reads the untouched model on each replicate's items; `evasive` and `paper` keep their single build, marked as such. Per kind and detector: the median AUROC, its range, how many replicates caught the leak on their own, and a pooled exact test that permutes the C/U labels within each replicate, Holm-adjusted across every cell but `cot_acc`.
+
+# %%
+replicates = load_run(EXAMPLES / "lab-matrix-replicates")
+display(Markdown(report(replicates).to_markdown()))
+
+# %%
+fig = viz_lab.replicates_figure(replicates.table("replicates"))
+display(fig, Image(static_png(fig)))  # * marks a cell the pooled test catches
 
 # %% [markdown]
 # ## How much contamination each detector needs: the dose

@@ -19,13 +19,15 @@ build, which is cached in ``$ZCP_CACHE/lab``):
    test items (``guided-smollm2-gsm8k12``: several minutes of generation on
    a CPU, too slow for the demo's first minutes).
 
-6. ``zcp lab matrix`` with its defaults: every kind (direct, evasive,
+6. ``zcp lab matrix --replicates 3`` over every kind (direct, evasive,
    verbatim, solution, paper and the untouched model) against every detector
    (the probe's metrics, Time-Travel with the rule judge, Min-K%/zlib and
-   ``cot_acc``), each row with its build's manipulation check (``took``)
-   (``lab-matrix``; each missing build takes about 5-20 minutes on 2 cores,
-   ``--build-missing``; the whole matrix about 107 minutes cold, under 5
-   minutes from the cache).
+   ``cot_acc``), each build with its manipulation check (``took``); evasive
+   and paper are built once. The pooled run is ``lab-matrix-replicates``
+   (median AUROC, range, replicates caught, pooled exact p); its replicate 0,
+   the single-build matrix, is ``lab-matrix``. Each missing build takes about
+   5-20 minutes on 2 cores (``--build-missing``), the whole run about 4 hours
+   cold, a few minutes from the cache.
 
 7. ``zcp lab dose --kinds solution --doses 2,6,12 --build-missing``
    (``lab-dose``) and the same for ``--kinds paper`` (``lab-dose-paper``),
@@ -144,10 +146,16 @@ def main(argv: list[str] | None = None) -> int:
             made[name] = " ".join(["zcp lab evaluate --name direct", *extra])
     guided = ["guided", "--model", "smollm2", "--dataset", "data/gsm8k/test.jsonl", "--dataset-name", "GSM8K",
               "--split-name", "test", "--limit", "12"]
-    matrix = ["lab", "matrix", "--build-missing"]
-    if want("lab-matrix"):
-        zcp(*matrix, "--out", str(args.work / "lab-matrix"))
-        made["lab-matrix"] = "zcp " + " ".join(matrix)
+    matrix = ["lab", "matrix", "--kinds", "direct,evasive,verbatim,solution,paper,none", "--replicates", "3",
+              "--single-build", "evasive,paper", "--build-missing"]
+    if want("lab-matrix") or want("lab-matrix-replicates"):
+        pooled = args.work / "lab-matrix-replicates"
+        zcp(*matrix, "--out", str(pooled))
+        # The pooled run reads its replicates from its own tables; replicate 0 (seed 0) is the single-build
+        # matrix and is bundled on its own, so the other replicate folders are not copied twice.
+        shutil.rmtree(args.work / "lab-matrix", ignore_errors=True)
+        shutil.copytree(pooled / "replicate-0", args.work / "lab-matrix")
+        made["lab-matrix"] = made["lab-matrix-replicates"] = "zcp " + " ".join(matrix)
     for name, kind in (("lab-dose", "solution"), ("lab-dose-paper", "paper")):
         dose = ["lab", "dose", "--kinds", kind, "--doses", "2,6,12", "--build-missing"]
         if args.only is not None and name in args.only:  # only on request: two more builds when the cache is cold
@@ -160,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, command in made.items():
         dest = args.out / name
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(args.work / name, dest)
+        shutil.copytree(args.work / name, dest, ignore=shutil.ignore_patterns("replicate-*"))
         label(dest, command)
         for p in dest.rglob("*"):
             if p.is_file():

@@ -81,7 +81,7 @@ def examples():
 
 def test_examples_are_labelled_and_reproducible(examples):
     assert {"probe-lab-direct", "probe-smollm2-lab-items", "lab-eval-direct", "lab-eval-direct-smollm2",
-            "guided-smollm2-gsm8k12", "lab-matrix", "lab-dose", "lab-dose-paper"} <= set(examples)
+            "guided-smollm2-gsm8k12", "lab-matrix", "lab-matrix-replicates", "lab-dose", "lab-dose-paper"} <= set(examples)
     for name, run in examples.items():
         ex = run.manifest["example"]
         assert ex["script"] == "scripts/make_examples.py" and ex["command"].startswith("zcp "), name
@@ -130,3 +130,51 @@ def test_the_matrix_example_tells_which_detector_catches_which_leak(examples):
     # The bundled paper build did not take (lab_dose_paper.md): it is read apart, never as "detector blind".
     assert took["paper"] is False
     assert any(line.startswith("paper: the build did not take") for line in reading)
+
+
+def _docs_replicate_table() -> dict[tuple[str, str], str]:
+    """The method table of docs/lab.md, cell by cell: (kind, detector) -> the cell's text."""
+    text = (ROOT / "docs" / "lab.md").read_text(encoding="utf-8")
+    section = text.split("## Which detector catches which leak", 1)[1].split("\n## ", 1)[0]
+    lines = [ln for ln in section.splitlines() if ln.startswith("| ")]
+    header = [c.strip().strip("`") for c in lines[0].strip("|").split("|")]
+    cells = {}
+    for ln in lines[1:]:
+        row = [c.strip() for c in ln.strip("|").split("|")]
+        kind = row[0].split("`")[1]
+        cells.update({(kind, det): cell for det, cell in zip(header[2:], row[2:], strict=True)})
+    return cells
+
+
+def test_the_docs_method_table_is_the_replicates_example(examples):
+    """docs/lab.md's table is the bundled replicates run: median, range, replicates caught, bold when the
+    pooled exact test holds after Holm; and replicate 0 of that run is the bundled single-build matrix."""
+    import re
+
+    rep = examples["lab-matrix-replicates"]
+    table = rep.table("replicates")
+    docs = _docs_replicate_table()
+    assert set(docs) == set(zip(table["kind"], table["detector"]))
+    for r in table.itertuples():
+        cell = docs[(r.kind, r.detector)]
+        m = re.fullmatch(r"(↓?)(\*\*)?(\d\.\d\d)(?: \[(\d\.\d\d), (\d\.\d\d)\])?(?: (\d)/(\d))?(\*\*)?", cell)
+        assert m, (r.kind, r.detector, cell)
+        assert float(m[3]) == pytest.approx(r.auroc_median, abs=0.0051), cell
+        if r.replicates > 1:
+            assert (float(m[4]), float(m[5])) == pytest.approx((r.auroc_min, r.auroc_max), abs=0.0051), cell
+        assert (m[6] is None) == (r.detector == "cot_acc"), cell  # outside the family: no catches counted
+        if m[6] is not None:
+            assert (int(m[6]), int(m[7])) == (r.caught, r.replicates), cell
+        assert bool(m[2]) == (r.reading == "caught") and bool(m[1]) == (r.reading == "inverted"), cell
+    assert set(table.loc[table["single_build"], "kind"]) == {"evasive", "paper"}
+    assert set(table.loc[~table["single_build"], "replicates"]) == {3}
+    # replicate 0 of the pooled run is the single-build matrix bundled as lab-matrix
+    m = examples["lab-matrix"].table("matrix").set_index(["kind", "detector"])
+    rec = rep.records[rep.records["replicate"] == 0]
+    assert set(zip(rec["kind"], rec["detector"])) == set(m.index)
+    from zcp_core.lab.quality import exact_auroc_p
+
+    for (kind, det), g in rec.dropna(subset=["score"]).groupby(["kind", "detector"]):
+        c, u = g.loc[g["split"] == "C", "score"].tolist(), g.loc[g["split"] == "U", "score"].tolist()
+        if c and u:
+            assert exact_auroc_p(c, u) == pytest.approx(m.loc[(kind, det), "auroc_p"], abs=1e-9, nan_ok=True), (kind, det)

@@ -64,6 +64,23 @@ def test_replicate_table_golden() -> None:
     assert row["reading"] == "caught"
 
 
+def test_replicates_figure_marks_caught_cells_and_single_builds() -> None:
+    from zcp_core.lab.viz import replicates_figure
+
+    rows = [{"kind": k, "detector": d, "replicates": n, "single_build": n == 1, "auroc_median": a, "auroc_min": lo,
+             "auroc_max": hi, "caught": c, "inverted": 0, "pooled_p": p, "pooled_p_holm": ph, "reading": r}
+            for k, d, n, a, lo, hi, c, p, ph, r in (
+                ("direct", "zcp_p_all", 3, 0.745, 0.69, 0.789, 2, 4e-11, 1.7e-9, "caught"),
+                ("direct", "min_k", 3, 0.438, 0.35, 0.44, 0, 0.016, 0.64, ""),
+                ("evasive", "zcp_p_all", 1, 0.732, 0.732, 0.732, 1, 2.8e-4, 0.011, "caught"),
+                ("evasive", "min_k", 1, 0.553, 0.553, 0.553, 0, 0.42, 1.0, ""))]
+    fig = replicates_figure(pd.DataFrame(rows))
+    heat = fig.data[0]
+    assert list(heat.y) == ["direct", "evasive (single build)"]
+    assert [list(r) for r in heat.text] == [["0.745*", "0.438"], ["0.732*", "0.553"]]
+    assert "range 0.690–0.789 over 3 builds" in heat.customdata[0][0] and "caught by 2 of 3" in heat.customdata[0][0]
+
+
 @pytest.mark.model
 def test_smoke_replicates_build_each_seed_and_pool(lab_cache, tmp_path, monkeypatch) -> None:
     from zcp_core.lab import LoraSpec

@@ -197,7 +197,7 @@ def test_the_check_catches_internals() -> None:
 # ---- the lab: notebook 02 and the lab page render the same Report strings ---------------------------------------
 
 #: The lab runs notebook 02 renders, with the cell that renders each (the notebook runs up to the last of them).
-LAB_RUNS = ("lab-eval-direct", "lab-matrix", "lab-dose", "lab-dose-paper")
+LAB_RUNS = ("lab-eval-direct", "lab-matrix", "lab-matrix-replicates", "lab-dose", "lab-dose-paper")
 LAB_NOTEBOOK_LAST = "for d in doses:"
 
 

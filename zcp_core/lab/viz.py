@@ -212,6 +212,47 @@ def matrix_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def replicates_figure(table: pd.DataFrame) -> go.Figure:
+    """Heatmap of the median AUROC over replicate builds; the hover holds the range, catches and pooled p.
+
+    Args:
+        table: The pooled run's ``replicates`` table (:data:`zcp_core.lab.replicates.REPLICATE_COLUMNS`).
+    """
+    import plotly.graph_objects as go
+
+    from zcp_core.lab.report import detector_name, kind_name
+    from zcp_core.report import fmt_count, fmt_p
+
+    kinds = list(dict.fromkeys(table["kind"]))
+    dets = list(dict.fromkeys(table["detector"]))
+    cell = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
+    single = {r["kind"] for r in cell.values() if r["single_build"]}
+    z, text, hover = [], [], []
+    for k in kinds:
+        zr, tr, hr = [], [], []
+        for d in dets:
+            r = cell.get((k, d), {})
+            a = r.get("auroc_median")
+            zr.append(a if a is not None and a == a else None)
+            # a cell the pooled test catches is starred, one it finds reversed is marked with a down arrow
+            tr.append(_num(a) + {"caught": "*", "inverted": "↓"}.get(str(r.get("reading")), ""))
+            hr.append(f"{kind_name(k)} × {detector_name(d)}<br>median AUROC {_num(a)}, range "
+                      f"{_num(r.get('auroc_min'))}–{_num(r.get('auroc_max'))} over {fmt_count(r.get('replicates'))}"
+                      f" builds<br>caught by {fmt_count(r.get('caught'))} of {fmt_count(r.get('replicates'))}"
+                      f"<br>pooled exact p {fmt_p(r.get('pooled_p'))}, Holm-adjusted {fmt_p(r.get('pooled_p_holm'))}"
+                      + (f"<br>{r['reading']}" if r.get("reading") else ""))
+        z.append(zr)
+        text.append(tr)
+        hover.append(hr)
+    labels = [f"{k} (single build)" if k in single else k for k in kinds]
+    fig = go.Figure(go.Heatmap(z=z, x=[detector_name(d) for d in dets], y=labels, text=text, texttemplate="%{text}",
+                               customdata=hover, hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0,
+                               zmid=0.5, colorscale="RdBu_r", colorbar={"title": "median AUROC"}))
+    fig.update_layout(title="Which detector catches which leak over replicate builds (median AUROC; * caught)",
+                      xaxis_title="detector", yaxis_title="contamination kind", yaxis_autorange="reversed")
+    return fig
+
+
 def _took(table: pd.DataFrame, kind: str) -> bool | None:
     from zcp_core.lab.report import took_of
 
