@@ -157,11 +157,11 @@ def test_the_docs_method_table_is_the_replicates_example(examples):
     assert set(docs) == set(zip(table["kind"], table["detector"]))
     for r in table.itertuples():
         cell = docs[(r.kind, r.detector)]
-        m = re.fullmatch(r"(↓?)(\*\*)?(\d\.\d\d)(?: \[(\d\.\d\d), (\d\.\d\d)\])?(?: (\d)/(\d))?(\*\*)?", cell)
+        m = re.fullmatch(r"(↓?)(\*\*)?(\d\.\d{3})(?: \[(\d\.\d{3}), (\d\.\d{3})\])?(?: (\d)/(\d))?(\*\*)?", cell)
         assert m, (r.kind, r.detector, cell)
-        assert float(m[3]) == pytest.approx(r.auroc_median, abs=0.0051), cell
+        assert float(m[3]) == pytest.approx(r.auroc_median, abs=0.00051), cell
         if r.replicates > 1:
-            assert (float(m[4]), float(m[5])) == pytest.approx((r.auroc_min, r.auroc_max), abs=0.0051), cell
+            assert (float(m[4]), float(m[5])) == pytest.approx((r.auroc_min, r.auroc_max), abs=0.00051), cell
         assert (m[6] is None) == (r.detector == "cot_acc"), cell  # outside the family: no catches counted
         if m[6] is not None:
             assert (int(m[6]), int(m[7])) == (r.caught, r.replicates), cell
