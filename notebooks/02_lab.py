@@ -152,7 +152,7 @@ display(Markdown(report(replicates).to_markdown()))
 
 # %%
 fig = viz_lab.replicates_figure(replicates.table("replicates"))
-display(fig, Image(static_png(fig)))  # * marks a cell the pooled test catches
+display(fig, Image(viz_lab.heatmap_png(fig, "Median AUROC over replicate builds, C against U (0.5 = chance; * caught)")))
 
 # %% [markdown]
 # ## How much contamination each detector needs: the dose

@@ -37,6 +37,8 @@ def test_page_opens_on_the_replicates_and_draws_them(tmp_path: Path, monkeypatch
     assert list(table.columns) == list(rep.columns) and len(table) == len(rep.rows)
     p_all = table[(table["Detector"] == "ZCP P(all answer tokens)") & (table["Contamination kind"].str.startswith("direct"))]
     assert p_all["Reading"].tolist() == ["caught"] and p_all["Replicates caught"].tolist() == ["2 of 3"]
+    assert not [c for c in table.columns if BAD.search(str(c))]  # headers in words, cells without reprs or nan
+    assert not BAD.search(" ".join(str(v) for v in table.to_numpy().ravel() if "_" not in str(v)))
 
 
 def test_matrix_page_shows_its_report_and_logs_no_arrow_error(

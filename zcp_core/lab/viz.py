@@ -6,6 +6,7 @@ DataFrame view); nothing is recomputed from model outputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Mapping
 
 from zcp_core.report import capital, fmt_c, fmt_num, metric_name
@@ -171,45 +172,55 @@ def _ci_text(ci: Any) -> str:
     return fmt_value_ci(lo, hi)
 
 
+Cell = Callable[[str, str, dict[str, Any]], tuple[Any, str, str]]
+
+
+def _auroc_heatmap(table: pd.DataFrame, kinds: list[str], labels: list[str], cell: Cell, colorbar: str,
+                   title: str) -> go.Figure:
+    """Kinds (rows, in ``kinds`` order, shown as ``labels``) by detectors; ``cell`` gives each (value, text, hover)."""
+    import plotly.graph_objects as go
+
+    from zcp_core.lab.report import detector_name
+
+    dets = list(dict.fromkeys(table["detector"]))
+    rows = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
+    z, text, hover = [], [], []
+    for k in kinds:
+        got = [cell(k, d, rows.get((k, d), {})) for d in dets]
+        z.append([v if v is not None and v == v else None for v, _, _ in got])
+        text.append([t for _, t, _ in got])
+        hover.append([h for _, _, h in got])
+    fig = go.Figure(go.Heatmap(z=z, x=[detector_name(d) for d in dets], y=labels, text=text, texttemplate="%{text}",
+                               customdata=hover, hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0,
+                               zmid=0.5, colorscale="RdBu_r", colorbar={"title": colorbar}))
+    fig.update_layout(title=title, xaxis_title="detector", yaxis_title="contamination kind",
+                      yaxis_autorange="reversed")
+    return fig
+
+
 def matrix_figure(table: pd.DataFrame) -> go.Figure:
     """Heatmap of AUROC, kinds (rows) by detectors (columns); the hover holds both CIs, TPR and C on C / U.
 
     Args:
         table: The matrix run's ``matrix`` table (:data:`zcp_core.lab.quality.ROW_COLUMNS`).
     """
-    import plotly.graph_objects as go
-
     from zcp_core.lab.report import detector_name
 
+    def cell(k: str, d: str, r: dict[str, Any]) -> tuple[Any, str, str]:
+        a = r.get("auroc")
+        return a, _num(a), (f"{k} × {detector_name(d)}<br>AUROC {_num(a)}  95% CI {_ci_text(r.get('auroc_ci'))}"
+                            f"<br>family-wise CI {_ci_text(r.get('auroc_ci_fw'))}  TPR@5%FPR "
+                            f"{_num(r.get('tpr_at_5fpr'))}<br>C on C {_num(r.get('c_contaminated'))}  C on U "
+                            f"{_num(r.get('c_clean'))}"
+                            + (f"<br>{r['reason']}" if isinstance(r.get("reason"), str) and r["reason"] else ""))
+
     kinds = list(dict.fromkeys(table["kind"]))
-    dets = list(dict.fromkeys(table["detector"]))
-    cell = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
     # A build that did not take is drawn apart: its row label says so, and it sits below the others.
     failed = [k for k in kinds if _took(table, k) is False]
     kinds = [k for k in kinds if k not in failed] + failed
     labels = [f"{k} (did not take)" if k in failed else k for k in kinds]
-    z, text, hover = [], [], []
-    for k in kinds:
-        zr, tr, hr = [], [], []
-        for d in dets:
-            r = cell.get((k, d), {})
-            a = r.get("auroc")
-            ok = a is not None and a == a
-            zr.append(a if ok else None)
-            tr.append(_num(a))
-            hr.append(f"{k} × {detector_name(d)}<br>AUROC {tr[-1]}  95% CI {_ci_text(r.get('auroc_ci'))}"
-                      f"<br>family-wise CI {_ci_text(r.get('auroc_ci_fw'))}  TPR@5%FPR {_num(r.get('tpr_at_5fpr'))}"
-                      f"<br>C on C {_num(r.get('c_contaminated'))}  C on U {_num(r.get('c_clean'))}"
-                      + (f"<br>{r['reason']}" if isinstance(r.get("reason"), str) and r["reason"] else ""))
-        z.append(zr)
-        text.append(tr)
-        hover.append(hr)
-    fig = go.Figure(go.Heatmap(z=z, x=[detector_name(d) for d in dets], y=labels, text=text, texttemplate="%{text}", customdata=hover,
-                               hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0, zmid=0.5,
-                               colorscale="RdBu_r", colorbar={"title": "AUROC"}))
-    fig.update_layout(title="Which detector catches which leak (AUROC, C vs U; 0.5 = chance)",
-                      xaxis_title="detector", yaxis_title="contamination kind", yaxis_autorange="reversed")
-    return fig
+    return _auroc_heatmap(table, kinds, labels, cell, "AUROC",
+                          "Which detector catches which leak (AUROC, C vs U; 0.5 = chance)")
 
 
 def replicates_figure(table: pd.DataFrame) -> go.Figure:
@@ -218,39 +229,24 @@ def replicates_figure(table: pd.DataFrame) -> go.Figure:
     Args:
         table: The pooled run's ``replicates`` table (:data:`zcp_core.lab.replicates.REPLICATE_COLUMNS`).
     """
-    import plotly.graph_objects as go
-
     from zcp_core.lab.report import detector_name, kind_name
     from zcp_core.report import fmt_count, fmt_p
 
+    def cell(k: str, d: str, r: dict[str, Any]) -> tuple[Any, str, str]:
+        a, n = r.get("auroc_median"), fmt_count(r.get("replicates"))
+        # a cell the pooled test catches is starred, one it finds reversed is marked with a down arrow
+        mark = {"caught": "*", "inverted": "↓"}.get(str(r.get("reading")), "")
+        return a, _num(a) + mark, (
+            f"{kind_name(k)} × {detector_name(d)}<br>median AUROC {_num(a)}, range {_num(r.get('auroc_min'))}–"
+            f"{_num(r.get('auroc_max'))} over {n} builds<br>caught by {fmt_count(r.get('caught'))} of {n}"
+            f"<br>pooled exact p {fmt_p(r.get('pooled_p'))}, Holm-adjusted {fmt_p(r.get('pooled_p_holm'))}"
+            + (f"<br>{r['reading']}" if r.get("reading") else ""))
+
     kinds = list(dict.fromkeys(table["kind"]))
-    dets = list(dict.fromkeys(table["detector"]))
-    cell = {(r["kind"], r["detector"]): r for r in table.to_dict("records")}
-    single = {r["kind"] for r in cell.values() if r["single_build"]}
-    z, text, hover = [], [], []
-    for k in kinds:
-        zr, tr, hr = [], [], []
-        for d in dets:
-            r = cell.get((k, d), {})
-            a = r.get("auroc_median")
-            zr.append(a if a is not None and a == a else None)
-            # a cell the pooled test catches is starred, one it finds reversed is marked with a down arrow
-            tr.append(_num(a) + {"caught": "*", "inverted": "↓"}.get(str(r.get("reading")), ""))
-            hr.append(f"{kind_name(k)} × {detector_name(d)}<br>median AUROC {_num(a)}, range "
-                      f"{_num(r.get('auroc_min'))}–{_num(r.get('auroc_max'))} over {fmt_count(r.get('replicates'))}"
-                      f" builds<br>caught by {fmt_count(r.get('caught'))} of {fmt_count(r.get('replicates'))}"
-                      f"<br>pooled exact p {fmt_p(r.get('pooled_p'))}, Holm-adjusted {fmt_p(r.get('pooled_p_holm'))}"
-                      + (f"<br>{r['reading']}" if r.get("reading") else ""))
-        z.append(zr)
-        text.append(tr)
-        hover.append(hr)
+    single = set(table.loc[table["single_build"].astype(bool), "kind"])
     labels = [f"{k} (single build)" if k in single else k for k in kinds]
-    fig = go.Figure(go.Heatmap(z=z, x=[detector_name(d) for d in dets], y=labels, text=text, texttemplate="%{text}",
-                               customdata=hover, hovertemplate="%{customdata}<extra></extra>", zmin=0.0, zmax=1.0,
-                               zmid=0.5, colorscale="RdBu_r", colorbar={"title": "median AUROC"}))
-    fig.update_layout(title="Which detector catches which leak over replicate builds (median AUROC; * caught)",
-                      xaxis_title="detector", yaxis_title="contamination kind", yaxis_autorange="reversed")
-    return fig
+    return _auroc_heatmap(table, kinds, labels, cell, "median AUROC",
+                          "Which detector catches which leak over replicate builds (median AUROC; * caught)")
 
 
 def _took(table: pd.DataFrame, kind: str) -> bool | None:
@@ -266,10 +262,15 @@ def _num(v: Any) -> str:
 
 
 def matrix_png(table: pd.DataFrame, width: float = 8.0, height: float = 4.5) -> bytes:
-    """The matrix heatmap as a static PNG with each cell's AUROC printed and the colours centred at chance (0.5).
+    """The matrix heatmap as a static PNG with each cell's AUROC printed and the colours centred at chance (0.5)."""
+    return heatmap_png(matrix_figure(table), "AUROC, C against U (0.5 = chance)", width, height)
+
+
+def heatmap_png(fig: go.Figure, title: str, width: float = 8.0, height: float = 4.5) -> bytes:
+    """An AUROC heatmap (:func:`matrix_figure`, :func:`replicates_figure`) as a static PNG, cell texts printed.
 
     A generic static render scales colours to the data's own range, which put the midpoint near 0.65 and drew
-    chance blue; here white is 0.5, red above, blue below.
+    chance blue; here white is 0.5, red above, blue below, and the first row is drawn on top as in the app.
     """
     import io
 
@@ -277,21 +278,20 @@ def matrix_png(table: pd.DataFrame, width: float = 8.0, height: float = 4.5) -> 
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.figure import Figure
 
-    fig = matrix_figure(table)
-    z = np.array([[np.nan if v is None else v for v in row] for row in fig.data[0].z], dtype=float)
-    text = fig.data[0].text
+    heat = fig.data[0]
+    z = np.array([[np.nan if v is None else v for v in row] for row in heat.z], dtype=float)
     out = Figure(figsize=(width, height), dpi=100)
     ax = out.add_subplot()
     im = ax.imshow(z, aspect="auto", cmap="RdBu_r", norm=TwoSlopeNorm(vcenter=0.5, vmin=0.0, vmax=1.0))
-    for i, row in enumerate(text):
+    for i, row in enumerate(heat.text):
         for j, cell in enumerate(row):
             ax.text(j, i, cell, ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(fig.data[0].x)), list(fig.data[0].x), rotation=45, ha="right", fontsize=7)
-    ax.set_yticks(range(len(fig.data[0].y)), list(fig.data[0].y), fontsize=7)
+    ax.set_xticks(range(len(heat.x)), list(heat.x), rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(heat.y)), list(heat.y), fontsize=7)
     ax.set_xlabel("detector")
     ax.set_ylabel("contamination kind")
-    ax.set_title("AUROC, C against U (0.5 = chance)", fontsize=9)
-    out.colorbar(im, ax=ax, label="AUROC")
+    ax.set_title(title, fontsize=9)
+    out.colorbar(im, ax=ax, label=heat.colorbar.title.text)
     out.tight_layout()
     buf = io.BytesIO()
     out.savefig(buf, format="png")
