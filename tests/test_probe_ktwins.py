@@ -1,8 +1,8 @@
-"""K twins per item: the exact lattice test, per-item p-values, BH flags, pairing and the release gate."""
+"""K twins per item, read from probe records: the benchmark test, per-item p-values, BH flags, pairing and the
+release gate (the statistics themselves are tested in test_stats_ktwins.py)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -11,46 +11,7 @@ import pytest
 
 from zcp_core.probe.analysis import item_gaps, metric_tests
 from zcp_core.probe.flags import flags_summary, item_flags
-from zcp_core.probe.ktwins import (
-    FlagRule,
-    bh_flags,
-    fit_variance_prior,
-    item_pvalues,
-    lattice_sign_flip_log_p,
-    lattice_test,
-)
-from zcp_core.stats import log_binom_sf
-
-
-def _brute(d: list[float]) -> float:
-    a = np.abs(d)
-    hits = sum(1 for s in itertools.product((-1, 1), repeat=len(d)) if np.dot(s, a) >= sum(d) - 1e-9)
-    return hits / 2 ** len(d)
-
-
-@pytest.mark.parametrize(("b", "c", "ties"), [(7, 2, 5), (0, 3, 4), (12, 0, 0), (5, 5, 10), (40, 9, 100)])
-def test_lattice_test_at_one_twin_is_the_exact_mcnemar_test(b: int, c: int, ties: int) -> None:
-    d = [1.0] * b + [-1.0] * c + [0.0] * ties
-    expected = log_binom_sf(b, b + c) if b + c else 0.0
-    assert lattice_sign_flip_log_p(d, [1] * len(d)) == pytest.approx(expected, abs=1e-12)
-
-
-def test_lattice_p_matches_full_enumeration_with_mixed_twin_counts() -> None:
-    rng = np.random.default_rng(35)
-    for _ in range(20):
-        ks = rng.integers(1, 6, size=11).tolist()
-        d = [int(rng.integers(0, 2)) - int(rng.integers(0, k + 1)) / k for k in ks]
-        assert math.exp(lattice_sign_flip_log_p(d, ks)) == pytest.approx(_brute(d), abs=1e-12)
-
-
-def test_lattice_test_reports_the_exact_p_and_its_confidence() -> None:
-    s = [1.0] * 30 + [0.0] * 30
-    r = [0.25] * 30 + [0.25] * 30  # the original beats its twins on the first 30 items
-    t = lattice_test(s, r, [4] * 60, "acc", n_resamples=500)
-    assert t.test == "exact_sign_flip" and t.n == 60 and t.mean_diff == pytest.approx(0.25)
-    assert t.p == pytest.approx(math.exp(lattice_sign_flip_log_p([a - b for a, b in zip(s, r)], [4] * 60)))
-    assert t.p < 1e-3 and t.confidence > 0.98 and t.direction == "original>reference"
-    assert t.ci_low < 0.25 < t.ci_high
+from zcp_core.probe.ktwins import FlagRule, bh_flags, item_pvalues, twin_scores
 
 
 def _records(orig: np.ndarray, twins: np.ndarray, acc_o: np.ndarray | None = None,
@@ -106,7 +67,8 @@ def test_item_p_finds_memorised_items_and_bh_flags_them() -> None:
 
 
 def test_twins_sharing_a_first_token_cannot_make_p_vanish() -> None:
-    # Every item's twins score the same (SD 0): the moderated SD keeps a small gap from reading as certain.
+    # Half the items' twins score the same (SD 0): the variance floor tau^2 (the median spread of the items
+    # whose twins spread) keeps a small gap from reading as certain.
     rng = np.random.default_rng(3)
     twins = np.repeat(np.exp(rng.normal(-3, 1, (300, 1))), 4, axis=1)
     twins[150:] *= np.exp(rng.normal(0, 0.5, (150, 4)))  # half the items have spread, which sets the prior
@@ -118,10 +80,10 @@ def test_twins_sharing_a_first_token_cannot_make_p_vanish() -> None:
 def test_rank_p_golden() -> None:
     twins = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8], [0.05, 0.06, 0.07, 0.08]])
     orig = np.array([0.35, 0.9, 0.06])
-    more_o, more_t = _null(10, 4, seed=9)  # enough items with spread for the variance prior
+    more_o, more_t = _null(10, 4, seed=9)
     p = item_pvalues(_records(np.r_[orig, more_o], np.r_[twins, more_t]), "p_all").set_index("pair_id")
-    # (1 + twins scoring at least the original) / (K + 1)
-    assert p.loc[["q0", "q1", "q2"], "item_rank_p"].tolist() == pytest.approx([2 / 5, 1 / 5, 4 / 5])
+    # (1 + comparators scoring at least the original) / (k + 1): the first three twins; the fourth is the spare
+    assert p.loc[["q0", "q1", "q2"], "item_rank_p"].tolist() == pytest.approx([1 / 4, 1 / 4, 3 / 4])
 
 
 def test_bh_golden_and_missing_p() -> None:
@@ -157,7 +119,7 @@ def test_item_flags_keep_every_twin_and_the_acc_rule_has_no_control() -> None:
     assert s["q"] is None and not s["controlled"] and s["note"] == "no false-discovery control"
 
 
-def test_acc_uses_the_exact_lattice_test_with_several_twins_and_mcnemar_with_one() -> None:
+def test_acc_uses_the_exact_role_test_with_several_twins_and_mcnemar_with_one() -> None:
     orig, twins = _null(40, 2, seed=4)
     acc_o = np.ones(40, bool)
     acc_t = np.zeros((40, 2), bool)
@@ -166,7 +128,7 @@ def test_acc_uses_the_exact_lattice_test_with_several_twins_and_mcnemar_with_one
     g = item_gaps(recs, "acc")
     assert g["n_twins"].eq(2).all() and g["reference"].head(10).eq(0.5).all()
     t2 = metric_tests(recs, ("acc",), n_resamples=300)["acc"]
-    assert not isinstance(t2, str) and t2.test == "exact_sign_flip" and t2.n == 40
+    assert not isinstance(t2, str) and t2.test == "exact_role_permutation" and t2.n == 40
     one = recs[(recs["arm"] == "original") | (recs["twin"] == 1)]
     t1 = metric_tests(one, ("acc",), n_resamples=300)["acc"]
     assert not isinstance(t1, str) and t1.test == "mcnemar" and (t1.discordant_b, t1.discordant_c) == (30, 0)
@@ -192,16 +154,6 @@ def test_pairing_accepts_k_numbered_twins_and_names_a_clash() -> None:
     clash = [*twins, Item(id="a-again", question="?", answer="1", original_id="a", metadata={"twin": 2})]
     with pytest.raises(DataError, match="'a-ref2' and 'a-again' as the same twin"):
         pair_items(["a"], clash)
-
-
-def test_variance_prior_recovers_a_scaled_chi_square() -> None:
-    rng = np.random.default_rng(7)
-    d0, s0 = 8.0, 0.5
-    # sigma_i^2 ~ s0 * d0 / chi2(d0); s_i^2 ~ sigma_i^2 * chi2(3) / 3
-    sig2 = s0 * d0 / rng.chisquare(d0, 20000)
-    s2 = sig2 * rng.chisquare(3, 20000) / 3
-    est_d0, est_s0 = fit_variance_prior(s2, np.full(20000, 3))
-    assert est_d0 == pytest.approx(d0, rel=0.25) and est_s0 == pytest.approx(s0, rel=0.1)
 
 
 def test_k_twin_probe_of_a_clean_model_releases_nothing_and_says_why(smollm2, gsm8k_items, tmp_path) -> None:
@@ -257,10 +209,24 @@ def test_twins_equal_up_to_batched_logprob_noise_carry_no_spread() -> None:
     orig = twins[:, 0] * 1.2
     p = item_pvalues(_records(orig, twins), "p_all").set_index("pair_id")["item_p"]
     assert p[[f"q{i}" for i in range(150)]].min() > 0.05
-    # with fewer than ten items that show any spread, no item gets a p (the usual spread is unknown)
-    flat = np.full((50, 4), 0.1)
-    flat[0] = [0.1, 0.1, 0.1, 0.1001]
-    assert item_pvalues(_records(np.full(50, 0.11), flat), "p_all").empty
+
+
+def test_item_p_scores_the_original_against_every_twin_but_the_spare() -> None:
+    orig, twins = _null(60, 5, seed=12)
+    p = item_pvalues(_records(orig, twins), "p_all")
+    assert p["n_twins"].eq(5).all() and p["comparators"].eq(4).all()
+    assert p["calibration_size"].eq(59 * 5).all()  # every other item's 5 twins, each against the other 4
+    one = _records(orig, twins[:, :1])
+    assert item_pvalues(one, "p_all").empty  # one distinct twin: no comparator beside a spare
+    s = twin_scores(_records(orig, twins), "p_all")
+    assert s.max_twins == 5 and s.twins[0] == pytest.approx(tuple(twins[0]))
+
+
+def test_a_probe_at_k_twins_uses_the_role_test_and_a_skewed_null_stays_clean() -> None:
+    rng = np.random.default_rng(21)
+    x = rng.beta(5, 0.5, (80, 5))
+    t = metric_tests(_records(x[:, 0], x[:, 1:]), ("p_all",), n_resamples=999)["p_all"]
+    assert not isinstance(t, str) and t.test == "role_permutation" and t.n == 80
 
 
 def test_a_twin_with_no_number_leaves_the_flip_to_the_graded_twins() -> None:
@@ -283,22 +249,6 @@ def test_the_acc_rule_card_gives_no_chance_count_with_several_twins() -> None:
     text = "\n".join(verdict_lines(v))
     assert v.k_twins == 4 and v.memorised_ci is None
     assert "no count of the flags chance alone gives" in text and "b - c" not in text
-
-
-def test_lattice_p_past_direct_convolution_is_an_upper_bound(monkeypatch) -> None:
-    import zcp_core.probe.ktwins as kt
-
-    d, ks = [1.0] * 60 + [0.5] * 30 + [0.0] * 10, [1] * 60 + [2] * 40
-    exact = math.exp(kt.lattice_sign_flip_log_p(d, ks))
-    assert exact < 1e-20
-    monkeypatch.setattr(kt, "DIRECT_MAX", 0)  # force the FFT path
-    assert math.exp(kt.lattice_sign_flip_log_p(d, ks)) == pytest.approx(kt.FFT_P_FLOOR)  # a bound, never smaller
-    moderate = [1.0] * 8 + [-0.5] * 6 + [0.25] * 4
-    mks = [1] * 8 + [2] * 6 + [4] * 4
-    monkeypatch.setattr(kt, "DIRECT_MAX", 4e8)
-    direct = math.exp(kt.lattice_sign_flip_log_p(moderate, mks))
-    monkeypatch.setattr(kt, "DIRECT_MAX", 0)
-    assert math.exp(kt.lattice_sign_flip_log_p(moderate, mks)) == pytest.approx(direct, abs=1e-12)
 
 
 def test_release_reads_the_twins_clause_the_evidence_writes() -> None:

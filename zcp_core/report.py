@@ -54,6 +54,8 @@ METRIC_NAMES: dict[str, str] = {
 TEST_NAMES: dict[str, str] = {
     "mcnemar": "exact McNemar test", "permutation": "sign-flip permutation test", "bootstrap": "paired bootstrap",
     "exact_sign_flip": "exact sign-flip test (original against the mean of its twins)",
+    "exact_role_permutation": "exact role-permutation test (which of an item's questions plays the original)",
+    "role_permutation": "role-permutation test (which of an item's questions plays the original)",
 }
 #: Effect measures in words: named for what they are.
 EFFECT_NAMES: dict[str, str] = {

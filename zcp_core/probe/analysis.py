@@ -4,11 +4,14 @@ All functions take the ``records`` DataFrame of :mod:`zcp_core.probe` (one row
 per arm x item x ratio) and return plain dicts or DataFrames, so a run stores
 them and the app only reads them. Confidence tests use r = 0 rows (ZCP).
 
-Tests (from :mod:`zcp_core.stats`): binary metrics (``acc``, ``con``) use the
+Tests (from :mod:`zcp_core.stats`): with one twin per item, binary metrics (``acc``, ``con``) use the
 exact one-sided McNemar test, continuous ones (``p_first``, ``p_all`` and their
 answer-prior calibrated forms ``p_first_cal``, ``p_all_cal``) the
 sign-flip permutation test (``continuous_test="permutation"``, the default,
-exact up to 16 pairs) or the seeded paired bootstrap (``"bootstrap"``). Pairs
+exact up to 16 pairs) or the seeded paired bootstrap (``"bootstrap"``). With K >= 2
+twins the permutation test becomes the role-permutation test of
+:mod:`zcp_core.stats.ktwins` (which of the K + 1 questions plays the original),
+exact at every K; at K = 1 it is the same test. Pairs
 are joined on ``pair_id``; originals without a twin are left out (and counted
 by the caller). With fewer than ``stats.MIN_PAIRS`` pairs a metric gets no
 verdict: ``p``, ``bf10`` and ``confidence`` are ``None`` and ``reason`` is
@@ -88,7 +91,7 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
     describe the data); :func:`confidence_summary` and :func:`tests_table` withhold its verdict.
     ``intervals=False`` skips the permutation test's interval (the sample-size curve needs only C).
     """
-    from zcp_core.probe.ktwins import lattice_test
+    from zcp_core.probe.ktwins import twin_scores, twin_test
     from zcp_core.stats import mcnemar_test, paired_permutation_test, paired_test
 
     out: dict[str, TestResult | str] = {}
@@ -116,14 +119,17 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
                 out[m] = mcnemar_test(g["suspect"].astype(bool).tolist(), g["reference"].astype(bool).tolist(),
                                       metric=m, prior=prior)
             else:
-                out[m] = lattice_test(g["suspect"].astype(float).tolist(), g["reference"].tolist(),
-                                      g["n_twins"].tolist(), m, prior, n_resamples, seed)
+                out[m] = twin_test(twin_scores(graded(records), m, suspect_arm), m, "binary", prior, n_resamples,
+                                   seed)
         else:
             if g["gap"].isna().all():
                 z = _zero(records)
                 col = "calibration_reason" if m.endswith("_cal") else "logprob_reason"
                 reasons = sorted({str(x) for x in z[col] if x}) if col in z else []
                 out[m] = f"unavailable: {', '.join(reasons) or 'no logprobs'}"
+                continue
+            if continuous_test == "permutation" and int(g["n_twins"].max()) > 1:
+                out[m] = twin_test(twin_scores(records, m, suspect_arm), m, "continuous", prior, n_resamples, seed)
                 continue
             o, r = g["suspect"].astype(float).tolist(), g["reference"].astype(float).tolist()
             out[m] = (paired_permutation_test(o, r, m, n_resamples, seed, prior, intervals=False)

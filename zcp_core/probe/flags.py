@@ -4,8 +4,9 @@
 block. Flags follow a :class:`~zcp_core.probe.ktwins.FlagRule`:
 
 * on a P metric (default ``p_all``): Benjamini-Hochberg discoveries at ``q`` (default 0.1) among the
-  items with at least two twins, from each item's one-sided p (:func:`zcp_core.probe.ktwins.item_pvalues`);
-  the expected share of false flags among them is at most ``q``;
+  items with at least two twins, from each item's one-sided conformal p
+  (:func:`zcp_core.probe.ktwins.item_pvalues`); across audits the expected share of false flags is at most
+  about ``q`` (approximately: items are not exactly exchangeable), and a given list can hold more;
 * on ``acc``: the paper's rule, original right at zero-CoT and every twin wrong, with no false-discovery
   control (chance alone flags some; the release card gives how many).
 """
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: What an item row says when the flag metric has no per-item p for it.
-NO_ITEM_P = "no per-item p: it needs at least 2 twins with a score"
+NO_ITEM_P = ("no per-item p: it needs at least 2 distinct twins with a score (one the original is scored "
+             "against, and a spare)")
 NO_FDR = "no false-discovery control"
 
 
@@ -133,11 +135,12 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
         if "grade_status" in z else pd.Series(dtype=str)
     words = set(sus) | {str(p) for p, gr in zip(out["pair_id"], out["twin_graded"]) if len(gr) and not any(gr)}
     out.loc[out["pair_id"].astype(str).isin(words), "flip"] = "no_number"
-    out["item_p"] = out["item_rank_p"] = out["item_q"] = math.nan
+    out["item_p"] = out["item_rank_p"] = out["item_q"] = out["calibration_size"] = math.nan
     if rule.controlled:
         p = item_pvalues(records, rule.metric, suspect_arm).set_index("pair_id")
         out["item_p"] = p["item_p"].reindex(out["pair_id"]).to_numpy(dtype=float)
         out["item_rank_p"] = p["item_rank_p"].reindex(out["pair_id"]).to_numpy(dtype=float)
+        out["calibration_size"] = p["calibration_size"].reindex(out["pair_id"]).to_numpy(dtype=float)
         out["item_q"], flagged = bh_flags(out["item_p"], rule.fdr)
         out["flagged"] = flagged
     else:
@@ -196,22 +199,38 @@ def _evidence(row: dict[str, Any], arm: str, n: int, rule: FlagRule) -> str:
             parts.append(f"{metric_name(rule.metric)}: item p {fmt_p(p)}, rank p {fmt_p(row['item_rank_p'])}, "
                          f"q-value {fmt_p(row['item_q'])}")
         else:
-            parts.append(NO_ITEM_P)
+            parts.append(f"no per-item p: {k} distinct twin{'' if k == 1 else 's'} with a score (it needs 2: one "
+                         "the original is scored against, and a spare)")
     return "; ".join(parts)
 
 
 def flags_summary(items: pd.DataFrame, rule: FlagRule) -> dict[str, Any]:
     """The run summary's ``flags`` block: ``metric``, ``q``, ``flagged``, ``items`` (items with a p, or every
-    pair under the ``acc`` rule), ``share_p_below_05``, ``controlled`` and ``note``."""
+    pair under the ``acc`` rule), ``share_p_below_05``, ``twins_per_item`` (items by their number of distinct
+    twins), ``p_floor`` (the smallest p an item could get) and ``bh_first`` (BH's first threshold ``q/m``),
+    ``controlled`` and ``note``."""
     import numpy as np
 
     flagged = int(items["flagged"].sum()) if len(items) else 0
+    twins = items["n_twins"].value_counts().sort_index() if len(items) else {}
+    per_item = {str(int(k)): int(v) for k, v in dict(twins).items()}
+    floor = bh_first = None
     if rule.controlled:
         p = items["item_p"].to_numpy(dtype=float) if len(items) else np.array([])
         tested = int(np.isfinite(p).sum())
         share = float((p[np.isfinite(p)] < 0.05).mean()) if tested else None
-        note = "" if tested else NO_ITEM_P.replace("no per-item p", "no item has a p") + " (use --twins 2 or more)"
+        note = "" if tested else NO_ITEM_P.replace("no per-item p", "no item has a p")
+        if tested and "calibration_size" in items:
+            size = items["calibration_size"].to_numpy(dtype=float)
+            floor = 1.0 / (float(np.nanmax(size)) + 1.0) if np.isfinite(size).any() else None
+            bh_first = rule.fdr / tested
+            if floor is not None and floor > bh_first:
+                from zcp_core.report import fmt_p
+
+                note = (f"no item can be flagged alone: the smallest item p ({fmt_p(floor)}) is above BH's first "
+                        f"threshold q/m ({fmt_p(bh_first)})")
     else:
         tested, share, note = len(items), None, NO_FDR
     return {"metric": rule.metric, "q": rule.fdr if rule.controlled else None, "flagged": flagged,
-            "items": tested, "share_p_below_05": share, "controlled": rule.controlled, "note": note}
+            "items": tested, "share_p_below_05": share, "twins_per_item": per_item, "p_floor": floor,
+            "bh_first": bh_first, "controlled": rule.controlled, "note": note}

@@ -50,7 +50,11 @@ NOTES = (
     "Difference: original minus twin (with several twins per item, minus the mean of its twins); for accuracy the difference in accuracy, for the probabilities the mean "
     "difference. Cohen's d_z is that difference over its standard deviation.",
     "95% CI: two-sided. Lower bound: one-sided 95%, matching the one-sided test (above 0 exactly when p < 0.05).",
+    "Null hypothesis: the model treats the original like its twins. A small p says the originals score above "
+    "their twins more than chance allows; memorisation is one cause, twins harder than their originals another.",
 )
+#: Tests that compare an original with the mean of several twins.
+MULTI_TWIN_TESTS = ("exact_sign_flip", "exact_role_permutation", "role_permutation")
 
 
 def _load(run: Run | str | Path) -> Run:
@@ -137,7 +141,7 @@ def _sentence(m: str, v: Mapping[str, Any], test: str, k: int = 1) -> str:
     kind = effect_name("risk_difference" if m in ("acc", "con") else "mean_diff")
     parts = [f"{capital(metric_name(m))}: "
              f"{statistical_test_name(test) if test else 'paired test'} over {fmt_count(v.get('n'))} pairs",
-             f"{kind}, original minus {'twin' if test != 'exact_sign_flip' and k == 1 else 'the mean of its twins'}, "
+             f"{kind}, original minus {'twin' if test not in MULTI_TWIN_TESTS and k == 1 else 'the mean of its twins'}, "
              f"{fmt_num(v.get('effect'), signed=True)} (95% CI {fmt_ci(*ci)})",
              f"{effect_name('cohens_dz').split(' (')[0]} {fmt_num(v.get('effect_size'), signed=True)}"]
     disc = v.get("discordant")
@@ -187,7 +191,7 @@ def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
+def _notes(run: Run, conf: Mapping[str, Any], test: Mapping[str, str]) -> tuple[str, ...]:
     from zcp_core.stats import MIN_PAIRS
 
     s = run.summary
@@ -197,7 +201,10 @@ def _notes(run: Run, conf: Mapping[str, Any]) -> tuple[str, ...]:
         notes.insert(1, str(cov))
     ct = s.get("continuous_test") or run.manifest.get("config", {}).get("continuous_test")
     k = int((s.get("twins") or {}).get("k") or 1)
-    binary_test = "mcnemar" if k == 1 else "exact_sign_flip"
+    # the tests the run stored (a run made before the role-permutation test names its own)
+    binary_test = next((test[m] for m in ("acc", "con") if test.get(m)),
+                       "mcnemar" if k == 1 else "exact_role_permutation")
+    ct = next((test[m] for m in test if m not in ("acc", "con") and test[m]), ct)
     notes.append(f"Tests: {statistical_test_name(binary_test)} for accuracy and consistency"
                  + (f", {statistical_test_name(ct)} for the probabilities" if ct else "")
                  + f"; no Contamination Confidence below {MIN_PAIRS} pairs.")
@@ -325,7 +332,7 @@ def report(run: Run | str | Path, arm: str = "original", prior: float | None = N
     return Report(
         title=f"Zero-CoT probe of {run.manifest.get('model') or 'a model'}", headline=head, columns=COLUMNS,
         rows=tuple(_row(m, v, test[m]) for m, v in measured), sentences=(*sentences, *_did_sentences(run)),
-        facts=_facts(run, arm), notes=_notes(run, conf), command=portable(str(run.manifest.get("command") or "")))
+        facts=_facts(run, arm), notes=_notes(run, conf, test), command=portable(str(run.manifest.get("command") or "")))
 
 
 def sample_size_table(run: Run | str | Path) -> pd.DataFrame:
