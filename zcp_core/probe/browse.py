@@ -86,7 +86,8 @@ class ItemView:
         from zcp_core.report import fmt_p
 
         if self.item_p != self.item_p:
-            return "no per-item p (it needs at least 2 twins with a score)" if self.flag_metric != "acc" else (
+            return ("no per-item p (it needs at least 2 distinct twins with a score: one the original is scored "
+                    "against, and a spare)") if self.flag_metric != "acc" else (
                 "flagged by the paper's rule (no false-discovery control)")
         return (f"item p {fmt_p(self.item_p)} on {metric_name(self.flag_metric)} (rank p {fmt_p(self.item_rank_p)}), "
                 f"q-value {fmt_p(self.item_q)}")

@@ -122,7 +122,8 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
             out[f"cot_correct_{arm}"] = a["cot_correct"].astype("boolean").values
     for k, v in _twin_lists(ref, out["pair_id"]).items():
         out[k] = v
-    out["n_twins"] = [len(v) for v in out["twin_ids"]]
+    # distinct twins: a twin repeating an earlier one's question (runs made before twins were distinct) is no draw
+    out["n_twins"] = [len(dict.fromkeys(q)) for q in out["twin_questions"]]
     # a twin whose box holds no number was not graded: the share right is over the graded twins only
     out["twins_right"] = [float(np.mean([a for a, g in zip(acc, gr) if g])) if any(gr) else math.nan
                           for acc, gr in zip(out["twin_acc"], out["twin_graded"])]
@@ -178,14 +179,14 @@ def _evidence(row: dict[str, Any], arm: str, n: int, rule: FlagRule) -> str:
 
     s_ok = _truthy(row[f"acc_{arm}"])
     parts = [f"zero-CoT {arm} {'correct' if s_ok else 'wrong'} (pred {row[f'pred_{arm}']!s}, gold {row['gold']})"]
-    k = int(row["n_twins"])
-    if k == 1:
+    k = int(row["n_twins"])  # distinct twins
+    if len(row["twin_ids"]) == 1:
         r_ok = _truthy(row["acc_reference"])
         parts.append(f"twin {row['reference_id']} {'correct' if r_ok else 'wrong'} "
                      f"(pred {row['pred_reference']!s}, gold {row['reference_gold']})")
     else:
         right = sum(bool(x) for x in row["twin_acc"])
-        parts.append(twins_correct_text(right, k, ", ".join(row["twin_ids"])))
+        parts.append(twins_correct_text(right, len(row["twin_acc"]), ", ".join(row["twin_ids"])))
     gap = row["p_all_gap"]
     if gap is not None and not (isinstance(gap, float) and math.isnan(gap)):
         mean = "twin" if k == 1 else "the twins' mean"

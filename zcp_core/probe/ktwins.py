@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from zcp_core.stats import ScoreKind, TestResult
 
 __all__ = ["DEFAULT_FDR", "DEFAULT_FLAG_METRIC", "DEFAULT_TWINS", "FLAG_METRICS", "MIN_ITEM_TWINS", "FlagMetric",
-           "FlagRule", "TwinScores", "bh_flags", "item_pvalues", "twin_scores", "twin_test"]
+           "FlagRule", "TwinScores", "bh_flags", "item_pvalues", "pseudo_null_pvalues", "twin_scores",
+           "twin_test"]
 
 FlagMetric = Literal["p_all", "p_first", "p_all_cal", "p_first_cal", "acc"]
 FLAG_METRICS: tuple[str, ...] = get_args(FlagMetric)
@@ -87,7 +88,10 @@ class TwinScores:
 
 
 def twin_scores(records: pd.DataFrame, metric: str, suspect_arm: str = "original") -> TwinScores:
-    """Each item's original and twin scores on ``metric`` at r = 0 (bools as 0/1; NaN scores dropped)."""
+    """Each item's original and distinct twin scores on ``metric`` at r = 0 (bools as 0/1; NaN scores dropped).
+
+    A twin whose question repeats an earlier twin of the same item is left out: it is not a second draw.
+    """
     import pandas as pd
 
     z = records[records["ratio"] == 0.0]
@@ -97,6 +101,8 @@ def twin_scores(records: pd.DataFrame, metric: str, suspect_arm: str = "original
     order = pd.to_numeric(ref["twin"], errors="coerce").fillna(1) if "twin" in ref else 1
     ref = ref.assign(_n=order, _v=pd.to_numeric(ref[metric].astype("Float64"), errors="coerce").astype(float))
     ref = ref.sort_values(["pair_id", "_n"], kind="stable")
+    if "question" in ref:  # a repeated twin (runs made before twins were distinct) counts once
+        ref = ref.drop_duplicates(["pair_id", "question"], keep="first")
     groups = {pid: tuple(float(v) for v in g["_v"] if math.isfinite(v)) for pid, g in ref.groupby("pair_id")}
     ids, orig, twins = [], [], []
     for pid, x in s.items():
@@ -144,6 +150,37 @@ def item_pvalues(records: pd.DataFrame, metric: str, suspect_arm: str = "origina
         return pd.DataFrame(columns=cols)
     sets = [tuple(f(v) for v in sc.twins[i]) for i in keep]
     res = conformal_item_pvalues([f(sc.original[i]) for i in keep], [s[:-1] for s in sets], sets)
+    return pd.DataFrame({"pair_id": [sc.pair_ids[i] for i in keep], "n_twins": [len(s) for s in sets],
+                         "comparators": res.comparators, "item_score": res.score, "item_p": res.p,
+                         "item_rank_p": res.rank_p, "calibration_size": res.calibration_size})[cols]
+
+
+def pseudo_null_pvalues(records: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
+    """One pseudo-null draw of per-item p: a random twin of each item plays the original against its other twins.
+
+    The model never saw which question is "original" here, so the draw is a null from the run's own answers,
+    with no new model calls. Draws of one run share its answers, so they are not independent.
+
+    Returns:
+        The columns of :func:`item_pvalues`, one row per item with at least :data:`MIN_ITEM_TWINS` + 1 twins
+        (the stand-in and at least two others, so it is scored against as many comparators as an original).
+    """
+    import numpy as np
+    import pandas as pd
+
+    from zcp_core.stats import conformal_item_pvalues
+
+    cols = ["pair_id", "n_twins", "comparators", "item_score", "item_p", "item_rank_p", "calibration_size"]
+    sc = twin_scores(records, metric, "original")
+    f = (lambda v: v) if metric.endswith("_cal") else _logged
+    keep = [i for i, t in enumerate(sc.twins) if len(t) >= MIN_ITEM_TWINS + 1]
+    if not keep:
+        return pd.DataFrame(columns=cols)
+    rng = np.random.default_rng(seed)
+    sets = [tuple(f(v) for v in sc.twins[i]) for i in keep]
+    roles = [int(rng.integers(len(s))) for s in sets]
+    res = conformal_item_pvalues([s[r] for s, r in zip(sets, roles)],
+                                 [s[:r] + s[r + 1:] for s, r in zip(sets, roles)], sets)
     return pd.DataFrame({"pair_id": [sc.pair_ids[i] for i in keep], "n_twins": [len(s) for s in sets],
                          "comparators": res.comparators, "item_score": res.score, "item_p": res.p,
                          "item_rank_p": res.rank_p, "calibration_size": res.calibration_size})[cols]

@@ -1,0 +1,108 @@
+"""Per-item p in the tails, where BH acts: real originals and pseudo-null draws from the same runs' answers.
+
+For each probe run given (folders holding ``records.parquet``), on the flag metric (P_all by default):
+
+* real originals: the share of items with p < 0.05 and p < 0.01, each with its exact 95% interval. On a
+  model that never saw the test set these shares should hold 5% and 1%;
+* pseudo-null draws: each draw puts a random twin of each item in the original's role against its other
+  twins (no new model calls) and flags by BH at q. The share of draws with at least one flag estimates the
+  probability of a flag under a complete null (it should not lie wholly above q). The draws share one run's
+  answers, so they are not independent: the interval is that of independent draws and is too narrow by an
+  unknown amount;
+* where the run's items carry a lab split (``C`` trained on, ``U`` held out; ``--splits FILE``), flagged C
+  and U and the false discovery proportion among the flags, with its exact 95% interval.
+
+Writes ``--out`` (markdown).
+
+    .venv/bin/python benchmarks/probe_item_null.py RUN [RUN ...] --out benchmarks/results/probe_item_null.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from zcp_core.probe.ktwins import FlagRule, bh_flags, item_pvalues, pseudo_null_pvalues
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import header  # noqa: E402
+from probe_test_size import clopper_pearson  # noqa: E402
+
+
+def _share(hits: int, n: int) -> str:
+    lo, hi = clopper_pearson(hits, n, 0.95)
+    return f"{hits} of {n} ({100 * hits / n:.2f}%; 95% CI {100 * lo:.2f}% to {100 * hi:.2f}%)" if n else "no items"
+
+
+def _splits(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return {str(r["id"]): str(r.get("split") or "") for r in rows}
+
+
+def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, str]) -> list[str]:
+    """One run's section: real shares, pseudo-null flag probability, and flags against the truth."""
+    records = pd.read_parquet(run / "records.parquet")
+    real = item_pvalues(records, metric)
+    p = real["item_p"].to_numpy(dtype=float)
+    ok = np.isfinite(p)
+    _, flagged = bh_flags(p, q)
+    hist = real["n_twins"].value_counts().sort_index()
+    lines = [f"## {run.name}", "",
+             f"- Items with a p on {metric}: {int(ok.sum())}; distinct twins per item: "
+             + ", ".join(f"{int(k)}: {int(v)}" for k, v in hist.items())
+             + f"; comparators per item: {', '.join(map(str, sorted(set(real['comparators'].tolist()))))}.",
+             f"- p floor: {1 / (real['calibration_size'].max() + 1):.2e}; BH's first threshold q/m: "
+             f"{q / max(int(ok.sum()), 1):.2e}.",
+             f"- Real originals, p < 0.05: {_share(int((p[ok] < 0.05).sum()), int(ok.sum()))}.",
+             f"- Real originals, p < 0.01: {_share(int((p[ok] < 0.01).sum()), int(ok.sum()))}.",
+             f"- Real originals flagged at q = {q}: {int(flagged.sum())}."]
+    any_flag, below05, below01, n_null = 0, 0, 0, 0
+    for d in range(draws):
+        pn = pseudo_null_pvalues(records, metric, seed=d)["item_p"].to_numpy(dtype=float)
+        pn = pn[np.isfinite(pn)]
+        any_flag += int(bh_flags(pn, q)[1].any())
+        below05, below01, n_null = below05 + int((pn < 0.05).sum()), below01 + int((pn < 0.01).sum()), n_null + pn.size
+    lines += [f"- Pseudo-null draws ({draws}; a random twin plays the original against the item's other twins): "
+              f"at least one flag in {_share(any_flag, draws)}; items below 0.05: {100 * below05 / max(n_null, 1):.2f}%, "
+              f"below 0.01: {100 * below01 / max(n_null, 1):.2f}% (pooled over draws)."]
+    if splits:
+        ids = real["pair_id"].astype(str).tolist()
+        lab = [splits.get(i, "") for i in ids]
+        c = sum(1 for f, s in zip(flagged, lab) if f and s == "C")
+        u = sum(1 for f, s in zip(flagged, lab) if f and s == "U")
+        fdp = f"{u} of {c + u} ({_share(u, c + u)})" if c + u else "no flags"
+        lines.append(f"- Flags against the truth: flagged C (trained on) {c} of {lab.count('C')}, flagged U (held out) "
+                     f"{u} of {lab.count('U')}; false discovery proportion {fdp}.")
+    return lines + [""]
+
+
+def main() -> None:
+    """Read each run and write the markdown."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs", nargs="+", type=Path, help="probe run folders")
+    ap.add_argument("--metric", default="p_all")
+    ap.add_argument("--q", type=float, default=0.1)
+    ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--splits", type=Path, default=None, help="items jsonl with a split field (C / U)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    FlagRule(args.metric, args.q)  # validates both
+    splits = _splits(args.splits)
+    lines = [header("Per-item p in the tails: real originals and pseudo-null draws",
+                    "zcp_core.stats.itemp (conformal per-item p; the original against all twins but the spare)"), ""]
+    for run in args.runs:
+        lines += run_lines(run, args.metric, args.q, args.draws, splits)
+    args.out.write_text("\n".join(lines))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
