@@ -303,7 +303,8 @@ def test_run_folder_confidence_json_and_cli(zero_run, capsys):
     args = parser.parse_args(["confidence", str(zero_run.run_path), "--json"])
     assert confidence_cmd(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"metrics", "headline"}
+    assert set(out) == {"metrics", "headline", "flags"}
+    assert out["flags"] == json.loads(json.dumps(run.summary["flags"]))  # the run's flag block, as stored
     # Three pairs are too few for a verdict: no p, BF or confidence, and the reason instead.
     assert set(out["metrics"]["acc"]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
                                           "confidence", "bound", "direction", "reading", "ci_method", "discordant",
@@ -389,7 +390,10 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     assert bench[0]["source"] == "toy"  # a twin's source is its original's dataset, not its own file
     card = (tmp_path / "release" / "README.md").read_text()
     assert rel.canary in card and "toy-0-ref" in card and "toy-1" in card
-    assert "| toy-0 | toy-0-ref | reexecuted | numeric twin (numeric-perturbation-v1); solution re-executed" in card
+    # one twin per item: no spare, so the first verified twin replaces it and the score after leaves it out
+    assert ("| toy-0 | yes | toy-0-ref | first verified | reexecuted | numeric twin (numeric-perturbation-v1); "
+            "solution re-executed") in card
+    assert rel.scores is not None and rel.scores.left_out == len(rel.replaced) and not rel.scores.spare_held_out
     assert "deterministic" not in card and "judge_verified" not in card
     assert len((tmp_path / "release" / "replacements.jsonl").read_text().splitlines()) == len(rel.replaced)
     assert undo_release(tmp_path / "release") == original

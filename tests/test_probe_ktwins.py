@@ -27,8 +27,9 @@ def _records(orig: np.ndarray, twins: np.ndarray, acc_o: np.ndarray | None = Non
         rows.append({**base, "arm": "original", "id": f"q{i}", "pred": "1", "acc": bool(acc_o[i]),
                      "p_all": orig[i], "p_first": orig[i], "twin": pd.NA})
         for j in range(k):
-            rows.append({**base, "arm": "reference", "id": f"q{i}-ref{j + 1}", "pred": "2", "acc": bool(acc_t[i, j]),
-                         "p_all": twins[i, j], "p_first": twins[i, j], "twin": j + 1})
+            rows.append({**base, "arm": "reference", "id": f"q{i}-ref{j + 1}", "question": f"twin {j + 1} of q{i}",
+                         "pred": "2", "acc": bool(acc_t[i, j]), "p_all": twins[i, j], "p_first": twins[i, j],
+                         "twin": j + 1})
     df = pd.DataFrame(rows)
     df["twin"] = df["twin"].astype("Int64")
     return df
@@ -261,3 +262,14 @@ def test_release_reads_the_twins_clause_the_evidence_writes() -> None:
     assert TWINS_CORRECT.search(text)
     twin = Item(id="a-ref3", question="q", answer="7", original_id="a")
     assert cite_twin(text, twin).endswith("1 of 4 twins correct (the released twin a-ref3 among them)")
+
+
+def test_a_repeated_twin_counts_once_in_the_tests_and_the_twins_per_item() -> None:
+    orig, twins = _null(30, 4, seed=13)
+    recs = _records(orig, twins)
+    rep = recs["id"] == "q0-ref2"
+    recs.loc[rep, "question"] = "twin 1 of q0"  # q0's second twin repeats its first
+    assert len(twin_scores(recs, "p_all").twins[0]) == 3
+    fl = item_flags(recs, rule=FlagRule("p_all", 0.1)).set_index("pair_id")
+    assert fl.loc["q0", "n_twins"] == 3 and fl.loc["q1", "n_twins"] == 4
+    assert flags_summary(fl.reset_index(), FlagRule("p_all", 0.1))["twins_per_item"] == {"3": 1, "4": 29}

@@ -18,6 +18,7 @@ from typing import Any
 from zcp_core.cli.common import add_common, add_model, emit, log, open_probability, positive_int, probability
 from zcp_core.probe.calibrate import CALIBRATE_MODES, PRIOR_BAND
 from zcp_core.probe.ktwins import DEFAULT_FDR, DEFAULT_FLAG_METRIC, DEFAULT_TWINS, FLAG_METRICS
+from zcp_core.probe.verdict import DEFAULT_REPLACE, REPLACE_MODES
 
 
 def _floats(s: str) -> tuple[float, ...]:
@@ -107,9 +108,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help=("release data whose source has no identifiable licence (the card says so); never overrides "
                          "'All rights reserved'"))
     r.add_argument("--min-confidence", type=probability, default=0.95,
-                   help="replace flagged items only when the run has a verdict (n >= 10 pairs) and its headline "
-                        "Contamination Confidence is at least this (default %(default)s); otherwise the benchmark is "
-                        "written unchanged and the card says why")
+                   help="replace items only when the run has a verdict (n >= 10 pairs) and its headline "
+                        "Contamination Confidence is at least this (default %(default)s), in either --replace mode; "
+                        "otherwise the benchmark is written unchanged and the card says why")
+    r.add_argument("--replace", choices=list(REPLACE_MODES), default=DEFAULT_REPLACE,
+                   help="flagged (default): replace the flagged items that have a verified twin; covered: every item "
+                        "that has one, flagged or not (a clean release whatever the per-item power)")
     add_common(r)
     r.set_defaults(func=release_cmd)
 
@@ -294,7 +298,9 @@ def with_calibration(metrics: tuple[str, ...], calibrate: bool) -> tuple[str, ..
 def confidence_cmd(args: argparse.Namespace) -> int:
     """Print each metric's n, effect with its interval and lower bound, d_z, p and C for a probe run.
 
-    The text is the run's report (:func:`zcp_core.probe.report.report`); ``--json`` the confidence json.
+    The text is the run's report (:func:`zcp_core.probe.report.report`); ``--json`` the confidence json with
+    the run's ``flags`` block (metric, q, flagged, items with a p, twins per item, p floor; a run made before
+    some of these fields carries what it stored), strict JSON (``null`` for a missing or non-finite number).
     """
     from zcp_core.probe.report import confidence_of, report
     from zcp_core.runs import load_run
@@ -302,32 +308,46 @@ def confidence_cmd(args: argparse.Namespace) -> int:
     run = load_run(args.run)
     rep = report(run, args.arm, args.prior)  # refuses a run that is not a probe run
     out = confidence_of(run, args.arm, args.prior)
+    out["flags"] = dict(run.summary.get("flags") or {})  # runs made before the flags block flagged by acc
     if run.summary.get("did"):
         out["control"], out["did"] = run.summary.get("control") or {}, run.summary["did"]
-    emit(args, out, rep.to_text())
+    emit(args, finite_json(out), rep.to_text())
     return 0
+
+
+def finite_json(x: Any) -> Any:
+    """``x`` with every non-finite float (NaN, inf; numpy ones too) as ``None``, so its JSON is strict."""
+    import math
+
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
+        x = x.tolist()  # a numpy scalar becomes its Python value, an array a list
+    if isinstance(x, dict):
+        return {k: finite_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite_json(v) for v in x]
+    return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def release_cmd(args: argparse.Namespace) -> int:
     """Write a refreshed benchmark from a probe run."""
     from zcp_core.probe import release
+    from zcp_core.probe.leftover import leftover_text
+    from zcp_core.probe.release import scores_text
 
     res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed,
-                  min_confidence=args.min_confidence)
+                  min_confidence=args.min_confidence, replace=args.replace)
     summary = res.to_dict()
     v = res.verdict
-    text = (f"release written to {res.path}: {res.n_items} items, {len(res.replaced)} replaced by verified twins, "
-            f"{len(res.kept)} flagged but kept\ncanary: {res.canary}")
+    kept = "kept though they have a twin" if res.mode == "covered" else "flagged but kept"
+    text = (f"release written to {res.path} (--replace {res.mode}): {res.n_items} items, {len(res.replaced)} "
+            f"replaced by verified twins, {len(res.kept)} {kept}\ncanary: {res.canary}")
     if v is not None:
         from zcp_core.probe.verdict import verdict_lines
 
         # the card's verdict section, as plain text (one wording for the card and the terminal)
         text += "\n" + "\n".join(line.replace("**", "") for line in verdict_lines(v)[4:] if line)
-    sc = res.scores
-    if sc is not None and sc.n:
-        from zcp_core.report import fmt_num, metric_name
-
-        text += (f"\nmean {metric_name(sc.metric)} over the {sc.n} probed items: {fmt_num(sc.before)} before, "
-                 f"{fmt_num(sc.after)} after the release")
-    emit(args, summary, text)
+        text += "\n" + leftover_text(res.leftover, v.controlled)
+    if sc := scores_text(res.scores):
+        text += "\n" + sc
+    emit(args, finite_json(summary), text)
     return 0

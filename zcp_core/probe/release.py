@@ -1,8 +1,10 @@
 """Refreshed benchmark releases from a probe run (``zcp release RUN --out DIR``).
 
-The release replaces exactly the run's flagged items (``items.parquet`` ``flagged``; see
-:mod:`zcp_core.probe.flags`) that have a verified twin, each by its first verified twin
-(:func:`twin_verification`):
+Under ``--replace flagged`` (the default) the release replaces exactly the run's flagged items
+(``items.parquet`` ``flagged``; see :mod:`zcp_core.probe.flags`) that have a verified twin; under
+``--replace covered`` every item that has one, flagged or not (a clean release whatever the per-item
+power). A replaced item's twin is its spare (its last twin with a score, which took no part in its p) when
+the spare is verified, else its first verified twin (:func:`twin_verification`):
 
 * ``reexecuted``: a numeric twin (``metadata["method"]`` starts with
   ``numeric-perturbation-``) whose solution was re-executed from the twin's
@@ -18,17 +20,24 @@ The release replaces exactly the run's flagged items (``items.parquet`` ``flagge
   generator (``metadata["generator"]`` and ``metadata["judges"]``, every judge
   CORRECT on the accepted attempt).
 
-Other flagged items are kept and listed with the reason.
+Other flagged items (and, under ``covered``, other items with twins) are kept and listed with the reason.
 
-The flags are the gate (:mod:`zcp_core.probe.verdict`). On a P metric they are Benjamini-Hochberg
-discoveries at level q, itself a level-q test of "no item is contaminated": with no discovery nothing
-is replaced, and the card says so in one sentence. ``--min-confidence`` (default 0.95) is an extra
-gate on the paper's Contamination Confidence of the same metric (which needs ``n >= stats.MIN_PAIRS``
-pairs). Under the paper's ``acc`` rule (original right, twin wrong; also every run made before the
-flags carried a false-discovery rate) chance alone flags some: the card then gives the twin-only count
-``c`` and ``b - c`` with its exact 95% CI as the estimated number of memorised items. The card and
-``release.json`` carry the flag metric, q, the flags, the expected false flags (q x flagged), the
-model's mean on the flag metric before and after the release, and each replaced item's p and q-value.
+Under ``flagged`` the flags are the gate (:mod:`zcp_core.probe.verdict`). On a P metric they are
+Benjamini-Hochberg discoveries at level q, itself a level-q test of "no item is contaminated": with no
+discovery nothing is replaced, and the card says so in one sentence. Across audits the expected share of
+false flags is at most about q; a given list can hold more, so the card gives no count of false flags.
+``--min-confidence`` (default 0.95) gates both modes on the paper's Contamination Confidence of the same
+metric (which needs ``n >= stats.MIN_PAIRS`` pairs). Under the paper's ``acc`` rule (original right, twin
+wrong; also every run made before the flags carried a false-discovery rate) chance alone flags some: the
+card then gives the twin-only count ``c`` and ``b - c`` with its exact 95% CI as the estimated number of
+memorised items.
+
+The card and ``release.json`` carry the mode, the flag metric, q, the flags, each replaced item's p and
+q-value, and the model's mean on the flag metric (:class:`Scores`): before the release over the probed
+originals, after it over the released items, a replaced item scored on its spare twin. The spare took no
+part in the item's p, so its score is not selected low with the flag, as the twins that made the p small
+are; items replaced by another twin, or with no spare, are left out of the score after and counted. They
+also carry an estimate of the contaminated items the release leaves in (:mod:`zcp_core.probe.leftover`).
 
 When none of the dataset files the run's manifest names exists any more (a run
 copied elsewhere, e.g. the bundled examples), the licence is looked for beside
@@ -69,7 +78,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from zcp_core.probe.verdict import DEFAULT_MIN_CONFIDENCE, Verdict, run_verdict
+from zcp_core.probe.leftover import Leftover, storey_leftover
+from zcp_core.probe.verdict import (
+    BH_GUARANTEE,
+    DEFAULT_MIN_CONFIDENCE,
+    DEFAULT_REPLACE,
+    ReplaceMode,
+    Verdict,
+    run_verdict,
+)
 
 if TYPE_CHECKING:
     from zcp_core.schema import Item
@@ -100,11 +117,14 @@ class TwinCheck:
 
 @dataclass(frozen=True)
 class Replacement:
-    """One flagged original swapped for its twin.
+    """One original swapped for its twin.
 
     Attributes:
-        verification: ``reexecuted`` or ``two_distinct_judges`` (see :func:`twin_verification`).
+        verification: ``reexecuted``, ``template_checked`` or ``two_distinct_judges`` (see
+            :func:`twin_verification`).
         verified_by: What the verification rests on (the judges and generator, or the re-execution).
+        flagged: Whether the original was flagged (``--replace covered`` also replaces unflagged ones).
+        spare: Whether the twin is the item's spare, which took no part in its p (else its first verified twin).
     """
 
     original_id: str
@@ -117,14 +137,21 @@ class Replacement:
     evidence: str
     item_p: float | None = None
     item_q: float | None = None
+    flagged: bool = True
+    spare: bool = False
 
 
 @dataclass(frozen=True)
 class KeptFlagged:
-    """A flagged original that stays, and why (no trustworthy twin)."""
+    """An original the release would replace that stays, and why (no trustworthy twin, or the gate).
+
+    Attributes:
+        flagged: Whether it was flagged (``--replace covered`` also lists unflagged items with unverified twins).
+    """
 
     original_id: str
     reason: str
+    flagged: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,41 +168,76 @@ class ReleaseResult:
     untested: tuple[str, ...] = ()
     verdict: Verdict | None = None
     scores: Scores | None = None
+    mode: ReplaceMode = DEFAULT_REPLACE
+    leftover: Leftover | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``release.json`` and ``--json``)."""
         return {"path": str(self.path), "n_items": self.n_items, "canary": self.canary, "run": self.run,
-                "model": self.model, "replaced": [asdict(r) for r in self.replaced],
+                "model": self.model, "replace": self.mode, "replaced": [asdict(r) for r in self.replaced],
                 "kept": [asdict(k) for k in self.kept], "untested": list(self.untested),
                 "verdict": asdict(self.verdict) if self.verdict else None,
-                **_flag_fields(self.verdict, self.scores),
+                **_flag_fields(self.verdict, self.scores, self.leftover),
                 "headline": {"label": "items replaced", "value": len(self.replaced)}}
 
 
 @dataclass(frozen=True)
 class Scores:
-    """The model's mean on the flag metric over the released items, before and after the replacements.
+    """The model's mean on the flag metric, before the release and after it.
 
     Attributes:
         metric: The flag metric.
-        before: Mean over the probed originals.
-        after: The same items with each replaced original's score swapped for its replacing twin's.
-        n: Items with a score.
+        before: Mean over the probed originals with a score.
+        after: Mean over the released items with a score: kept originals as probed, each item replaced by its
+            spare twin scored on that twin; items replaced otherwise are left out.
+        n: Items in ``before``.
+        n_after: Items in ``after``.
+        left_out: Replaced items left out of ``after``: replaced by another twin than their spare (an unverified
+            or absent spare), or with no spare (fewer than 2 twins with a score).
+        spare_held_out: Whether the spare took no part in the flags. False under the ``acc`` rule (every twin
+            wrong) and in runs made before the conformal p (every twin in the p): there the score after is on
+            a twin selected with the flag and overstates the drop.
     """
 
     metric: str
     before: float | None
     after: float | None
     n: int
+    n_after: int = 0
+    left_out: int = 0
+    spare_held_out: bool = True
 
 
-def _flag_fields(v: Verdict | None, sc: Scores | None) -> dict[str, Any]:
-    """``release.json``'s flag fields: metric, q, flagged, expected false flags, scores before and after."""
+def _flag_fields(v: Verdict | None, sc: Scores | None, est: Leftover | None) -> dict[str, Any]:
+    """``release.json``'s flag fields: metric, q and what it guarantees, flagged, scores, the leftover estimate."""
     if v is None:
         return {}
     return {"flag_metric": v.flag_metric, "fdr_q": v.fdr_q, "flagged": v.flagged,
-            "expected_false_flags": v.expected_false_flags,
-            "score_before": sc.before if sc else None, "score_after": sc.after if sc else None}
+            "fdr_guarantee": BH_GUARANTEE if v.controlled else None,
+            "score_before": sc.before if sc else None, "score_after": sc.after if sc else None,
+            "score_before_items": sc.n if sc else 0, "score_after_items": sc.n_after if sc else 0,
+            "score_after_left_out": sc.left_out if sc else 0,
+            "score_after_spare_held_out": sc.spare_held_out if sc else None,
+            "leftover": asdict(est) if est else None}
+
+
+def scores_text(sc: Scores | None) -> str:
+    """The model's mean before and after the release, in words (one wording for the card and the terminal)."""
+    from zcp_core.report import capital, fmt_count, fmt_num, metric_name
+
+    if sc is None or not sc.n:
+        return ""
+    text = (f"Mean {metric_name(sc.metric)} of the model: {fmt_num(sc.before)} before the release, over the "
+            f"{fmt_count(sc.n)} probed originals; {fmt_num(sc.after)} after it, over {fmt_count(sc.n_after)} "
+            "released items (kept originals as probed, each replaced item scored on its spare twin).")
+    if sc.left_out:
+        text += (f" {fmt_count(sc.left_out)} replaced items are left out of the score after: replaced by another "
+                 "twin than their spare (the spare unverified or absent), or with no spare (fewer than 2 twins).")
+    if not sc.spare_held_out:
+        why = "under the acc rule," if sc.metric == "acc" else "in this run, made before the conformal p,"
+        text += (f" {capital(why)} every twin, the spare too, took part in the flags, so the score after is on "
+                 "twins selected with the flag and overstates the drop.")
+    return text
 
 
 def _accepting_judges(meta: Any) -> list[str]:
@@ -239,11 +301,12 @@ def _num(x: Any) -> Any:
 
 
 def release(run_path: str | Path, out: str | Path, license: str | None = None, allow_unlicensed: bool = False,
-            min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> ReleaseResult:
+            min_confidence: float = DEFAULT_MIN_CONFIDENCE, replace: ReplaceMode = DEFAULT_REPLACE) -> ReleaseResult:
     """Write a refreshed benchmark for a probe run, ready to publish.
 
     Items are replaced only when the run has a verdict (``n >= stats.MIN_PAIRS``) and its headline C is at
-    least ``min_confidence``; otherwise the benchmark is written unchanged and the card says why.
+    least ``min_confidence`` (and, under ``flagged``, some item is flagged); otherwise the benchmark is
+    written unchanged and the card says why.
 
     Args:
         run_path: A probe run folder (with ``items.parquet`` and ``items_<arm>.jsonl``).
@@ -252,6 +315,7 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
             run folder when none of the run's dataset files exists any more).
         allow_unlicensed: Release data whose source has no licence (the card says so).
         min_confidence: Headline Contamination Confidence needed to replace items (``--min-confidence``).
+        replace: ``flagged``: the flagged items with a verified twin; ``covered``: every item with one.
 
     Returns:
         A :class:`ReleaseResult`.
@@ -282,27 +346,35 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
         ts.sort(key=lambda t: int(t.metadata.get("twin") or 1))
     canary = canary_for(dict(run.manifest))
     model = str(run.manifest.get("model") or "")
-    verdict = run_verdict(dict(run.summary), flags, min_confidence)
-    replaced, kept, swap = [], [], {}
-    for row in flags[flags["flagged"]].to_dict("records"):
-        oid = row["pair_id"]
+    verdict = run_verdict(dict(run.summary), flags, min_confidence, replace)
+    replaced, kept, swap, spares = [], [], {}, set()
+    for row in flags.to_dict("records"):
+        oid, flagged = row["pair_id"], bool(row["flagged"])
+        if not flagged and replace == "flagged":
+            continue
         if verdict.not_replaced:
-            kept.append(KeptFlagged(oid, verdict.not_replaced))
+            if flagged:  # under covered the gate keeps every item: the card's sentence says so once
+                kept.append(KeptFlagged(oid, verdict.not_replaced))
             continue
         if not twins.get(oid):
-            kept.append(KeptFlagged(oid, "no reference twin"))
+            kept.append(KeptFlagged(oid, "no reference twin", flagged))
             continue
+        spare = spare_twin(row, twins[oid])
         checks = [(t, twin_verification(t)) for t in twins[oid]]
-        first = next(((t, c) for t, c in checks if c.verification is not None), None)
-        if first is None:  # its twin is not in the release, so the reason names no twin id
-            kept.append(KeptFlagged(oid, f"its twin is not verified: {checks[0][1].detail}"))
+        # the spare first: it took no part in the item's p, so it can score the item after the release
+        ok = [(t, c) for t, c in checks if c.verification is not None]
+        pick = next(((t, c) for t, c in ok if t is spare), ok[0] if ok else None)
+        if pick is None:  # its twin is not in the release, so the reason names no twin id
+            kept.append(KeptFlagged(oid, f"its twin is not verified: {checks[0][1].detail}", flagged))
             continue
-        twin, check = first
+        twin, check = pick
         swap[oid] = twin
+        if twin is spare:
+            spares.add(oid)
         replaced.append(Replacement(oid, twin_id(twin), check.verification or "", check.detail, row["flip"],
                                     _num(row["p_all_gap"]), _num(row["p_all_gap_rank"]),
                                     cite_twin(str(row["evidence"]), twin), _num(row.get("item_p")),
-                                    _num(row.get("item_q"))))
+                                    _num(row.get("item_q")), flagged, twin is spare))
     require_derivatives_allowed(lic, len(replaced), "items replaced by twins")
     verified = {r.original_id: r.verification for r in replaced}
     rows = [release_row(it, swap.get(it.id), verified.get(it.id, ""), canary) for it in originals]
@@ -317,8 +389,14 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     atomic_write_bytes(folder / "replacements.jsonl", ("\n".join(lines) + ("\n" if lines else "")).encode())
     atomic_write_bytes(folder / "CANARY.txt", (canary + "\n").encode())
     untested = tuple(it.id for it in originals if it.id not in twins)
+    # the spare stayed out of the flags only when they are the conformal p's (a run that stored their
+    # calibration sizes); under the acc rule every twin is wrong by the flag's own definition
+    held_out = verdict.controlled and "calibration_size" in flags
+    scores = release_scores(flags, swap, spares, verdict.flag_metric, held_out)
+    leftover = (storey_leftover(flags["item_p"].to_numpy(dtype=float), flags["pair_id"].isin(list(swap)).to_numpy())
+                if verdict.controlled and "item_p" in flags else None)
     res = ReleaseResult(folder, len(rows), tuple(replaced), tuple(kept), canary, str(run.path), model,
-                        untested, verdict, release_scores(flags, swap, verdict.flag_metric))
+                        untested, verdict, scores, replace, leftover)
     # The published summary names no local path: the folder is "." and the run is its folder's name.
     atomic_write_json(folder / "release.json", {**res.to_dict(), "path": ".", "run": run.path.name,
                                                 "command": _command(dict(run.manifest)),
@@ -329,24 +407,68 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     return res
 
 
-def release_scores(flags: Any, swap: dict[str, Item], metric: str) -> Scores:
-    """The flag metric's mean over the probed items before and after ``swap`` (original id -> its twin)."""
+def release_scores(flags: Any, swap: dict[str, Item], spares: set[str], metric: str,
+                   spare_held_out: bool = True) -> Scores:
+    """The flag metric's mean over the probed originals, and over the released items after ``swap``.
+
+    Args:
+        flags: The run's ``items`` table (``score_original``, ``twin_ids``, ``score_twins``).
+        swap: Original id -> the twin that replaces it.
+        spares: The replaced originals whose twin is their spare: scored on it after the release; the other
+            replaced items are left out of the score after.
+        metric: The flag metric.
+        spare_held_out: Whether the spare took no part in the flags (see :class:`Scores`).
+    """
+    before, after, left_out = [], [], 0
+    for row in flags.to_dict("records"):
+        s0 = _finite(row.get("score_original"))
+        if s0 is None:
+            continue
+        before.append(s0)
+        oid = row["pair_id"]
+        if oid not in swap:
+            after.append(s0)
+            continue
+        s1 = _twin_score(row, swap[oid].id) if oid in spares else None
+        if s1 is None:
+            left_out += 1
+        else:
+            after.append(s1)
+    n, n1 = len(before), len(after)
+    return Scores(metric, sum(before) / n if n else None, sum(after) / n1 if n1 else None, n, n1, left_out,
+                  spare_held_out)
+
+
+def spare_twin(row: dict[str, Any], twins: list[Item]) -> Item | None:
+    """An item's spare: its last distinct twin with a score on the flag metric, which took no part in its p.
+
+    The twins are read as :func:`zcp_core.probe.ktwins.twin_scores` reads them for the p: in twin order, a twin
+    repeating an earlier one's question left out, then those without a score. ``None`` when fewer than 2 remain
+    (no comparator beside a spare, so no spare). Runs made before the per-twin lists: the last of at least 2 twins.
+    """
+    ids, scores = [str(i) for i in _seq(row.get("twin_ids"))], _seq(row.get("score_twins"))
+    if ids and len(ids) == len(scores):
+        questions = _seq(row.get("twin_questions"))
+        keys = questions if len(questions) == len(ids) else ids
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}  # each question's first twin
+        scored = [ids[i] for i in sorted(first.values()) if _finite(scores[i]) is not None]
+        by_id = {t.id: t for t in twins}
+        return by_id.get(scored[-1]) if len(scored) >= 2 else None
+    return twins[-1] if len(twins) >= 2 else None
+
+
+def _twin_score(row: dict[str, Any], tid: str) -> float | None:
+    """The flag metric's score of twin ``tid`` in an item row (``None`` when it has none)."""
+    ids, scores = [str(i) for i in _seq(row.get("twin_ids"))], _seq(row.get("score_twins"))
+    return _finite(scores[ids.index(tid)]) if tid in ids and ids.index(tid) < len(scores) else None
+
+
+def _finite(x: Any) -> float | None:
+    """A stored score as a float; ``None`` when missing or not finite."""
     import math
 
-    before, after = [], []
-    for row in flags.to_dict("records"):
-        s0 = _num(row.get("score_original"))
-        if s0 is None or (isinstance(s0, float) and math.isnan(s0)):
-            continue
-        twin = swap.get(row["pair_id"])
-        s1 = s0
-        if twin is not None:
-            ids, scores = _seq(row.get("twin_ids")) or [twin.id], _seq(row.get("score_twins"))
-            s1 = float(scores[ids.index(twin.id)]) if twin.id in ids and ids.index(twin.id) < len(scores) else s0
-        before.append(float(s0))
-        after.append(s1)
-    n = len(before)
-    return Scores(metric, sum(before) / n if n else None, sum(after) / n if n else None, n)
+    v = _num(x)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 def _seq(x: Any) -> list[Any]:

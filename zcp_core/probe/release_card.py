@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zcp_core.probe.leftover import leftover_text
 from zcp_core.probe.verdict import verdict_lines
 
 if TYPE_CHECKING:
@@ -14,16 +15,19 @@ if TYPE_CHECKING:
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
+    from zcp_core.probe.release import scores_text
     from zcp_core.probe.report import confidence_of, headline_of
     from zcp_core.publish import Card, citation_for, source_line
-    from zcp_core.report import fmt_count, fmt_num, fmt_p, metric_name
+    from zcp_core.report import fmt_num, fmt_p, metric_name
 
     # The card's headline is the run's report headline, as the CLI, app and notebooks show it.
     head = headline_of(confidence_of(res.run))
     verdict = (f"{head.value} ({head.subject}): {head.reading}" if head.raw is not None
                else f"no verdict was possible: {head.reason}")
     datasets = _datasets(manifest)
-    title = ("Refreshed benchmark: " + f"{len(res.replaced)} flagged items replaced by verified twins"
+    covered = res.mode == "covered"
+    what = "items (every item with one)" if covered else "flagged items"
+    title = (f"Refreshed benchmark: {len(res.replaced)} {what} replaced by verified twins"
              if res.replaced else "Audited benchmark: nothing replaced")
     v = res.verdict
     controlled = v is not None and v.controlled
@@ -31,9 +35,12 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
                  f"discovery at false-discovery level q = {v.fdr_q:g}" if controlled and v is not None else
                  "the model answers it correctly with its chain of thought cut away (zero-CoT) but fails every "
                  "reference twin with the same logic and new numbers (no false-discovery control)")
+    which = ("every item with a verified twin is replaced, flagged or not (`--replace covered`)" if covered else
+             "a flagged item with a verified twin is replaced (`--replace flagged`)")
     body = [*verdict_lines(v),
         "## How items were changed", "",
-        f"An item is flagged when {flag_rule}. A flagged item is replaced by its first verified twin: "
+        f"An item is flagged when {flag_rule}. In this release {which}, by its spare twin (its last twin, which "
+        "took no part in its p) when the spare is verified, else by its first verified twin. Verified means "
         "`reexecuted` (a numeric twin whose solution was re-executed from its own question values and matched its gold), "
         "`template_checked` (a program-template twin: the template renders the original exactly, its program gives "
         "the original's gold, and the twin's values meet its constraints) or `two_distinct_judges` (an LLM twin "
@@ -42,23 +49,24 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
         "Undo: every replaced original is stored in full in `replacements.jsonl`; "
         "`zcp_core.probe.undo_release(DIR)` rebuilds the original item list.", "",
         "## Replaced", "",
-        "| original | replacement | verified | verified by | P(all answer tokens), original minus twins | "
-        "item p | q-value | evidence |",
-        "|---|---|---|---|---|---|---|---|",
+        "| original | flagged | replacement | twin | verified | verified by | "
+        "P(all answer tokens), original minus twins | item p | q-value | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in res.replaced:
         gap = "–" if r.p_all_gap is None else f"{fmt_num(r.p_all_gap, signed=True)} (rank {r.p_all_gap_rank})"
-        body.append(f"| {r.original_id} | {r.replacement_id} | {r.verification} | "
+        body.append(f"| {r.original_id} | {'yes' if r.flagged else 'no'} | {r.replacement_id} | "
+                    f"{'spare' if r.spare else 'first verified'} | {r.verification} | "
                     f"{r.verified_by.replace('|', '/')} | {gap} | {fmt_p(r.item_p)} | {fmt_p(r.item_q)} | "
                     f"{r.evidence.replace('|', '/')} |")
     if not res.replaced:
-        body.append("| (none) | | | | | | | |")
-    sc = res.scores
-    if sc is not None and sc.n:
-        body += ["", f"Mean {metric_name(sc.metric)} of the model over the {fmt_count(sc.n)} probed items: "
-                     f"{fmt_num(sc.before)} before the release, {fmt_num(sc.after)} after it."]
-    body += ["", "## Flagged but kept", ""]
-    body += [f"- {k.original_id}: {k.reason}" for k in res.kept] or ["(none)"]
+        body.append("| (none) | | | | | | | | | |")
+    if sc_text := scores_text(res.scores):
+        body += ["", sc_text]
+    body += ["", "## Contaminated items left (an estimate)", "", leftover_text(res.leftover, controlled)]
+    body += ["", "## Kept though it has a twin" if covered else "## Flagged but kept", ""]
+    body += [f"- {k.original_id}{' (flagged)' if covered and k.flagged else ''}: {k.reason}"
+             for k in res.kept] or ["(none)"]
     body += ["", "## Untested", ""]
     body += ([f"- {i}: no reference twin, so the probe could not test it" for i in res.untested] or ["(none)"])
     return Card(
@@ -68,14 +76,15 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
                 f"model probed: `{res.model}` (revision `{manifest.get('model_revision')}`)",
                 f"Contamination Confidence: {verdict}"),
         citation=citation_for([d["path"] for d in datasets]), canary=res.canary,
-        counts={"items": str(res.n_items), "replaced": str(len(res.replaced)),
+        counts={"items": str(res.n_items), "replaced": f"{len(res.replaced)} (--replace {res.mode})",
                 **({"flagged": f"{v.flagged} (false-discovery level q = {v.fdr_q:g} on {metric_name(v.flag_metric)})",
-                    "expected false flags (at most q x flagged)": fmt_num(v.expected_false_flags, 1)}
+                    "estimated contaminated items left": (
+                        f"{fmt_num(res.leftover.left, 1)} (Storey, items with a p only)" if res.leftover else "–")}
                    if v is not None and v.controlled else
                    {"flags chance alone gives (twin only right, c)": str(v.c),
                     "estimated memorised items (b - c)": v.memorised_text} if v is not None and v.k_twins == 1 else
                    {"flagged": f"{v.flagged} (no false-discovery control)"} if v is not None else {}),
-                "flagged but kept": f"{len(res.kept)} (reasons below)",
+                ("kept though it has a twin" if covered else "flagged but kept"): f"{len(res.kept)} (reasons below)",
                 "untested": f"{len(res.untested)} (no reference twin)", "dropped": "0 (a release never drops items)"},
         body="\n".join(body), tags=("benchmark-refresh",),
     )

@@ -1,21 +1,33 @@
 """The verdict a release follows: the run's flags, the flag metric's C against ``--min-confidence``.
 
-Used by :mod:`zcp_core.probe.release`. The flags are the gate. On a P metric they are
-Benjamini-Hochberg discoveries at level q, and BH is itself a level-q test of "no item is
-contaminated": no discovery, no replacement. ``--min-confidence`` is an extra gate on the paper's
-Contamination Confidence of the same metric, which needs ``n >= stats.MIN_PAIRS`` pairs. Under the
-paper's ``acc`` rule (and in runs made before the flags carried a false-discovery rate) the flags
-have no such control, and the card gives how many flags chance alone gives. :func:`run_verdict` says
-whether items may be replaced, and the card's sentence when not.
+Used by :mod:`zcp_core.probe.release`. Under ``--replace flagged`` (the default) the flags are the gate.
+On a P metric they are Benjamini-Hochberg discoveries at level q, and BH is itself a level-q test of "no
+item is contaminated": no discovery, no replacement. BH's guarantee is an average over audits: across
+audits the expected share of false flags is at most about q (the per-item p are approximate, items not
+being exactly exchangeable), and a given list can hold more (with no contamination at all, every flag is
+false). ``--replace covered`` replaces every item with a verified twin whatever the flags. In both modes
+``--min-confidence`` is a gate on the paper's Contamination Confidence of the flag metric, which needs
+``n >= stats.MIN_PAIRS`` pairs. Under the paper's ``acc`` rule (and in runs made before the flags carried
+a false-discovery rate) the flags have no such control, and the card gives how many flags chance alone
+gives. :func:`run_verdict` says whether items may be replaced, and the card's sentence when not.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 #: Default ``--min-confidence``: the headline C a run needs before its flagged items are replaced.
 DEFAULT_MIN_CONFIDENCE = 0.95
+
+#: Which items a release replaces (``zcp release --replace``): the flagged ones with a verified twin, or every
+#: item with a verified twin (a clean release whatever the per-item power).
+ReplaceMode = Literal["flagged", "covered"]
+REPLACE_MODES: tuple[str, ...] = get_args(ReplaceMode)
+DEFAULT_REPLACE: ReplaceMode = "flagged"
+#: BH's guarantee in words: an average over audits, not a bound on the list found.
+BH_GUARANTEE = ("Across audits, the expected share of false flags is at most about q (approximately: items are "
+                "not exactly exchangeable); a given list can hold more.")
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,7 @@ class Verdict:
         tested: Items with a per-item p (every pair under the ``acc`` rule).
         k_twins: The most twins an item has. Above 1 the twin-only count is no chance comparator for the
             ``acc`` rule's flags (original right and all K twins wrong), so the card gives none.
+        mode: Which items the release replaces (``--replace``).
     """
 
     confidence: float | None
@@ -54,16 +67,12 @@ class Verdict:
     flagged: int = 0
     tested: int = 0
     k_twins: int = 1
+    mode: ReplaceMode = DEFAULT_REPLACE
 
     @property
     def controlled(self) -> bool:
         """Whether the flags carry a false-discovery rate."""
         return self.fdr_q is not None
-
-    @property
-    def expected_false_flags(self) -> float | None:
-        """At most this many flags are expected to be false (q x flagged); ``None`` without control."""
-        return None if self.fdr_q is None else self.fdr_q * self.flagged
 
     @property
     def memorised_text(self) -> str:
@@ -81,13 +90,15 @@ def _shown(c: float | None, bound: bool = False) -> str:
     return fmt_c(c, bound)
 
 
-def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Verdict:
+def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+                mode: ReplaceMode = DEFAULT_REPLACE) -> Verdict:
     """Whether the run's flags may replace items, and the flags chance alone gives (from ``items`` flips).
 
     Args:
         summary: The probe run's summary (its ``metrics`` and ``flags``).
         flags: The run's ``items`` table (``flagged``; ``flip``: ``orig_only`` / ``ref_only`` / ...).
         min_confidence: The flag metric's C needed to replace items.
+        mode: ``flagged``: the flags gate too (no discovery, no replacement); ``covered``: only C does.
     """
     from zcp_core.intervals import mcnemar_bounds
     from zcp_core.probe.analysis import enforce_min_pairs
@@ -96,6 +107,8 @@ def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEF
 
     if not 0.0 <= min_confidence <= 1.0:
         raise ValueError(f"--min-confidence must be in [0, 1], got {min_confidence}")
+    if mode not in REPLACE_MODES:
+        raise ValueError(f"--replace must be one of {REPLACE_MODES}, got {mode!r}")
     conf = enforce_min_pairs({"metrics": summary.get("metrics") or {}, "headline": summary.get("headline") or {}})
     block = summary.get("flags") or {}
     metric = str(block.get("metric") or "acc")  # runs made before the flags block flagged by the acc rule
@@ -108,9 +121,10 @@ def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEF
         c_value = min(float(c_value), C_CAP)  # the one ceiling, also for runs stored before it
     shown = _shown(c_value if isinstance(c_value, float) else None, bool(entry.get("bound")))
     tested = int(block.get("items") or 0) if q is not None else len(flags)
-    if q is not None and not tested:
+    gated = mode == "flagged"  # covered replaces whatever the flags say, so only C gates it
+    if gated and q is not None and not tested:
         why = f"not replaced: {block.get('note') or 'no item has a per-item p'}"
-    elif q is not None and not flagged:
+    elif gated and q is not None and not flagged:
         why = (f"not replaced: no item is a discovery at false-discovery level q = {q:g} on {metric_name(metric)} "
                f"({fmt_count(tested)} items tested)")
     elif n is None or n < MIN_PAIRS or entry.get("reason") == TOO_FEW_PAIRS:
@@ -131,29 +145,30 @@ def run_verdict(summary: dict[str, Any], flags: Any, min_confidence: float = DEF
         ci = (lo * pairs, hi * pairs)
     k = int(flags["n_twins"].max()) if "n_twins" in flags and len(flags) else 1
     return Verdict(c_value if isinstance(c_value, float) else None, metric, n, min_confidence, why, b, c, b - c,
-                   ci if k == 1 else None, metric, float(q) if q is not None else None, flagged, tested, k)
+                   ci if k == 1 else None, metric, float(q) if q is not None else None, flagged, tested, k, mode)
 
 
 def verdict_lines(v: Verdict | None) -> list[str]:
     """The card's verdict section: the gate, and how many flags chance alone gives."""
-    from zcp_core.report import fmt_count, fmt_num, metric_name
+    from zcp_core.report import fmt_count, metric_name
 
     if v is None:
         return []
     from zcp_core.report import C_DEFINED
 
     lines = ["## Verdict", "", f"{C_DEFINED}", ""]
+    which = {"flagged": "the flagged items with a verified twin",
+             "covered": "every item with a verified twin, flagged or not"}[v.mode]
     if v.not_replaced:
         lines += [f"**{v.not_replaced}.** The benchmark is written unchanged.", ""]
     else:
-        lines += [f"Replaced: {v.flagged} flagged items, and Contamination Confidence {_shown(v.confidence)} "
-                  f"({metric_name(v.metric)}, {fmt_count(v.n)} pairs) is at least --min-confidence "
-                  f"{v.min_confidence:g}.", ""]
+        lines += [f"Replaced (--replace {v.mode}): {which}; {v.flagged} items are flagged, and Contamination "
+                  f"Confidence {_shown(v.confidence)} ({metric_name(v.metric)}, {fmt_count(v.n)} pairs) is at least "
+                  f"--min-confidence {v.min_confidence:g}.", ""]
     if v.controlled:
         lines += [f"- Flagged: {v.flagged} of {fmt_count(v.tested)} items are Benjamini-Hochberg discoveries at "
                   f"q = {v.fdr_q:g} on {metric_name(v.flag_metric)}, each from its own p against its twins. "
-                  f"The expected share of false flags is at most q: about {fmt_num(v.expected_false_flags, 1)} "
-                  "of them.", ""]
+                  f"{BH_GUARANTEE}", ""]
         return lines
     if v.k_twins > 1:
         return lines + [f"- Flagged (original right, all of its up to {v.k_twins} twins wrong): {v.flagged}; no "
