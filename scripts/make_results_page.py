@@ -36,6 +36,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Zero-CoT probe", "probe_throughput_number", "The same with `--answer-format number`: wall time", "1.30x"),
     ("Zero-CoT probe", "probe_full_throughput", "Whole GSM8K test set on 2 CPU cores, seconds (twins of an older generator)", "980.5"),
     ("Zero-CoT probe", "paired_test_size", "Paired-test size under the null at n = 10 (sign-flip permutation)", "0.049"),
+    ("Zero-CoT probe", "probe_test_size", "Benchmark test at K twins: null cells whose rejection interval holds the nominal level (skewed and heavy-tailed nulls, K = 1 to 8, n = 20 to 700)", "72 of 72"),
     ("Zero-CoT probe", "backend_throughput", "Batched `score` against one item at a time", "1.17"),
     ("Twins", "twin_card", "Twin card, default generator: GSM8K test items with a twin", "55.0%"),
     ("Twins", "twin_card_lab", "Twin card, the lab's generator: GSM8K test items with a twin", "52.7%"),
