@@ -121,7 +121,9 @@ def main() -> int:
     out, clock = Path(args.out), Clock()
     ref = out / "reference"
     if not (ref / "manifest.json").exists():
-        zcp("reference", "build", "--dataset", DATASET, "--twins", str(args.twins), "--seed", "0", "--out", str(ref))
+        # K twins and the spare, as `zcp probe --twins K` builds them
+        zcp("reference", "build", "--dataset", DATASET, "--twins", str(args.twins + 1), "--seed", "0", "--out",
+            str(ref))
     body: list[str] = [f"Twins: {args.twins} per covered item, shared by every probe below. Probe settings: "
                        f"`zcp probe --dataset {DATASET} --reference {ref} --model M {' '.join(PROBE)}`.", "",
                        *_card_lines(ref), "## Builds and their checks", ""]

@@ -79,8 +79,9 @@ def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
     from zcp_core.probe.ktwins import DEFAULT_TWINS
     from zcp_core.reference import perturb_gsm8k
 
-    # K twins per item, as `zcp probe --twins K` draws them (twin k with seed k - 1); twin 1 is the lab's own
-    extra = [t for k in range(2, DEFAULT_TWINS + 1)
+    # K twins per item and the spare, as `zcp probe --twins K` draws them (twin k with seed k - 1); twin 1 is the
+    # lab's own
+    extra = [t for k in range(2, DEFAULT_TWINS + 2)
              for t in perturb_gsm8k(list(ev.originals), seed=seed + k - 1, twin=k, ambiguity=LAB_AMBIGUITY).items]
     with twins.open("w", encoding="utf-8") as f:
         for it in [*ev.twins, *extra]:

@@ -36,9 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="reference twins: an items file with original_id, or a `zcp reference build --out` folder; "
                         "omitted for GSM8K: built by numeric perturbation")
     p.add_argument("--twins", type=positive_int, default=None, metavar="K",
-                   help=f"twins per item: built on the fly without --reference (default {DEFAULT_TWINS}); with "
-                        "--reference, its twins numbered 1..K (default: all it holds). Per-item p-values and "
-                        "their flags need K >= 2")
+                   help=f"twins each original is scored against (default {DEFAULT_TWINS}); one more, the spare, "
+                        "is built beside them (K + 1 twins per item; it takes no part in the item's own p and is "
+                        "the twin a release publishes). With --reference: its twins numbered 1..K + 1 (default: "
+                        "all it holds). Per-item p-values and their flags need 2 distinct twins")
     p.add_argument("--twin", type=positive_int, default=None, metavar="N",
                    help="probe against twin N alone (metadata twin: 1..K) instead of all of an item's twins")
     p.add_argument("--as-original", type=positive_int, default=None, metavar="N",
@@ -134,8 +135,8 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
 
         # A `zcp reference build --out` folder or its reference.jsonl.
         twins = load_reference(args.reference)
-        if args.twins:
-            twins = [it for it in twins if _twin_number(it) <= args.twins]
+        if args.twins:  # K twins and the spare
+            twins = [it for it in twins if _twin_number(it) <= args.twins + 1]
         if args.as_original is not None:
             original, reference = _twin_as_original(args, original, twins, keep)
             notes["original_arm"] = f"twin {args.as_original}"
@@ -154,15 +155,15 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
         from zcp_core.reference import perturb_gsm8k
 
         k = args.twins or DEFAULT_TWINS
-        # as `zcp reference build --twins K`: twin k has its own seed (seed + k - 1)
-        sets = [perturb_gsm8k(original, seed=args.seed + j - 1, twin=j) for j in range(1, k + 1)]
+        # as `zcp reference build --twins K + 1`: twin j has its own seed (seed + j - 1); the last is the spare
+        sets = [perturb_gsm8k(original, seed=args.seed + j - 1, twin=j) for j in range(1, k + 2)]
         reference = [t for r in sets for t in r.items]
         failures = sets[0].failures
-        notes["reference_built"] = {"method": sets[0].method, "twins": len(reference), "k": k,
+        notes["reference_built"] = {"method": sets[0].method, "twins": len(reference), "k": k, "spare": 1,
                                     "failures": len(failures),
                                     "failure_reasons": [f"{f.id}: {f.reason}" for f in failures][:50]}
         log(f"no --reference: built a numeric reference on the fly ({sets[0].method}): {len(reference)} twins "
-            f"({k} per item), {len(failures)} items could not be traced; it is saved in the run as "
+            f"({k} per item and a spare), {len(failures)} items could not be traced; it is saved in the run as "
             "items_reference.jsonl")
     elif original and shipped_templates(args.dataset) is not None:  # MATH-500: program templates
         from zcp_core.reference.template_build import solver_records, template_twins
@@ -170,14 +171,15 @@ def _load_sets(args: argparse.Namespace) -> tuple[list[Any], list[Any], list[Any
         path = shipped_templates(args.dataset)
         assert path is not None
         k = args.twins or DEFAULT_TWINS
-        sets = template_twins(original, load_templates(path), seed=args.seed, twins=k, solved=solver_records(path))
+        sets = template_twins(original, load_templates(path), seed=args.seed, twins=k + 1,  # K and the spare
+                              solved=solver_records(path))
         reference = [t for r in sets for t in r.items]
         failures = sets[0].failures
-        notes["reference_built"] = {"method": sets[0].method, "twins": len(reference), "k": k,
+        notes["reference_built"] = {"method": sets[0].method, "twins": len(reference), "k": k, "spare": 1,
                                     "failures": len(failures), "templates": str(path),
                                     "failure_reasons": [f"{f.id}: {f.reason}" for f in failures][:50]}
         log(f"no --reference: built template twins on the fly from {path.name} ({sets[0].method}): "
-            f"{len(reference)} twins ({k} per item), {len(failures)} items have none; saved in the run as "
+            f"{len(reference)} twins ({k} per item and a spare), {len(failures)} items have none; saved in the run as "
             "items_reference.jsonl")
     else:
         raise DataError(args.dataset, None, None,

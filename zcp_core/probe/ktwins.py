@@ -33,7 +33,8 @@ __all__ = ["DEFAULT_FDR", "DEFAULT_FLAG_METRIC", "DEFAULT_TWINS", "FLAG_METRICS"
 FlagMetric = Literal["p_all", "p_first", "p_all_cal", "p_first_cal", "acc"]
 FLAG_METRICS: tuple[str, ...] = get_args(FlagMetric)
 DEFAULT_FDR = 0.1
-#: Twins per item a probe builds by default (``zcp probe --twins``); chosen by measurement, see the docs.
+#: Twins each original is scored against by default (``zcp probe --twins K``; the probe builds K + 1, the last
+#: being the spare); chosen by measurement, see the docs.
 DEFAULT_TWINS = 4
 DEFAULT_FLAG_METRIC = "p_all"
 #: Per-item p needs this many distinct twins: one the original is scored against, and the spare.
