@@ -102,7 +102,7 @@ pd.concat([rep.table().assign(Model=name) for name, rep in reports.items()]).set
 
 # %% [markdown]
 # ## Flagged items
-# Each run says how it flags items. With two or more twins per item, every item gets its own one-sided p against its twins, and the flags are Benjamini-Hochberg discoveries at a false-discovery level q: at most a share q of them are expected to be false. With one twin, the paper's rule applies (original right at zero-CoT, twin wrong), which has no such control. The lab split says which originals were trained on, so we can check where the flags land.
+# Each run says how it flags items. With two or more twins per item, every item gets its own one-sided p against its twins, and the flags are Benjamini-Hochberg discoveries at a false-discovery level q: across audits at most about a share q of flags are false on average, and a given list can hold more. With one twin, the paper's rule applies (original right at zero-CoT, twin wrong), which has no such control. The lab split says which originals were trained on, so we can check where the flags land.
 
 # %%
 split = {json.loads(line)["id"]: json.loads(line)["split"]
