@@ -29,7 +29,7 @@ REPR = re.compile(r"\{'|\['|\('|\{\"|\[\"|\bNone\b|\bnan\b")
 
 
 def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """Run ``zcp ARGV``, expect argparse's refusal (exit 2) and return its one error line."""
+    """Run ``zcp ARGV``, expect argparse's refusal (exit 2) in at most three lines and return its error line."""
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
@@ -38,7 +38,9 @@ def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     errors = [line for line in captured.err.splitlines() if ": error: " in line]
     assert len(errors) == 1, captured.err
     assert "Traceback" not in captured.err
-    assert captured.err.rstrip().splitlines()[-1] == errors[0]  # the error is the last word, after the usage
+    lines = captured.err.rstrip().splitlines()
+    # the error first, then its flag's hint, then where the usage is: nothing scrolls it away
+    assert lines[0] == errors[0] and len(lines) <= 3 and lines[-1].startswith("see `zcp")
     return errors[0]
 
 

@@ -9,18 +9,49 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Mapping
+from typing import Any, Mapping, NoReturn
 
 
 def positive_int(text: str) -> int:
-    """A count of at least 1 (``--limit``): leaving the flag out means every item, so 0 or less is a mistake."""
+    """A count of at least 1 (``--limit``, ``--twins``); the flag's own hint says what leaving it out gives."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value} (leave the flag out for every item)")
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+#: One hint per flag, shown under a bad value's error (what the flag means, or what leaving it out gives).
+FLAG_HINTS: dict[str, str] = {
+    "--limit": "hint: leave --limit out to use every item",
+    "--twins": "hint: leave --twins out for the default (4 twins and a spare per item)",
+    "--twin": "hint: --twin N picks one twin by its number, 1 to K",
+    "--as-original": "hint: --as-original N lets twin N (1 to K) stand as the original",
+    "--replicates": "hint: leave --replicates out for one build per kind",
+    "--check-items": "hint: the number of items to check, at least 1",
+    "--fdr": "hint: the false-discovery level q, e.g. 0.1",
+    "--prior": "hint: the prior probability of contamination, e.g. 0.5",
+    "--min-confidence": "hint: a Contamination Confidence between 0 and 1, e.g. 0.95 (0 turns the gate off)",
+    "--port": "hint: a free TCP port, e.g. 8600",
+}
+
+
+class ShortErrorParser(argparse.ArgumentParser):
+    """An argument parser whose errors take at most three lines: the error naming the flag, its hint, and where
+    the full usage is (argparse's default prints the whole usage first, which scrolls the error away)."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102 (argparse's own method)
+        import re
+
+        found = re.search(r"argument ((?:--?[\w-]+/?)+)", message)
+        flag = found.group(1).split("/")[-1] if found else ""
+        lines = [f"{self.prog}: error: {message}"]
+        if flag in FLAG_HINTS:
+            lines.append(FLAG_HINTS[flag])
+        lines.append(f"see `{self.prog} --help`")
+        self.exit(2, "\n".join(lines) + "\n")
 
 
 def _number(text: str) -> float:

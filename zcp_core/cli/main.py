@@ -20,7 +20,10 @@ COMMAND_MODULES = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``zcp`` argument parser."""
-    parser = argparse.ArgumentParser(prog="zcp", description="Audit LLM benchmarks and training data for contamination.")
+    from zcp_core.cli.common import ShortErrorParser
+
+    # subcommands inherit the parser class, so every command's flag errors are short
+    parser = ShortErrorParser(prog="zcp", description="Audit LLM benchmarks and training data for contamination.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
