@@ -27,3 +27,21 @@ def test_twins_never_gets_the_limit_hint(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["probe", "--dataset", "x", "--twins", "0"])
     assert "every item" not in capsys.readouterr().err
+
+
+def test_every_json_output_is_strict(capsys) -> None:
+    """`--json` goes through one printer: NaN and infinities (numpy ones too, nested) print as null."""
+    import argparse
+    import json
+
+    import numpy as np
+
+    from zcp_core.cli.common import emit
+
+    def strict(c: str) -> None:
+        raise ValueError(f"non-strict JSON constant {c}")
+
+    emit(argparse.Namespace(json=True), {"a": float("nan"), "b": [np.float64("inf"), 1.5, {"c": np.nan}],
+                                         "d": np.int64(3), "e": (float("-inf"),)}, "text")
+    out = json.loads(capsys.readouterr().out, parse_constant=strict)
+    assert out == {"a": None, "b": [None, 1.5, {"c": None}], "d": 3, "e": [None]}

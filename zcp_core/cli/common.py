@@ -114,11 +114,24 @@ def backend_from_args(args: argparse.Namespace, spec: str | None = None) -> Any:
 
 
 def emit(args: argparse.Namespace, summary: Mapping[str, Any], text: str) -> None:
-    """Print ``summary`` as JSON under ``--json``, else the human ``text``."""
+    """Print ``summary`` as strict JSON under ``--json`` (``null`` for a missing number), else the human ``text``."""
     if getattr(args, "json", False):
-        print(json.dumps(summary, default=_json_default, sort_keys=True))
+        print(json.dumps(finite_json(summary), default=_json_default, sort_keys=True, allow_nan=False))
     else:
         print(text)
+
+
+def finite_json(x: Any) -> Any:
+    """``x`` with every non-finite float (NaN, inf; numpy ones too) as ``None``, so its JSON is strict."""
+    import math
+
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
+        x = x.tolist()  # a numpy scalar becomes its Python value, an array a list
+    if isinstance(x, dict):
+        return {k: finite_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite_json(v) for v in x]
+    return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def _json_default(o: Any) -> Any:
@@ -126,9 +139,9 @@ def _json_default(o: Any) -> Any:
 
     if hasattr(o, "item"):
         o = o.item()
-    if isinstance(o, float) and math.isnan(o):
+    if isinstance(o, float) and not math.isfinite(o):
         return None
-    return str(o)
+    return o if isinstance(o, (int, float, bool)) else str(o)
 
 
 def log(msg: str) -> None:

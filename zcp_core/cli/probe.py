@@ -15,7 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zcp_core.cli.common import add_common, add_model, emit, log, open_probability, positive_int, probability
+from zcp_core.cli.common import (
+    add_common,
+    add_model,
+    emit,
+    finite_json,
+    log,
+    open_probability,
+    positive_int,
+    probability,
+)
 from zcp_core.probe.calibrate import CALIBRATE_MODES, PRIOR_BAND
 from zcp_core.probe.ktwins import DEFAULT_FDR, DEFAULT_FLAG_METRIC, DEFAULT_TWINS, FLAG_METRICS
 from zcp_core.probe.verdict import DEFAULT_REPLACE, REPLACE_MODES
@@ -315,19 +324,6 @@ def confidence_cmd(args: argparse.Namespace) -> int:
         out["control"], out["did"] = run.summary.get("control") or {}, run.summary["did"]
     emit(args, finite_json(out), rep.to_text())
     return 0
-
-
-def finite_json(x: Any) -> Any:
-    """``x`` with every non-finite float (NaN, inf; numpy ones too) as ``None``, so its JSON is strict."""
-    import math
-
-    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
-        x = x.tolist()  # a numpy scalar becomes its Python value, an array a list
-    if isinstance(x, dict):
-        return {k: finite_json(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [finite_json(v) for v in x]
-    return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def release_cmd(args: argparse.Namespace) -> int:
