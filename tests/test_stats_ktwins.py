@@ -167,3 +167,26 @@ def test_fewer_comparators_are_calibrated_on_as_many() -> None:
     res = conformal_item_pvalues(o.tolist(), [s[:-1] for s in sets], sets)
     assert res.comparators[0] == 2 and res.calibration_size[0] == 299 * 3
     assert res.comparators[1] == 4 and res.calibration_size[1] == 298 * 5  # item 0 has too few twins for K = 4
+
+
+def test_at_one_twin_a_bundled_run_gets_todays_tests_and_p() -> None:
+    """The bundled contaminated run read at K = 1 (twin 1 only): McNemar and the sign-flip test, same p."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from zcp_core.probe.analysis import graded, item_gaps, metric_tests
+
+    run = Path(__file__).resolve().parent.parent / "data" / "examples" / "probe-lab-direct"
+    r = pd.read_parquet(run / "records.parquet")
+    one = r[(r["arm"] == "original") | (r["twin"].fillna(1) == 1)]
+    tests = metric_tests(one, ("p_first", "p_all"), n_resamples=2000)
+    g = item_gaps(graded(one), "acc").dropna(subset=["suspect", "reference"])
+    acc = mcnemar_test(g["suspect"].astype(bool).tolist(), g["reference"].astype(bool).tolist())
+    for m in ("p_first", "p_all"):
+        d = item_gaps(one, m)["gap"].dropna().to_numpy()
+        t = tests[m]
+        assert not isinstance(t, str) and t.test == "permutation" and t.p == sign_flip_test(d, n_resamples=2000).p
+    # and the role test, run at K = 1 directly, is the same test: the exact McNemar p to rounding
+    assert role_permutation_test(g["suspect"].astype(float).tolist(), [[x] for x in g["reference"].astype(float)],
+                                 "acc", "binary", n_resamples=500).p == pytest.approx(acc.p, rel=1e-9)
