@@ -330,7 +330,7 @@ def release_cmd(args: argparse.Namespace) -> int:
     """Write a refreshed benchmark from a probe run."""
     from zcp_core.probe import release
     from zcp_core.probe.leftover import leftover_text
-    from zcp_core.probe.release import scores_text
+    from zcp_core.probe.release_card import scores_text
 
     res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed,
                   min_confidence=args.min_confidence, replace=args.replace)

@@ -221,25 +221,6 @@ def _flag_fields(v: Verdict | None, sc: Scores | None, est: Leftover | None) -> 
             "leftover": asdict(est) if est else None}
 
 
-def scores_text(sc: Scores | None) -> str:
-    """The model's mean before and after the release, in words (one wording for the card and the terminal)."""
-    from zcp_core.report import capital, fmt_count, fmt_num, metric_name
-
-    if sc is None or not sc.n:
-        return ""
-    text = (f"Mean {metric_name(sc.metric)} of the model: {fmt_num(sc.before)} before the release, over the "
-            f"{fmt_count(sc.n)} probed originals; {fmt_num(sc.after)} after it, over {fmt_count(sc.n_after)} "
-            "released items (kept originals as probed, each replaced item scored on its spare twin).")
-    if sc.left_out:
-        text += (f" {fmt_count(sc.left_out)} replaced items are left out of the score after: replaced by another "
-                 "twin than their spare (the spare unverified or absent), or with no spare (fewer than 2 twins).")
-    if not sc.spare_held_out:
-        why = "under the acc rule," if sc.metric == "acc" else "in this run, made before the conformal p,"
-        text += (f" {capital(why)} every twin, the spare too, took part in the flags, so the score after is on "
-                 "twins selected with the flag and overstates the drop.")
-    return text
-
-
 def _accepting_judges(meta: Any) -> list[str]:
     """Judge models that said CORRECT on the accepted (last) attempt; all of ``metadata["judges"]`` if unlogged."""
     attempts = meta.get("attempts") or []

@@ -9,13 +9,12 @@ from zcp_core.probe.leftover import leftover_text
 from zcp_core.probe.verdict import verdict_lines
 
 if TYPE_CHECKING:
-    from zcp_core.probe.release import ReleaseResult
+    from zcp_core.probe.release import ReleaseResult, Scores
     from zcp_core.publish import Card, LicenseInfo
 
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.probe.release import scores_text
     from zcp_core.probe.report import confidence_of, headline_of
     from zcp_core.publish import Card, citation_for, source_line
     from zcp_core.report import fmt_num, fmt_p, metric_name
@@ -104,3 +103,22 @@ def _command(manifest: dict[str, Any]) -> str:
     from zcp_core.publish import portable_command
 
     return portable_command(str(manifest.get("command", "")))
+
+
+def scores_text(sc: Scores | None) -> str:
+    """The model's mean before and after the release, in words (one wording for the card and the terminal)."""
+    from zcp_core.report import capital, fmt_count, fmt_num, metric_name
+
+    if sc is None or not sc.n:
+        return ""
+    text = (f"Mean {metric_name(sc.metric)} of the model: {fmt_num(sc.before)} before the release, over the "
+            f"{fmt_count(sc.n)} probed originals; {fmt_num(sc.after)} after it, over {fmt_count(sc.n_after)} "
+            "released items (kept originals as probed, each replaced item scored on its spare twin).")
+    if sc.left_out:
+        text += (f" {fmt_count(sc.left_out)} replaced items are left out of the score after: replaced by another "
+                 "twin than their spare (the spare unverified or absent), or with no spare (fewer than 2 twins).")
+    if not sc.spare_held_out:
+        why = "under the acc rule," if sc.metric == "acc" else "in this run, made before the conformal p,"
+        text += (f" {capital(why)} every twin, the spare too, took part in the flags, so the score after is on "
+                 "twins selected with the flag and overstates the drop.")
+    return text
