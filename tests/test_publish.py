@@ -353,7 +353,9 @@ def test_release_replacing_user_built_twins_needs_no_licence_flag(tmp_path: Path
     assert card.startswith("---\nlicense: mit\n")
     rows = [json.loads(line) for line in (tmp_path / "rel" / "benchmark.jsonl").read_text().splitlines()]
     assert sum(r["status"] == "replaced" for r in rows) == m["summary"]["flags"]["flagged"] > 0  # the discoveries
-    assert "reference twins made by zcp (numeric-perturbation-v7): file `reference.jsonl`" in card
+    from zcp_core.reference import METHOD_NUMERIC  # the generator's version names the twins' origin
+
+    assert f"reference twins made by zcp ({METHOD_NUMERIC}): file `reference.jsonl`" in card
     for text in (card, (tmp_path / "rel" / "release.json").read_text()):
         assert str(tmp_path) not in text and "runs/" not in text
     # without the inherited record and file, the same twins are refused: the licence is what they inherited

@@ -22,8 +22,12 @@ def _gsm(q: str, sol: str, ans: str, i: str = "t-1") -> Item:
 
 
 def test_method_strings() -> None:
-    assert METHOD_NUMERIC == "numeric-perturbation-v7"
-    assert METHODS == {"tie": "numeric-perturbation-v7", "hold": "numeric-perturbation-v5"}
+    # v8 is v7 with the order rule (tests/test_twin_distinct.py); without it (order=None) the method is still v7
+    from zcp_core.reference.numeric import method_for
+
+    assert METHOD_NUMERIC == "numeric-perturbation-v8"
+    assert METHODS == {"tie": "numeric-perturbation-v8", "hold": "numeric-perturbation-v5"}
+    assert method_for(order=None) == "numeric-perturbation-v7"
 
 
 # ---- comparisons ---------------------------------------------------------------------------------------------
@@ -65,8 +69,8 @@ def test_a_comparison_the_new_values_flip_is_detected() -> None:
 def test_v7_keeps_the_solutions_comparison_true() -> None:
     """v6 made "$105 > $136 ... a profit of $105" (gold 105, right 136); v7 refuses every draw that flips the
     comparison, so the twin it makes chooses the larger profit."""
-    twin = perturb_item(_JEWEL, seed=0)
-    assert twin.metadata["method"] == "numeric-perturbation-v7" and twin.metadata["comparisons"] == 1
+    twin = perturb_item(_JEWEL, seed=0)  # v8 keeps v7's comparison rule: the same twin, the v8 label
+    assert twin.metadata["method"] == METHOD_NUMERIC and twin.metadata["comparisons"] == 1
     n = [t.value for t in find_numbers(twin.question)]  # 2 plans, $jewelry, $gadgets, jewelry %, gadgets %
     jewelry, gadgets = n[1] * n[3] / 100, n[2] * n[4] / 100
     assert F(twin.answer) == max(jewelry, gadgets) == jewelry > gadgets

@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--max-tries", type=int, default=50, help="numeric draws per item before giving up")
     b.add_argument("--twins", type=int, default=1, metavar="K",
                    help="twins per item (numeric and template), each with its own coin and seed (twin k uses seed + k - 1; "
-                        "metadata twin: 1..K; ids <id>-ref, <id>-ref2, ...)")
+                        "metadata twin: 1..K; ids <id>-ref, <id>-ref2, ...); an item's twins never repeat one another, "
+                        "and an item with fewer distinct twins gets fewer (failure kind distinct)")
     b.add_argument("--round-rule", choices=["required", "preferred"], default="required",
                    help="numeric: required (default) gives an item a twin only when both sides have one keeping the "
                         "answer's trailing zero and multiple of 5; preferred keeps that only where it can, for more "
@@ -52,6 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--ambiguity", choices=["tie", "hold"], default="tie",
                    help="numeric: a literal with several readings is tied or bound where that keeps every reading "
                         "true (tie, generator v7, the default) or always held (hold, v5, the lab's twins)")
+    b.add_argument("--order", choices=["keep", "off"], default="keep",
+                   help="numeric: a twin keeps the original's order between every step result and the numbers the "
+                        "question states beside the chain, with their products and sums (keep, generator v8, the "
+                        "default), or not (off, v7)")
     b.add_argument("--prior-model", default="smollm2",
                    help="model whose neutral prior of the answers goes into the twin card (`none`: leave it out)")
     _shared(b)
@@ -145,6 +150,8 @@ def build(args: argparse.Namespace) -> int:
     from zcp_core.data import write_items_jsonl
     from zcp_core.reference import failure_kind, perturb_gsm8k
     from zcp_core.reference.coverage import coverage_comparison
+    from zcp_core.reference.distinct import repeats, twins_per_item_histogram
+    from zcp_core.reference.order import ORDER
     from zcp_core.runs import RunSpec, write_run
 
     items = _items(args)
@@ -154,12 +161,13 @@ def build(args: argparse.Namespace) -> int:
     if args.method == "numeric":
         if not any(it.metadata.get("calculations") for it in items):
             log("note: no <<expr=result>> calculator annotations found; --method numeric needs GSM8K-style data")
+        order = ORDER if args.order == "keep" else None
         sets = [perturb_gsm8k(items, seed=args.seed + k - 1, max_tries=args.max_tries, twin=k,
-                              round_rule=args.round_rule, ambiguity=args.ambiguity)
+                              round_rule=args.round_rule, ambiguity=args.ambiguity, order=order)
                 for k in range(1, max(args.twins, 1) + 1)]
         rs = sets[0]
         config.update(max_tries=args.max_tries, twins=max(args.twins, 1), round_rule=args.round_rule,
-                      ambiguity=args.ambiguity)
+                      ambiguity=args.ambiguity, order=args.order)
     elif args.method in ("template", "auto"):
         from zcp_core.cli.reference_templates import build_sets
 
@@ -187,6 +195,11 @@ def build(args: argparse.Namespace) -> int:
         summary["shares"] = config["shares"]
     if len(sets) > 1:
         summary["twins"] = [{"twin": k, "traced": len(r.items)} for k, r in enumerate(sets, 1)]
+        every = [t for r in sets for t in r.items]
+        # JSON keys are text: "2": 40 items with exactly 2 distinct twins
+        histogram = twins_per_item_histogram(every, items)
+        summary["twins_per_item"] = {str(n): c for n, c in histogram.items()}
+        summary["repeated_twins"] = repeats(every)
     card = _card(args, items, rs)  # twin 1: do the twins look like their originals, and are they as easy?
     summary["twin_card"] = card.as_dict()
     coverage = coverage_comparison(items, {t.original_id for t in rs.items if t.original_id})
@@ -197,6 +210,8 @@ def build(args: argparse.Namespace) -> int:
               pd.DataFrame(rows), summary, tables={"twin_card": card.frame()})
     text = [f"{ok}/{n} items got a reference twin ({rs.method}); wrote {jsonl}"]
     text += [f"  failed ({k}): {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    if len(sets) > 1:
+        text.append("  distinct twins per item: " + ", ".join(f"{n}: {c}" for n, c in histogram.items()))
     if "shares" in config:
         sh = config["shares"]
         text.append(f"  by method: numeric {sh['numeric']}, template {sh['template']} of {sh['items']} items")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from zcp_core.reference.card import TwinCard, twin_card
+from zcp_core.reference.distinct import twins_per_item_histogram
 from zcp_core.reference.draw import answer_digits, candidates, draw_value
 from zcp_core.reference.llm import build_reference_llm, judge_conflicts, parse_generation, parse_verdict
 from zcp_core.reference.load import load_reference
@@ -33,4 +34,5 @@ __all__ = [
     "find_numbers", "fix_articles", "judge_conflicts", "load_reference", "nonnumeric_change_fraction", "numbers_kept",
     "paraphrase_llm", "parse_generation", "parse_verdict", "perturb_gsm8k", "perturb_item", "reexecute",
     "render_like", "reword_deterministic", "reword_one", "safe_eval", "trace_item", "twin_card",
+    "twins_per_item_histogram",
 ]

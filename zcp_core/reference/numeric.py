@@ -48,47 +48,49 @@ unwritten (the 4 legs of the cows in "4 cows and 4 chickens" with ``4*4 + 4*2``)
 (:mod:`zcp_core.reference.trace`). Every twin records its substitutions, what was held and why, and the
 re-execution record, which ``zcp release`` reads before it publishes a twin::
 
-    metadata["verification"] = {"method": "numeric-perturbation-v7", "reexecuted": True, "gold_check": "pass",
+    metadata["verification"] = {"method": "numeric-perturbation-v8", "reexecuted": True, "gold_check": "pass",
                                 "recomputed_answer": ..., "question_numbers_checked": ...,
                                 "annotations_checked": ..., "retrace": "traced" | "ambiguous" | "no_input",
                                 "check": "reexecute-v1", "inequalities_checked": ...}  # the last from v7
 
+v8 keeps the original's order relations (:mod:`zcp_core.reference.order`): a draw where a step result crosses the
+product or the sum of two question numbers no step writes ("31 of 4 * 8 = 32 slices" eaten become 71) is refused
+(``order:`` failures when every draw is); ``order=None`` is v7. And an item's K twins never repeat
+(:mod:`zcp_core.reference.distinct`): twin k > 1 avoids twins 1..k-1 (``distinct:`` failures say how many an
+item got), while twin 1 is drawn exactly as before.
+
 Items that cannot be traced safely are never guessed: they go to
 ``ReferenceSet.failures`` with a reason whose prefix (``untraced:``,
 ``ambiguous:``, ``bad_annotation:``, ``no_annotations:``, ``answer:``,
-``no_valid_draw:``, ``no_input:``, ``reexecution:``, ``one_side:``, ``roundness:``, ``comparison:``) counts them
-by kind.
+``no_valid_draw:``, ``no_input:``, ``reexecution:``, ``one_side:``, ``roundness:``, ``comparison:``, ``order:``,
+``distinct:``) counts them by kind.
 The LLM pipeline (the paper's) lives in :mod:`zcp_core.reference.llm`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
+import json
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Literal
 
 from zcp_core.reference.annotate import annotate_visible
-from zcp_core.reference.compare import flipped
 from zcp_core.reference.cues import cued_constants, world_constants
-from zcp_core.reference.numbers import render
-from zcp_core.reference.rewrite import (
-    NewSolution,
-    NewStep,
-    rewrite_question,
-    rewrite_solution,
-    value_mapping,
-    visible_equations,
-)
-from zcp_core.reference.search import Draw, Side, keeps_roundness, preference, side_draws
-from zcp_core.reference.trace import Ambiguity, Trace, Untraceable, stated_value, trace_item
-from zcp_core.reference.verify import reexecute
+from zcp_core.reference.distinct import Avoid, next_distinct
+from zcp_core.reference.numeric_pick import Ctx, best_on_side, side_record, with_verification
+from zcp_core.reference.order import ORDER, OrderRule, order_of
+from zcp_core.reference.rewrite import visible_equations
+from zcp_core.reference.search import Side, keeps_roundness, side_draws
+from zcp_core.reference.trace import Ambiguity, Untraceable, stated_value, trace_item
 from zcp_core.schema import Item
 
-METHOD_NUMERIC = "numeric-perturbation-v7"
+METHOD_NUMERIC = "numeric-perturbation-v8"
+METHOD_V7 = "numeric-perturbation-v7"  # v8 without the order rule (``order=None``)
 METHODS = {"tie": METHOD_NUMERIC, "hold": "numeric-perturbation-v5"}  # generator version by ambiguity rule
 RoundRule = Literal["required", "preferred"]
 """``required`` (the default): an item gets a twin only when both sides have one that keeps the answer's
@@ -96,14 +98,19 @@ roundness. ``preferred``: such a twin is chosen when the coin's side has one, el
 (coverage bought with roundness balance, ``benchmarks/results/twin_card_round_preferred.md``)."""
 
 
-def method_for(round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> str:
-    """The method string (twin metadata, ``ReferenceSet.method``) of the generator under ``round_rule`` and
-    ``ambiguity`` (:data:`~zcp_core.reference.trace.Ambiguity`: ``tie`` is v7, ``hold`` v5)."""
+def method_for(round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie",
+               order: OrderRule | None = ORDER) -> str:
+    """The method string (twin metadata, ``ReferenceSet.method``) of the generator under ``round_rule``,
+    ``ambiguity`` (:data:`~zcp_core.reference.trace.Ambiguity`: ``tie`` is v8, ``hold`` v5) and ``order`` (v8's
+    rule; None is v7; another rule is named after v8; ``hold`` never applies one, so v5 stays as it was)."""
     if round_rule not in ("required", "preferred"):
         raise ValueError(f"unknown round_rule {round_rule!r}; expected 'required' or 'preferred'")
     if ambiguity not in METHODS:
         raise ValueError(f"unknown ambiguity {ambiguity!r}; expected 'tie' or 'hold'")
-    return METHODS[ambiguity] if round_rule == "required" else f"{METHODS[ambiguity]}+round-preferred"
+    base = METHODS[ambiguity]
+    if ambiguity == "tie" and order != ORDER:
+        base = METHOD_V7 if order is None else f"{METHOD_NUMERIC}+{order.name}"
+    return base if round_rule == "required" else f"{base}+round-preferred"
 MAX_MOVE = math.log(1.5)  # the target move of an answer is drawn uniformly in [0, log 1.5]
 
 
@@ -137,12 +144,14 @@ class ReferenceSet:
     method: str
 
 
-def _seed_for(seed: int, item_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{item_id}".encode()).digest()[:8], "big")
+def _seed_for(seed: int, item_id: str, twin: int = 1, redraw: int = 0) -> int:
+    key = f"{seed}:{item_id}" if not redraw else f"{seed}:{item_id}:twin{twin}:redraw{redraw}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
 
 def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
-                 round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> Item:
+                 round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie",
+                 order: OrderRule | None = ORDER, avoid: Avoid | None = None, redraw: int = 0) -> Item:
     """One item's numeric twin; raises ``ValueError`` with the reason when it cannot be built.
 
     A seeded coin first says whether the twin's answer is larger or smaller than the original's: a hard rule,
@@ -165,14 +174,19 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
         round_rule: ``required`` (the above) or ``preferred``: keeping roundness is only preferred, so an item
             whose both sides have a valid twin always gets one (:data:`RoundRule`); method ``...+round-preferred``.
         ambiguity: How a literal with several readings is settled (:data:`~zcp_core.reference.trace.Ambiguity`):
-            ``tie`` (v7, the default) or ``hold`` (v5, which the lab's builds were made with).
+            ``tie`` (v8, the default) or ``hold`` (v5, which the lab's builds were made with).
+        order: The order relations a draw keeps (:mod:`zcp_core.reference.order`; under ``tie`` only); None: v7.
+        avoid: Earlier twins of the item, whose questions and substitutions this one may not repeat.
+        redraw: 0 for the twin's own seed; r > 0 draws anew from a seed of (seed, item, twin, r), recorded in
+            ``metadata["redraw"]`` (:func:`~zcp_core.reference.distinct.next_distinct`).
     """
     item = annotate_visible(item)
     try:
         trace = trace_item(item, ambiguity)
     except Untraceable as e:
         raise ValueError(str(e)) from e
-    rng = random.Random(_seed_for(seed, item.id))
+    rng = random.Random(_seed_for(seed, item.id, twin, redraw))
+    rule = order if ambiguity == "tie" else None  # v5 stays as it was
     coin: Side = "larger" if rng.random() < 0.5 else "smaller"  # the side this twin's answer must move to
     size = rng.uniform(0.0, MAX_MOVE)  # how far (log scale) the answer should move, whichever the side
     gold = stated_value(item.answer)
@@ -183,23 +197,32 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
     fails: dict[str, str] = {}
     other: Side = "smaller" if coin == "larger" else "larger"
     # Draws aimed at each side in turn, so the side the coin did not draw is searched as hard as the drawn one.
-    draws = [*side_draws(item, trace, gold, rng, max_tries, coin, fails), *side_draws(item, trace, gold, rng, max_tries, other, fails)]
-    ctx = _Ctx(seed, twin, old_eqs, cued, max_tries, method_for(round_rule, ambiguity), ambiguity)
+    relations = order_of(trace, rule) if rule is not None else None
+    draws = [*side_draws(item, trace, gold, rng, max_tries, coin, fails, relations),
+             *side_draws(item, trace, gold, rng, max_tries, other, fails, relations)]
+    ctx = Ctx(seed, twin, old_eqs, cued, max_tries, method_for(round_rule, ambiguity, order), ambiguity,
+               avoid or Avoid(), redraw)
     why_not: dict[str, str] = {}
-    found = {side: _best_on_side(item, trace, gold, draws, side, size, ctx, fails, why_not, keep=keeps_roundness)
-             for side in (coin, other)}
+    # Only the twin itself (the coin's side) must be new: the other side's valid twin, which only says that both
+    # sides have one, may be an earlier twin (measured: the coin side new, 716 GSM8K items with 2 or more distinct
+    # twins at K = 4, larger share of twins 2-4 0.54; both sides new, 654 and 0.51; twin 1's is 0.535)
+    ctxs = {coin: ctx, other: dataclasses.replace(ctx, avoid=Avoid())}
+    found = {side: best_on_side(item, trace, gold, draws, side, size, ctxs[side], fails, why_not,
+                                 keep=keeps_roundness) for side in (coin, other)}
     got = found[coin]
     if got is not None and found[other] is not None:
         made, record = got
-        return _with_verification(made, record, _side_record(coin, size, True if round_rule == "preferred" else None), ctx.method)
+        return with_verification(made, record, side_record(coin, size, True if round_rule == "preferred" else None), ctx.method)
     # Why not: a side with no valid twin at all (the side rule), else a side whose valid twins all lose the
     # answer's roundness (the roundness rule); the v4 kinds when no draw on either side survives the checks.
     why_plain: dict[str, str] = {}
-    plain = {side: found[side] or _best_on_side(item, trace, gold, draws, side, size, ctx, fails, why_plain)
+    plain = {side: found[side] or best_on_side(item, trace, gold, draws, side, size, ctxs[side], fails, why_plain)
              for side in (coin, other)}
     best = plain[coin]
     if round_rule == "preferred" and best is not None and plain[other] is not None:
-        return _with_verification(best[0], best[1], _side_record(coin, size, found[coin] is not None), ctx.method)
+        return with_verification(best[0], best[1], side_record(coin, size, found[coin] is not None), ctx.method)
+    if found[other] is not None and why_not[coin].startswith("repeat"):
+        raise ValueError(f"repeat: every valid twin with a {coin} answer is an earlier twin of the item")
     if plain[coin] or plain[other]:
         lacking = next((side for side in (coin, other) if plain[side] is None), None)
         if lacking is not None:
@@ -208,113 +231,22 @@ def perturb_item(item: Item, seed: int = 0, max_tries: int = 50, twin: int = 1,
         lacking = next(side for side in (coin, other) if found[side] is None)
         raise ValueError(f"roundness: every valid twin with a {lacking} answer loses the answer's trailing zeros "
                          "or its being a multiple of 5")
-    for kind in ("comparison", "reexecution", "untraced", "scale"):
+    for kind in ("repeat", "order", "comparison", "reexecution", "untraced", "scale"):
         if kind in fails:
             raise ValueError(f"{kind}: {fails[kind]} (every draw of {max_tries})")
     raise ValueError(f"no_valid_draw: {max_tries} draws all broke an integer/sign/decimal constraint "
                      "or left the answer unchanged")
 
 
-def _side_record(coin: Side, size: float, round_kept: bool | None = None) -> dict[str, Any]:
-    """``metadata["side"]`` of a twin: its coin (the side it moved to), its target move and, under ``preferred``
-    only (``required`` always keeps it, and its twins stay byte-identical), whether it kept the roundness."""
-    rec: dict[str, Any] = {"coin": coin, "side": coin, "target_move": round(size, 4), "fallback": False,
-                           "fallback_reason": "", "both_sides": True}
-    return rec if round_kept is None else {**rec, "roundness_kept": round_kept}
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    """What the costly checks of one item need besides the draw."""
-
-    seed: int
-    twin: int
-    old_eqs: list[bool]
-    cued: frozenset[Fraction]
-    max_tries: int
-    method: str
-    ambiguity: Ambiguity
-
-
-def _best_on_side(item: Item, trace: Trace, gold: Fraction, draws: Sequence[Draw], side: Side, size: float,
-                  ctx: _Ctx, fails: dict[str, str], why_not: dict[str, str],
-                  keep: Callable[[Fraction, Fraction], bool] | None = None) -> tuple[Item, Mapping[str, Any]] | None:
-    """The most preferred draw on ``side`` that passes the costly checks, as a twin and its re-execution record.
-
-    None when there is none; ``why_not[side]`` then says why.
-    """
-    on_side = sorted((d for d in draws if (d.answer > gold) == (side == "larger")
-                      and (keep is None or keep(d.answer, gold))),
-                     key=lambda d: preference(trace, gold, d, size))  # stable: draw order breaks ties
-    why_not[side] = (f"no_draw: no draw moved the answer {side}{' keeping its roundness' if keep else ''} and passed "
-                     "the cheap checks")
-    for d in on_side:
-        cand = value_mapping(trace, d.changed, d.chain, ctx.cued)
-        checked, flips = flipped(item.solution or "", cand) if ctx.ambiguity == "tie" else (0, [])
-        if flips:  # v7: the chain keeps the original's choice, which the new values may no longer make
-            fails.setdefault("comparison", f"the solution's comparison {flips[0]!r} is false for the new values, "
-                             "and the chain keeps the choice it made")
-            why_not[side] = f"comparison: every {side} draw makes the solution's comparison {flips[0]!r} false"
-            continue
-        solution = rewrite_solution(item.solution or "", trace, d.chain, cand)
-        if visible_equations(solution.text).count(False) > ctx.old_eqs.count(False):
-            fails.setdefault("untraced", "a calculation written without <<>> annotations stops adding up")
-            why_not[side] = f"untraced: every {side} draw broke a calculation written without annotations"
-            continue
-        made = _build(item, trace, d.chain, d.changed, solution, ctx, checked)
-        verdict = reexecute(made, trace, d.changed, ctx.ambiguity)
-        if not verdict.ok:
-            fails.setdefault("reexecution", verdict.reason)
-            why_not[side] = f"reexecution: every {side} draw failed re-execution ({verdict.reason})"
-            continue
-        return made, verdict.record
-    return None
-
-
-def _build(item: Item, trace: Trace, chain: list[NewStep], changed: Mapping[int, Fraction],
-           new: NewSolution, ctx: _Ctx, comparisons: int = 0) -> Item:
-    new_answer = render(chain[trace.answer_step].value)
-    solution = new.text + f" {new_answer}" if new.text.endswith("####") else new.text.rstrip()
-    meta = {
-        "substitutions": {render(trace.tokens[ti].value): render(v) for ti, v in changed.items()},
-        # inputs only: a tied group is one input, and a bound number follows its step
-        "inputs_changed": [len(set(changed) & set(trace.inputs)), len(trace.inputs)],
-        "held": [list(h) for h in trace.held],
-        "annotated_in_prose": int(item.metadata.get("annotated_in_prose", 0)),
-        "prose_lines_replaced": new.lines_replaced,
-        "seed": ctx.seed,
-        "twin": ctx.twin,
-        "method": ctx.method,
-        "calculations": [{"expr": s.expr, "result": render(s.value)} for s in chain],
-        "original_answer": item.answer,
-    }
-    # v6 on only (v5 traces have neither, and their twins stay byte-identical): what moved together, and why
-    if trace.ties:
-        meta["tied"] = [[trace.tokens[ti].text for ti in g] for g in trace.ties]
-    if trace.bound:
-        meta["bound"] = [[trace.tokens[ti].text, j + 1] for ti, j in trace.bound]
-    if comparisons:  # v7: the original's comparisons of chain numbers this twin keeps true
-        meta["comparisons"] = comparisons
-    return Item(id=twin_id(item.id, ctx.twin), question=rewrite_question(item.question, trace, changed), answer=new_answer,
-                solution=solution, source=f"{item.source}-numeric-ref", original_id=item.id, metadata=meta)
-
-
-def twin_id(original_id: str, twin: int = 1) -> str:
-    """The id of an item's twin number ``twin``: ``<id>-ref``, then ``<id>-ref2``, ``<id>-ref3``..."""
-    return f"{original_id}-ref" if twin == 1 else f"{original_id}-ref{twin}"
-
-
-def _with_verification(twin: Item, record: Mapping[str, Any], side: Mapping[str, Any], method: str) -> Item:
-    meta = dict(twin.metadata)
-    meta["side"] = dict(side)
-    meta["verification"] = {"method": method, **record}
-    return Item(id=twin.id, question=twin.question, answer=twin.answer, solution=twin.solution, source=twin.source,
-                original_id=twin.original_id, metadata=meta)
-
-
 def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50, twin: int = 1,
-                  round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie") -> ReferenceSet:
-    """Numeric reference twins of GSM8K items (deterministic per ``(seed, item id)``).
+                  round_rule: RoundRule = "required", ambiguity: Ambiguity = "tie",
+                  order: OrderRule | None = ORDER) -> ReferenceSet:
+    """Numeric reference twins of GSM8K items: each item's twin number ``twin``, new against its earlier ones.
+
+    Twin k of an item is drawn with ``seed`` and avoids twins 1..k-1, drawn with ``seed - k + 1 .. seed - 1``
+    (the convention of ``--twins K``: twin k uses base seed + k - 1), so calling this for k = 1..K gives an
+    item's K distinct twins (:mod:`zcp_core.reference.distinct`); the earlier twins are cached, so the loop
+    costs K builds, not K(K+1)/2.
 
     Args:
         items: GSM8K items with ``metadata["calculations"]`` and a solution.
@@ -324,19 +256,43 @@ def perturb_gsm8k(items: Sequence[Item], seed: int = 0, max_tries: int = 50, twi
         twin: The twins' number (:func:`perturb_item`).
         round_rule: See :func:`perturb_item`.
         ambiguity: See :func:`perturb_item`.
+        order: See :func:`perturb_item`.
 
     Returns:
-        A :class:`ReferenceSet`; untraceable items are in ``failures`` with a reason.
+        A :class:`ReferenceSet`; untraceable items, and items with fewer than ``twin`` distinct twins
+        (``distinct:``), are in ``failures`` with a reason.
     """
-    method = method_for(round_rule, ambiguity)  # an unknown rule fails here, not once per item as a failure
+    method = method_for(round_rule, ambiguity, order)  # an unknown rule fails here, not once per item
     twins, failures = [], []
     for it in items:
-        try:
-            twins.append(perturb_item(it, seed=seed, max_tries=max_tries, twin=twin, round_rule=round_rule,
-                                       ambiguity=ambiguity))
-        except ValueError as e:
-            failures.append(ReferenceFailure(it.id, str(e)))
+        blob = json.dumps(it.to_dict(), sort_keys=True, default=str)
+        made, why = _series(blob, seed, twin, max_tries, round_rule, ambiguity, order)
+        if len(made) >= twin:
+            twins.append(made[twin - 1])
+        else:
+            failures.append(ReferenceFailure(it.id, why))
     return ReferenceSet(tuple(twins), tuple(failures), method)
+
+
+@functools.lru_cache(maxsize=8192)  # a K = 4 build of GSM8K test holds 5,276
+def _series(blob: str, seed: int, twin: int, max_tries: int, round_rule: RoundRule, ambiguity: Ambiguity,
+            order: OrderRule | None) -> tuple[tuple[Item, ...], str]:
+    """Twins 1..``twin`` of the item ``blob`` (its JSON), twin k with ``seed - twin + k``: as many as it has
+    (they stop at the first it cannot make), and why not more (empty when it has them all)."""
+    earlier, why = ((), "") if twin == 1 else _series(blob, seed - 1, twin - 1, max_tries, round_rule, ambiguity,
+                                                      order)
+    if why:
+        return earlier, why
+    item = Item(**json.loads(blob))
+
+    def make(avoid: Avoid, redraw: int) -> Item:
+        return perturb_item(item, seed=seed, max_tries=max_tries, twin=twin, round_rule=round_rule,
+                            ambiguity=ambiguity, order=order, avoid=avoid, redraw=redraw)
+
+    try:
+        return (*earlier, next_distinct(make, earlier, twin)), ""
+    except ValueError as e:
+        return earlier, str(e)
 
 
 def failure_kind(reason: str) -> str:

@@ -38,6 +38,7 @@ class Task:
         derived: ``(name, expression)`` pairs evaluated in order before the constraints.
         constraints: Expressions that must all hold, evaluated after the program (they may read ``answer``).
         form: How the answer is written.
+        order: Expressions whose values come back in ``Outcome.order`` (a template's ``keep_order``).
     """
 
     program: str
@@ -45,6 +46,7 @@ class Task:
     derived: tuple[tuple[str, str], ...] = ()
     constraints: tuple[str, ...] = ()
     form: AnswerForm = field(default_factory=AnswerForm)
+    order: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Outcome:
         derived: The derived variables' values (rational ones).
         failed: Which stage failed: ``constraint``, ``program``, ``form`` or ``killed`` (the worker died).
         detail: Why (the failing constraint, or the error).
+        order: The task's ``order`` expressions' values (None where one is not rational).
     """
 
     ok: bool
@@ -66,6 +69,7 @@ class Outcome:
     derived: Mapping[str, Fraction] = field(default_factory=dict)
     failed: Failure = ""
     detail: str = ""
+    order: tuple[Fraction | None, ...] = ()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -132,10 +136,12 @@ def evaluate(task: Task) -> Outcome:
         for c in task.constraints:
             if not run_program(_parsed(c, (*names, "answer"), "eval"), out, table)["value"]:
                 return Outcome(False, failed="constraint", detail=c)
+        order = tuple(exact(run_program(_parsed(c, (*names, "answer"), "eval"), out, table)["value"])
+                      for c in task.order)
         stage = "form"
         value = out["answer"]
         derived = {n: v for n, _ in task.derived if (v := exact(env[n])) is not None}
-        return Outcome(True, write_answer(value, task.form), answer_number(value), derived)
+        return Outcome(True, write_answer(value, task.form), answer_number(value), derived, order=order)
     except Exception as e:  # noqa: BLE001  any failure of a sandboxed draw is that draw's failure, with its kind
         return Outcome(False, failed=stage, detail=f"{type(e).__name__}: {e}"[:300])
     finally:

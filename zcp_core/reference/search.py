@@ -3,7 +3,9 @@
 :mod:`zcp_core.reference.numeric` asks :func:`side_draws` for every draw aimed at one side of the answer
 (larger or smaller) that passes the cheap checks (the chain computes with the original's integrality and
 signs, percentages still fit, scores keep their scale), and ranks them with :func:`preference`; the costly
-checks (prose equations, re-execution) stay there.
+checks (prose equations, re-execution) stay there. From v8 a draw must also keep the original's order relations
+(:mod:`zcp_core.reference.order`), checked here with the cheap checks so that a side whose draws all cross one
+gets the search's further rounds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 
 from zcp_core.reference.draw import answer_digits, log_uniform, pick, roundness, sides, trailing_zeros, unit_cap
 from zcp_core.reference.numbers import ExprError, decimals_of, eval_steps, render_literal
+from zcp_core.reference.order import Order
 from zcp_core.reference.rewrite import NewStep
 from zcp_core.reference.stated import scale_fits
 from zcp_core.reference.trace import Trace
@@ -164,8 +167,9 @@ def preference(trace: Trace, gold: Fraction, d: Draw, size: float) -> tuple[int,
 
 
 def side_draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max_tries: int, coin: Side,
-           fails: dict[str, str]) -> list[Draw]:
-    """Every distinct draw that passes the cheap checks (chain, sign, integrality, percentages, scale).
+               fails: dict[str, str], order: Order | None = None) -> list[Draw]:
+    """Every distinct draw that passes the cheap checks (chain, sign, integrality, percentages, scale and, with
+    ``order``, the original's order relations).
 
     Every other draw is aimed at the coin's side: each input whose effect on the answer is known
     (:func:`_effects`) is drawn on the side that moves the answer there, so a side that few undirected draws
@@ -207,6 +211,10 @@ def side_draws(item: Item, trace: Trace, gold: Fraction, rng: random.Random, max
                           [changed.get(i, t.value) for i, t in enumerate(trace.tokens)], gold, answer):
             fails.setdefault("scale", "every draw left the 0-100 scale of its scores or moved the answer "
                                       "past a score it was above or below")
+            continue
+        crossed = order.flip(trace, changed, [s.value for s in chain]) if order is not None else None
+        if crossed is not None:
+            fails.setdefault("order", f"every draw breaks an order relation of the original, e.g. {crossed}")
             continue
         out[key] = Draw(changed, chain, answer)
     return list(out.values())

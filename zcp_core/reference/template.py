@@ -9,13 +9,17 @@ One JSON line per item (``data/templates/<dataset>.jsonl``)::
      "constraints": ["a != c"],
      "program": "answer = Fraction(a*0 - b, 0 - c)",
      "answer_form": {"kind": "fraction"},
+     "keep_order": ["a + b + c", "p * s"],
      "written_by": "how the template was written"}
 
 A slot is ``{name}`` for a declared variable only, so LaTeX braces stay literal (``\\frac{{a}}{2}`` renders
 ``\\frac{3}{2}``). A variable has its original ``value``, a ``type`` (``int``, ``fraction``, ``decimal``), and
 either a range (``min``, ``max``, ``step``; drawn uniformly from that grid) or an ``expr`` over drawn variables
 (derived, evaluated by the runner). ``style`` says how it is written (:mod:`zcp_core.reference.forms`).
-``program`` must set ``answer``; it runs only through :mod:`zcp_core.reference.runner`.
+``program`` must set ``answer``; it runs only through :mod:`zcp_core.reference.runner`. ``keep_order`` (optional)
+lists expressions (over the variables and ``answer``) that every twin keeps in the original's order: where two
+compare ``<``, ``=`` or ``>`` on the original's values, they compare alike on a twin's ("the slices eaten, ``a + b +
+c``, stay at most the slices there are, ``p * s``"), as numeric twins keep theirs (:mod:`zcp_core.reference.order`).
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ class Template:
         program: Computes ``answer`` from the variables.
         answer_form: How the answer is written.
         written_by: How the template was written (the card says so).
+        keep_order: Expressions every twin keeps in the original's order (see the module docstring).
         path: The file it came from.
         line: Its line there.
     """
@@ -116,6 +121,7 @@ class Template:
     program: str
     answer_form: AnswerForm
     written_by: str = ""
+    keep_order: tuple[str, ...] = ()
     path: str = ""
     line: int = 0
 
@@ -135,7 +141,7 @@ class Template:
 
     def task(self, env: Mapping[str, Fraction]) -> Task:
         """The runner task of one draw."""
-        return Task(self.program, dict(env), self.derived, self.constraints, self.answer_form)
+        return Task(self.program, dict(env), self.derived, self.constraints, self.answer_form, self.keep_order)
 
     def render(self, values: Mapping[str, Fraction]) -> str:
         """The question with every slot written from ``values`` (drawn and derived)."""
@@ -206,7 +212,8 @@ def parse_template(rec: Any, path: str = "", line: int = 0) -> Template:
     for key, kind in (("source_id", str), ("template", str), ("variables", Mapping), ("program", str)):
         if not isinstance(rec.get(key), kind):
             raise ValueError(f"{key}: missing or not a {'string' if kind is str else 'object'}")
-    unknown = set(rec) - {"source_id", "template", "variables", "constraints", "program", "answer_form", "written_by"}
+    unknown = set(rec) - {"source_id", "template", "variables", "constraints", "program", "answer_form", "written_by",
+                          "keep_order"}
     if unknown:
         raise ValueError(f"{sorted(unknown)[0]}: unknown field")
     variables = tuple(_variable(n, d) for n, d in rec["variables"].items())
@@ -216,6 +223,11 @@ def parse_template(rec: Any, path: str = "", line: int = 0) -> Template:
         raise ValueError("constraints: expected a list of expressions")
     for i, c in enumerate(constraints):
         _checked(c, [*names, "answer"], "eval", f"constraints[{i}]")
+    keep_order = rec.get("keep_order", [])
+    if not isinstance(keep_order, list) or not all(isinstance(c, str) for c in keep_order) or len(keep_order) == 1:
+        raise ValueError("keep_order: expected a list of at least two expressions")
+    for i, c in enumerate(keep_order):
+        _checked(c, [*names, "answer"], "eval", f"keep_order[{i}]")
     for v in variables:
         if v.expr is not None:
             _checked(v.expr, names, "eval", f"variables.{v.name}.expr")
@@ -227,7 +239,7 @@ def parse_template(rec: Any, path: str = "", line: int = 0) -> Template:
     if missing:
         raise ValueError(f"template: variable {missing[0]} has no {{{missing[0]}}} slot")
     return Template(rec["source_id"], rec["template"], variables, tuple(constraints), rec["program"], form,
-                    str(rec.get("written_by", "")), str(path), line)
+                    str(rec.get("written_by", "")), tuple(keep_order), str(path), line)
 
 
 def _checked(source: str, names: list[str], mode: str, field: str) -> None:

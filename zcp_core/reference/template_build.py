@@ -16,6 +16,13 @@ A template failing 1-3 is refused with the reason. Every twin writes its answer 
 numeric generator's balance rules: a seeded coin says whether the twin's answer is larger or smaller, an item gets
 a twin only when both sides have a valid draw that keeps the answer's roundness, and the twin is the coin side's
 draw with as many digits per number as the original, then the one whose log ratio is nearest a seeded target move.
+
+An item's K twins never repeat (:mod:`zcp_core.reference.distinct`): twin 1 is drawn as before; twin k > 1 leaves
+out every draw whose question or substitution an earlier twin has (on the coin's side: the other side's valid draw,
+which only says that both sides have one, may be an earlier twin), then tries fresh seeds; an item stops at the
+first twin it cannot make (failure kind ``distinct``). A template may also name ``keep_order`` expressions
+(:mod:`zcp_core.reference.template`): a draw where two of them compare otherwise than on the original's values is
+left out, as the numeric generator's order rule does.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from zcp_core.reference.numeric import MAX_MOVE, ReferenceFailure, ReferenceSet, twin_id
+from zcp_core.reference.distinct import Avoid, next_distinct
+from zcp_core.reference.numeric import MAX_MOVE, ReferenceFailure, ReferenceSet
+from zcp_core.reference.numeric_pick import twin_id
 from zcp_core.reference.runner import Outcome, Runner
 from zcp_core.reference.search import keeps_roundness
 from zcp_core.reference.template import Template
@@ -194,15 +203,27 @@ class _Pick:
     side: Mapping[str, Any] | None
 
 
-def _pick(t: Template, item: Item, orig: Outcome, runner: Runner, seed: int, twin: int) -> _Pick:
-    """The twin's draw under the balance rules; ``ValueError`` with the failure reason when there is none."""
-    rng = random.Random(_seed(seed, twin, t.source_id))
+def _substitutions(t: Template, values: Mapping[str, Fraction]) -> dict[str, list[str]]:
+    """``metadata["substitutions"]`` of a twin: each variable's original and new value."""
+    return {v.name: [str(v.value), str(values[v.name])] for v in t.variables}
+
+
+def _pick(t: Template, item: Item, orig: Outcome, runner: Runner, seed: int, twin: int,
+          avoid: Avoid | None = None, redraw: int = 0) -> _Pick:
+    """The twin's draw under the balance rules, none of whose question or substitution ``avoid`` holds (redraw r
+    > 0: from a fresh seed); ``ValueError`` with the failure reason when there is none."""
+    rng = random.Random(_seed(seed, twin, t.source_id) if not redraw else _seed(seed, twin, t.source_id, redraw))
     coin = "larger" if rng.random() < 0.5 else "smaller"
     size = rng.uniform(0.0, MAX_MOVE)
     pool = [_Pick(e, o, q, None) for e, o in _draws(t, runner, rng, POOL)
             if o.answer != orig.answer and (q := _question(t, e, o)) not in (None, item.question)]
     if not pool:
         raise ValueError("no_valid_draw: no draw satisfies the constraints and changes the question and answer")
+    if t.keep_order:
+        pool = [p for p in pool if _same_order(orig.order, p.outcome.order)]
+        if not pool:
+            raise ValueError("order: every valid draw compares two of the template's keep_order expressions "
+                             "otherwise than the original")
     # the twin's answer is written in the original's form: a whole number stays whole, \frac{a}{b} stays a
     # fraction, a surd a surd. Otherwise twins are a priori less likely than their originals (MATH-500, before
     # this rule: +1.55 nats of neutral prior, most of it from whole answers turned into fractions)
@@ -210,9 +231,17 @@ def _pick(t: Template, item: Item, orig: Outcome, runner: Runner, seed: int, twi
     if not pool:
         raise ValueError("shape: no valid draw writes its answer in the original's form (a whole number stays "
                          "whole, a fraction a fraction)")
+    def fresh(picks: list[_Pick], what: str) -> list[_Pick]:
+        """The picks no earlier twin took; only the twin must be new (the other side may be an earlier twin)."""
+        out = [p for p in picks if avoid is None or not avoid.taken(p.question, _substitutions(
+            t, {**p.env, **p.outcome.derived}))]
+        if not out:
+            raise ValueError(f"repeat: every valid draw{what} is an earlier twin of the item")
+        return out
+
     gold = orig.number
     if gold is None or gold == 0:  # not a single rational answer: no side to balance, but the same digits
-        return min(pool, key=lambda p: digit_lengths(p.outcome.answer) != digit_lengths(orig.answer))
+        return min(fresh(pool, ""), key=lambda p: digit_lengths(p.outcome.answer) != digit_lengths(orig.answer))
     sides: dict[str, list[_Pick]] = {"larger": [], "smaller": []}
     for p in pool:
         n = p.outcome.number
@@ -236,17 +265,29 @@ def _pick(t: Template, item: Item, orig: Outcome, runner: Runner, seed: int, twi
         return (digit_lengths(p.outcome.answer) != digit_lengths(orig.answer),
                 abs(abs(math.log(abs(p.outcome.number) / abs(gold))) - size))
 
-    best = min(kept[coin], key=preference)  # min is stable: draw order breaks ties
+    best = min(fresh(kept[coin], f" with a {coin} answer"), key=preference)  # stable: draw order breaks ties
     return _Pick(best.env, best.outcome, best.question, {"coin": coin, "side": coin, "target_move": round(size, 4),
                                                           "fallback": False, "fallback_reason": "",
                                                           "both_sides": True})
+
+
+def _same_order(orig: Sequence[Fraction | None], new: Sequence[Fraction | None]) -> bool:
+    """Whether every two ``keep_order`` values compare alike (<, = or >) in ``new`` and ``orig``; a value that is
+    not a rational number compares with nothing."""
+    def sign(a: Fraction | None, b: Fraction | None) -> int | None:
+        return None if a is None or b is None else (a > b) - (a < b)
+
+    return all(sign(orig[i], orig[j]) == sign(new[i], new[j])
+               for i in range(len(orig)) for j in range(i + 1, len(orig)))
 
 
 def template_twins(items: Sequence[Item], templates: Mapping[str, Template], seed: int = 0, twins: int = 1,
                    solved: Mapping[str, Mapping[str, Any]] | None = None) -> list[ReferenceSet]:
     """K sets of template twins (twin k drawn with ``seed + k - 1``), one :class:`ReferenceSet` per k.
 
-    Items with no template fail ``no_template``; templates failing checks 1-3 fail with their reason.
+    An item's twins are distinct (:func:`~zcp_core.reference.distinct.next_distinct`) and numbered 1..n; set k
+    records why an item has fewer than k (kind ``distinct``). Items with no template fail ``no_template``;
+    templates failing checks 1-3 fail with their reason.
     """
     solved = solved or {}
     sets: list[tuple[list[Item], list[ReferenceFailure]]] = [([], []) for _ in range(max(twins, 1))]
@@ -263,23 +304,39 @@ def template_twins(items: Sequence[Item], templates: Mapping[str, Template], see
                     fails.append(ReferenceFailure(it.id, check.reason))
                 continue
             orig = runner.run([t.task(t.original())])[0]
+            got, why = _series(it, t, check, orig, runner, seed, len(sets), solved)
             for k, (made, fails) in enumerate(sets, 1):
-                try:
-                    pick = _pick(t, it, orig, runner, seed + k - 1, k)
-                except ValueError as e:
-                    fails.append(ReferenceFailure(it.id, str(e)))
-                    continue
-                made.append(_twin(it, t, check, pick, seed + k - 1, k, solved))
+                if k <= len(got):
+                    made.append(got[k - 1])
+                else:  # this twin and every later one: an item's twins are numbered without gaps
+                    fails.append(ReferenceFailure(it.id, why))
     return [ReferenceSet(tuple(m), tuple(f), METHOD_TEMPLATE) for m, f in sets]
 
 
+def _series(item: Item, t: Template, check: TemplateCheck, orig: Outcome, runner: Runner, seed: int, twins: int,
+            solved: Mapping[str, Mapping[str, Any]]) -> tuple[list[Item], str]:
+    """An item's distinct twins 1..n (n <= ``twins``; twin k with ``seed + k - 1``) and why not more (empty when
+    it has them all)."""
+    got: list[Item] = []
+    for k in range(1, twins + 1):
+        def make(avoid: Avoid, redraw: int, k: int = k) -> Item:
+            pick = _pick(t, item, orig, runner, seed + k - 1, k, avoid if k > 1 else None, redraw)
+            return _twin(item, t, check, pick, seed + k - 1, k, solved, redraw)
+
+        try:
+            got.append(next_distinct(make, got, k))
+        except ValueError as e:
+            return got, str(e)
+    return got, ""
+
+
 def _twin(item: Item, t: Template, check: TemplateCheck, pick: _Pick, seed: int, k: int,
-          solved: Mapping[str, Mapping[str, Any]]) -> Item:
+          solved: Mapping[str, Mapping[str, Any]], redraw: int = 0) -> Item:
     rec = solved.get(question_sha(pick.question))
     values = {**pick.env, **pick.outcome.derived}
     meta: dict[str, Any] = {
         "method": METHOD_TEMPLATE, "twin": k, "seed": seed, "template_line": t.line,
-        "substitutions": {v.name: [str(v.value), str(values[v.name])] for v in t.variables},
+        "substitutions": _substitutions(t, values),
         "original_answer": item.answer,
         "verification": {"method": METHOD_TEMPLATE, "check": METHOD_TEMPLATE, "render_exact": check.render_exact,
                          "program_matches_gold": check.program_matches_gold, "nontrivial": check.nontrivial,
@@ -290,6 +347,8 @@ def _twin(item: Item, t: Template, check: TemplateCheck, pick: _Pick, seed: int,
     }
     if pick.side is not None:
         meta["side"] = dict(pick.side)
+    if redraw:  # a later twin whose own seed's draws were all taken by earlier twins
+        meta["redraw"] = redraw
     for key in ("subject", "level"):
         if key in item.metadata:
             meta[key] = item.metadata[key]
