@@ -24,7 +24,7 @@ from zcp_core.stats.itemp import bh_flags
 if TYPE_CHECKING:
     import pandas as pd
 
-    from zcp_core.stats import ScoreKind, TestResult
+    from zcp_core.stats import ItemPValues, ScoreKind, TestResult
 
 __all__ = ["DEFAULT_FDR", "DEFAULT_FLAG_METRIC", "DEFAULT_TWINS", "FLAG_METRICS", "MIN_ITEM_TWINS", "FlagMetric",
            "FlagRule", "TwinScores", "bh_flags", "item_pvalues", "pseudo_null_pvalues", "twin_scores",
@@ -39,6 +39,8 @@ DEFAULT_TWINS = 4
 DEFAULT_FLAG_METRIC = "p_all"
 #: Per-item p needs this many distinct twins: one the original is scored against, and the spare.
 MIN_ITEM_TWINS = 2
+#: Columns of the per-item p table (:func:`item_pvalues`).
+ITEM_COLUMNS = ("pair_id", "n_twins", "comparators", "item_score", "item_p", "item_rank_p", "calibration_size")
 # log P of a probability of 0 (a token the model never emits) is -inf; floor it like the tests floor p.
 _LOG_FLOOR = math.log(1e-300)
 
@@ -143,17 +145,23 @@ def item_pvalues(records: pd.DataFrame, metric: str, suspect_arm: str = "origina
 
     from zcp_core.stats import conformal_item_pvalues
 
-    cols = ["pair_id", "n_twins", "comparators", "item_score", "item_p", "item_rank_p", "calibration_size"]
     sc = twin_scores(records, metric, suspect_arm)
     f = (lambda v: v) if metric.endswith("_cal") else _logged
     keep = [i for i, t in enumerate(sc.twins) if len(t) >= MIN_ITEM_TWINS]
     if not keep:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=list(ITEM_COLUMNS))
     sets = [tuple(f(v) for v in sc.twins[i]) for i in keep]
     res = conformal_item_pvalues([f(sc.original[i]) for i in keep], [s[:-1] for s in sets], sets)
-    return pd.DataFrame({"pair_id": [sc.pair_ids[i] for i in keep], "n_twins": [len(s) for s in sets],
-                         "comparators": res.comparators, "item_score": res.score, "item_p": res.p,
-                         "item_rank_p": res.rank_p, "calibration_size": res.calibration_size})[cols]
+    return _item_table([sc.pair_ids[i] for i in keep], sets, res)
+
+
+def _item_table(pair_ids: list[str], sets: list[tuple[float, ...]], res: ItemPValues) -> pd.DataFrame:
+    """The per-item p table of :func:`item_pvalues` (and of a pseudo-null draw), columns :data:`ITEM_COLUMNS`."""
+    import pandas as pd
+
+    return pd.DataFrame({"pair_id": pair_ids, "n_twins": [len(s) for s in sets], "comparators": res.comparators,
+                         "item_score": res.score, "item_p": res.p, "item_rank_p": res.rank_p,
+                         "calibration_size": res.calibration_size})[list(ITEM_COLUMNS)]
 
 
 def pseudo_null_pvalues(records: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
@@ -171,17 +179,14 @@ def pseudo_null_pvalues(records: pd.DataFrame, metric: str, seed: int = 0) -> pd
 
     from zcp_core.stats import conformal_item_pvalues
 
-    cols = ["pair_id", "n_twins", "comparators", "item_score", "item_p", "item_rank_p", "calibration_size"]
     sc = twin_scores(records, metric, "original")
     f = (lambda v: v) if metric.endswith("_cal") else _logged
     keep = [i for i, t in enumerate(sc.twins) if len(t) >= MIN_ITEM_TWINS + 1]
     if not keep:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=list(ITEM_COLUMNS))
     rng = np.random.default_rng(seed)
     sets = [tuple(f(v) for v in sc.twins[i]) for i in keep]
     roles = [int(rng.integers(len(s))) for s in sets]
     res = conformal_item_pvalues([s[r] for s, r in zip(sets, roles)],
                                  [s[:r] + s[r + 1:] for s, r in zip(sets, roles)], sets)
-    return pd.DataFrame({"pair_id": [sc.pair_ids[i] for i in keep], "n_twins": [len(s) for s in sets],
-                         "comparators": res.comparators, "item_score": res.score, "item_p": res.p,
-                         "item_rank_p": res.rank_p, "calibration_size": res.calibration_size})[cols]
+    return _item_table([sc.pair_ids[i] for i in keep], sets, res)
