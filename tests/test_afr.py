@@ -449,7 +449,9 @@ def test_cli_screen_json_and_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     run = load_run(tmp_path / "screen")
     assert run.kind == "afr" and set(run.records["arm"]) == {"blind", "leaked", "excised"}
     assert run.manifest["config"]["filter"] == {"blind": "not recorded", "leaked": "not recorded"}
-    assert main(["screen", str(tmp_path), "--n-boot", "50"]) == 0
+    assert main(["screen", str(tmp_path), "--n-boot", "50"]) == 1  # its folder holds the first screen: kept
+    assert "already holds an afr run" in capsys.readouterr().err
+    assert main(["screen", str(tmp_path), "--n-boot", "50", "--overwrite"]) == 0
     lines = capsys.readouterr().out.splitlines()  # the report: title, then the headline over the paper's denominator
     assert lines[0] == "Answer-first rate screen: blind (nohint) against leaked (hint)"
     assert lines[1].startswith(f"dAFR, leaked − blind {PAPER_LINE.split('dAFR=')[1]} pp (covered chains")

@@ -165,7 +165,7 @@ def test_library_code_never_imports_cli_or_app(floor: str) -> None:
 
 def test_zcp_core_root_holds_foundation_and_packages_only() -> None:
     files = sorted(p.name for p in ROOT.glob("*.py"))
-    assert files == ["__init__.py", "answers.py", "data.py", "errors.py", "intervals.py", "report.py", "runs.py",
+    assert files == ["__init__.py", "answers.py", "data.py", "errors.py", "intervals.py", "outdir.py", "report.py", "runs.py",
                      "schema.py"]
     packages = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert packages == ["afr", "app", "artifacts", "backends", "baselines", "cli", "detector", "guided", "lab",

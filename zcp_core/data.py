@@ -4,7 +4,7 @@ The format is detected from the content; ``fmt`` overrides it. Ids are stable
 and come from the data, so everything downstream pairs and splits by them:
 GSM8K ``gsm8k-<first 12 hex digits of sha256(question)>`` (GSM8K has no ids of
 its own; a content id keeps a question's id, and so its twin, the same whatever
-file holds it), MATH ``unique_id``, GSM1K ``gsm1k-<row>``,
+file holds it) unless the file carries its own ``id`` field (or ``--id-field``), which is kept, MATH ``unique_id``, GSM1K ``gsm1k-<row>``,
 DetectRL ``<file stem>-<index>``, generic files their ``id`` field (or ``--id-field``),
 else ``<file stem>-<line>``.
 
@@ -162,15 +162,17 @@ def gsm8k_id(question: str) -> str:
     return "gsm8k-" + hashlib.sha256(question.encode("utf-8")).hexdigest()[:12]
 
 
-def _gsm8k_item(path: Path, line: int, rec: Mapping[str, Any]) -> Item:
+def _gsm8k_item(path: Path, line: int, rec: Mapping[str, Any], fm: FieldMap) -> Item:
     q = _nonempty(path, line, rec, "question")
+    # a file that carries its own ids keeps them (the user's joins depend on them); GSM8K itself has none
+    id_field = fm.id or ("id" if "id" in rec else None)
     sol = _nonempty(path, line, rec, "answer")
     m = GSM8K_ANSWER.search(sol.strip().splitlines()[-1])
     if not m or not m.group(1).strip():
         raise DataError(str(path), line, "answer", "no '#### <answer>' final line")
     calcs = [{"expr": a.strip(), "result": b.strip()} for a, b in CALC.findall(sol)]
     return Item(
-        id=gsm8k_id(q), question=q, answer=m.group(1).replace(",", "").strip(),
+        id=_nonempty(path, line, rec, id_field, "id") if id_field else gsm8k_id(q), question=q, answer=m.group(1).replace(",", "").strip(),
         solution=sol, source="gsm8k", metadata={"calculations": calcs},
     )
 
@@ -317,7 +319,7 @@ def resolve_dataset(path: str | Path) -> Path:
 def _row(path: Path, n: int, rec: Mapping[str, Any], fmt: str, fm: FieldMap, corpus: str) -> Item | TextRecord:
     """One record of a line-based file: a text when ``corpus`` says so or it has a text and no question."""
     if fmt == "gsm8k":
-        return _gsm8k_item(path, n, rec)
+        return _gsm8k_item(path, n, rec, fm)
     if fmt == "math":
         return _math_item(path, n, rec)
     if fmt == "items":
@@ -331,9 +333,10 @@ def _row(path: Path, n: int, rec: Mapping[str, Any], fmt: str, fm: FieldMap, cor
     return _generic_item(path, n, rec, fm)
 
 
-def _id_field(fmt: str, fm: FieldMap) -> str:
-    """The field a format's ids come from (GSM8K's are made from the question)."""
-    return {"gsm8k": "question", "math": "unique_id", "items": "id"}.get(fmt) or fm.id or "id"
+def _id_field(fmt: str, fm: FieldMap, rec: Mapping[str, Any]) -> str:
+    """The field a row's id comes from (GSM8K's is made from the question unless the file has its own)."""
+    gsm8k = fm.id or ("id" if "id" in rec else "question")
+    return {"gsm8k": gsm8k, "math": "unique_id", "items": "id"}.get(fmt) or fm.id or "id"
 
 
 def _first_of(bad: list[BadRow], path: Path) -> DataError:
@@ -404,7 +407,7 @@ def load_dataset(
                 raise DataError(str(p), n, None, "record is not an object")
             row = _row(p, n, rec, fmt, fm, corpus)
             if row.id in first_line:
-                raise DataError(str(p), n, _id_field(fmt, fm), f"duplicate id {row.id!r}: line {first_line[row.id]} "
+                raise DataError(str(p), n, _id_field(fmt, fm, rec), f"duplicate id {row.id!r}: line {first_line[row.id]} "
                                 "has it too; ids must be unique")
             first_line[row.id] = n
             if isinstance(row, TextRecord):

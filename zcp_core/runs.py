@@ -196,6 +196,8 @@ def write_run(
     Returns:
         The run folder.
     """
+    from zcp_core.outdir import options_from_env
+
     if spec.kind not in KINDS:
         raise ValueError(f"unknown run kind {spec.kind!r}; expected one of {KINDS}")
     folder = Path(out)
@@ -218,6 +220,7 @@ def write_run(
         "finished": now.isoformat(),
         "tables": sorted(["records", *(tables or {})]),
         "summary": dict(summary),
+        "options": options_from_env(),
         **{k: v for k, v in spec.inherits.items() if k in ("license", "source")},
     }
     atomic_write_json(folder / "manifest.json", manifest)

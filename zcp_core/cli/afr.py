@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from zcp_core.cli.common import add_common, add_model, emit, log, positive_int
+from zcp_core.cli.common import add_common, add_model, add_overwrite, claim_out, emit, log, positive_int
 
 
 def _conditions(s: str) -> list[str]:
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("--conditions", type=_conditions, default=["nohint", "hint"])
     g.add_argument("--n", type=int, default=1, help="samples per problem (seeds seed..seed+n-1)")
     g.add_argument("--out", default=None, help="folder for <condition>.jsonl and the chains run (required unless --dry-run)")
+    add_overwrite(g)
     g.add_argument("--system", default=None, help="system message (some models need one to think)")
     g.add_argument("--dry-run", action="store_true", help="print the rendered prompts of two problems and stop")
     g.add_argument("--max-new-tokens", type=int, default=4096)
@@ -75,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--n-boot", type=int, default=2000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", default=None, help="run folder (default DIR/screen)")
+    add_overwrite(s)
     add_common(s)
     s.set_defaults(func=screen_cmd)
 
@@ -90,6 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--limit", type=positive_int, default=None, help="first N problems only")
     r.add_argument("--out", default=None, help="run folder (default runs/afr-profile-<name>)")
+    add_overwrite(r)
     add_common(r)
     r.set_defaults(func=profile_cmd)
 
@@ -111,6 +114,7 @@ def generate(args: argparse.Namespace) -> int:
         from zcp_core.errors import ZcpError
 
         raise ZcpError("--out is required (unless --dry-run)")
+    claim_out(args, args.out, "chains")
     log(f"{len(problems)} problems x {args.n} samples x {len(args.conditions)} conditions on {backend.model_id}")
     chains = generate_chains(backend, problems, args.conditions, cfg)
     out = save_chains(args.out, chains, cfg, model=args.model, model_revision=backend.revision, dataset=args.problems)
@@ -158,6 +162,7 @@ def screen_cmd(args: argparse.Namespace) -> int:
     from zcp_core.runs import load_run
 
     arms = resolve_arms(args.dir, args.blind, args.leaked)
+    claim_out(args, Path(args.out) if args.out else Path(args.dir) / "screen", "afr")
     res = screen(arms, args.threshold, args.n_boot, args.seed, "allow" if args.allow_unequal_arms else "refuse")
     summary = screen_summary(res)
     frame = res.frame
@@ -184,6 +189,7 @@ def profile_cmd(args: argparse.Namespace) -> int:
 
     a = load_chains(args.file, args.adapter, args.limit)
     name_a = Path(args.file).stem
+    claim_out(args, Path(args.out) if args.out else Path("runs") / f"afr-profile-{name_a}", "afr")
     cfg = {"adapter": args.adapter, "threshold": args.threshold, "n_boot": args.n_boot, "seed": args.seed,
            "compare": args.compare, "adapter2": args.adapter2 or args.adapter, "limit": args.limit}
     if args.compare:

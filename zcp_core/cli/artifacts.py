@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from zcp_core.cli.common import add_common, emit, log
+from zcp_core.cli.common import add_common, add_overwrite, claim_out, emit, log
 from zcp_core.cli.data import add_fields, fields_from_args
 
 
@@ -36,10 +36,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--mode", default="all", choices=["first", "all"],
                    help="first: one match per text, first family wins; all: every match with spans")
     p.add_argument("--out", default=None, help="run folder to write (default runs/scan-<time>)")
+    add_overwrite(p)
     p.set_defaults(func=run_scan)
     c = sub.add_parser("clean", help="remove artifacts and write a curated release with edits and an audit card")
     _add_inputs(c)
     c.add_argument("--out", required=True, help="run folder to write")
+    add_overwrite(c)
     c.add_argument("--decisions", default=None, help='JSON {edit_id: "accept"|"reject"} to respect')
     c.add_argument("--scorer", default="auto", metavar="DETECTOR",
                    help="what scores edited texts for the under-cleaning flag: a detector run or folder (`zcp "
@@ -93,7 +95,8 @@ def run_scan(args: argparse.Namespace) -> int:
     from zcp_core.runs import load_run
 
     texts, lib = _load(args)
-    out = args.out or str(Path("runs") / f"scan-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    out = claim_out(args, args.out or str(Path("runs") / f"scan-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"),
+                    "scan")
     folder, summary = write_scan_run(out, texts, lib, _inputs(args), mode=args.mode, engine=args.engine)
     summary = {**summary, "run": str(folder)}
     emit(args, summary, scan_text(load_run(folder)) + f"\nrun: {folder}")
@@ -139,6 +142,7 @@ def run_clean(args: argparse.Namespace) -> int:
 
     require_license(find_license(args.paths, args.license), args.allow_unlicensed)  # refuse before loading
     texts, lib = _load(args)
+    claim_out(args, args.out, "clean")
     scorer, note = _residual_scorer(args.scorer, texts)
     decisions = load_decisions(args.decisions) if args.decisions else None
     inputs = _inputs(args)

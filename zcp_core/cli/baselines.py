@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from zcp_core.cli.common import add_common, add_model, emit, log, positive_int
+from zcp_core.cli.common import add_common, add_model, add_overwrite, claim_out, emit, log, positive_int
 from zcp_core.cli.data import add_fields, fields_from_args
 
 
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=positive_int, default=None, help="first N items")
     p.add_argument("--k", type=float, default=0.2, help="Min-K%% Prob fraction, in (0, 1] (default %(default)s)")
     p.add_argument("--out", required=True, help="run folder to write")
+    add_overwrite(p)
     add_fields(p)
     add_common(p)
     p.set_defaults(func=run)
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     items = load_items(args.dataset, fmt=args.format, fields=fields_from_args(args))
     if args.limit:
         items = items[: args.limit]
+    claim_out(args, args.out, "baselines")
     log(f"scoring {len(items)} questions on {args.model} (Min-{config.k:.0%} Prob, zlib ratio)")
     backend = backend_from_args(args)
     records = score_items(backend, items, config, progress=True)

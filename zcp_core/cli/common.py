@@ -147,3 +147,27 @@ def _json_default(o: Any) -> Any:
 def log(msg: str) -> None:
     """Progress and notes go to stderr, so stdout stays machine-readable."""
     print(msg, file=sys.stderr)
+
+
+def add_overwrite(p: argparse.ArgumentParser) -> None:
+    """The ``--overwrite`` flag of a command that writes a folder."""
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the zcp output --out holds; without it a rerun with the same options resumes and "
+                        "anything else is refused (a folder of your own files is never replaced)")
+
+
+def claim_out(args: argparse.Namespace, out: Any, kind: str, resumable: bool = True) -> Any:
+    """Claim the output folder before any work (:func:`zcp_core.outdir.claim_output`); returns its path.
+
+    ``resumable=False`` is for a command whose output records no options (a release): a rerun into its own
+    folder then needs ``--overwrite`` too.
+    """
+    from zcp_core.outdir import claim_output, command_options
+
+    claim = claim_output(out, kind, command_options(vars(args)) if resumable else None,
+                         bool(getattr(args, "overwrite", False)))
+    if claim.action == "resume":
+        log(f"{claim.path} holds this command's run (same options): resuming it; cached answers are reused")
+    elif claim.action == "replace":
+        log(f"{claim.path}: its old contents were removed (--overwrite)")
+    return claim.path

@@ -14,7 +14,7 @@ import shlex
 import sys
 from typing import Any
 
-from zcp_core.cli.common import add_common, emit, log
+from zcp_core.cli.common import add_common, add_overwrite, claim_out, emit, log
 from zcp_core.cli.data import add_fields, fields_from_args
 
 
@@ -30,6 +30,7 @@ def _add_detector(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--test-size", type=float, default=0.3, help="held-out share of each label")
     p.add_argument("--out", required=True, help="run folder to write")
+    add_overwrite(p)
     add_fields(p)
     add_common(p)
 
@@ -96,7 +97,9 @@ def run_train(args: argparse.Namespace) -> int:
     """Train one detector and write a run."""
     from zcp_core.detector import train_run
 
-    folder, summary = train_run(_records(args), args.out, paths=args.data, kind=args.kind,
+    records = _records(args)
+    claim_out(args, args.out, "detector")
+    folder, summary = train_run(records, args.out, paths=args.data, kind=args.kind,
                                 detector_config=_config(args), library=_library(args) if args.cleaned else None,
                                 test_size=args.test_size, seed=args.seed)
     text = _report_text(folder) + f"\nrun: {folder}"
@@ -118,7 +121,9 @@ def run_compare(args: argparse.Namespace) -> int:
     lib = _library(args)
     cfg = CompareConfig(kind=args.kind, detector_config=_config(args), test_size=args.test_size, seed=args.seed,
                         prefix=args.prefix or DEFAULT_PREFIX, explain_n=args.explain_n, max_evals=args.max_evals)
-    res = compare(_records(args), lib, cfg)
+    records = _records(args)
+    claim_out(args, args.out, "detector")
+    res = compare(records, lib, cfg)
     cross = None
     if args.cross_domain:
         cross = cross_domain(args.cross_domain, lib, args.kind, _config(args), args.test_size, args.seed)
@@ -143,6 +148,7 @@ def run_crossdomain(args: argparse.Namespace) -> int:
     """The cross-domain table as its own run."""
     from zcp_core.detector import cross_domain_run
 
+    claim_out(args, args.out, "detector")
     folder, df, summary = cross_domain_run(args.data, _library(args), args.out, args.kind, _config(args),
                                            args.test_size, args.seed)
     emit(args, {**summary, "run": str(folder)}, _report_text(folder) + f"\nrun: {folder}")

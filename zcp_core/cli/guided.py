@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from zcp_core.cli.common import add_common, add_model, emit, log, positive_int
+from zcp_core.cli.common import add_common, add_model, add_overwrite, claim_out, emit, log, positive_int
 from zcp_core.cli.data import add_fields, fields_from_args
 
 SINGLE_KEYS = ("partition", "n", "prompt_style", "rouge_l", "p", "confidence", "exact", "near_exact", "contaminated")
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--compare-dataset", default=None, help="a second partition of the same dataset")
     p.add_argument("--compare-split-name", default="train", help="name of the second partition")
     p.add_argument("--out", required=True, help="run folder to write")
+    add_overwrite(p)
     p.add_argument("--limit", type=positive_int, default=None, help="first N instances of each partition")
     p.add_argument("--task", default="auto", choices=["auto", "classification", "nli", "summarization", "math", "open"])
     p.add_argument("--math-mode", default="question", choices=["question", "question-solution"],
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
     fields = fields_from_args(args)
     _self_judge_asked(args)  # refuse a self-judge before loading anything
+    claim_out(args, args.out, "guided")
     backend = backend_from_args(args)
     judge, judge_mode, judge_name = _judge(args, backend)
     style = prompt_style(args.model, backend, args.prompt_style)

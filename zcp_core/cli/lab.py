@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from zcp_core.cli.common import add_common, emit, log, positive_int
+from zcp_core.cli.common import add_common, add_overwrite, claim_out, emit, log, positive_int
 from zcp_core.lab.config import MODES
 
 
@@ -70,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--batch-size", type=int, default=16)
     e.add_argument("--no-cache", action="store_true", help="bypass the response cache")
     e.add_argument("--out", default=None, help="run folder (default <runs>/lab-eval-<name>[-<model>])")
+    add_overwrite(e)
     add_common(e)
     e.set_defaults(func=evaluate)
 
@@ -103,6 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--single-build", default="evasive,paper", metavar="KINDS",
                    help="with --replicates: kinds built once, whose single builds stand (default %(default)s)")
     m.add_argument("--out", default=None, help="run folder (default <runs>/lab-matrix-<profile>)")
+    add_overwrite(m)
     add_common(m)
     m.set_defaults(func=matrix)
 
@@ -123,6 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     d.add_argument("--threads", type=int, default=2)
     d.add_argument("--no-progress", action="store_true")
     d.add_argument("--out", default=None, help="run folder (default <runs>/lab-dose-<profile>)")
+    add_overwrite(d)
     add_common(d)
     d.set_defaults(func=dose)
 
@@ -181,7 +184,7 @@ def evaluate(args: argparse.Namespace) -> int:
         return _check_train(args)
     model_tag = f"-{args.model.replace(':', '_').replace('/', '_')}" if args.model else ""
     cal_tag = "-cal" if args.calibrate else ""
-    out = args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}{cal_tag}")
+    out = str(claim_out(args, args.out or str(runs_dir() / f"lab-eval-{args.name}{model_tag}{cal_tag}"), "lab"))
     opts = EvalOptions(con=args.con, calibrate=args.calibrate, answer_format=args.answer_format, model=args.model,
                        device=args.device, batch_size=args.batch_size,
                        cache=not args.no_cache, control=args.control,
@@ -204,7 +207,7 @@ def _check_train(args: argparse.Namespace) -> int:
     from zcp_core.lab.benign import BenignOptions, check_train_build
     from zcp_core.runs import runs_dir
 
-    out = args.out or str(runs_dir() / f"lab-eval-{args.name}")
+    out = str(claim_out(args, args.out or str(runs_dir() / f"lab-eval-{args.name}"), "lab"))
     opts = BenignOptions(n_test=args.check_items, max_new_tokens=args.cot_max_new_tokens, device=args.device,
                          batch_size=args.batch_size, cache=not args.no_cache)
     res = check_train_build(args.name, opts, out=out, progress=True)
@@ -227,11 +230,11 @@ def matrix(args: argparse.Namespace) -> int:
     if args.replicates:
         from zcp_core.lab.replicates import run_replicates
 
-        out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}-replicates")
+        out = str(claim_out(args, args.out or str(runs_dir() / f"lab-matrix-{args.profile}-replicates"), "lab"))
         res = run_replicates(opts, args.replicates, out=out, single=_csv(args.single_build),
                              progress=not args.no_progress)
     else:
-        out = args.out or str(runs_dir() / f"lab-matrix-{args.profile}")
+        out = str(claim_out(args, args.out or str(runs_dir() / f"lab-matrix-{args.profile}"), "lab"))
         res = run_matrix(opts, out=out, progress=not args.no_progress)
     log(f"run: {res.run_path}")
     emit(args, {"rows": res.summary["rows"], "run": str(res.run_path)}, _report_text(res.run_path))
@@ -254,8 +257,8 @@ def dose(args: argparse.Namespace) -> int:
     opts = MatrixOptions(kinds=_csv(args.kinds), detectors=_csv(args.detectors), profile=args.profile, build=build,
                          missing="build" if args.build_missing else "fail", seed=args.seed, n_boot=args.n_boot,
                          device=args.device, threads=args.threads)
-    res = run_dose(_csv(args.kinds), doses, opts, out=args.out or str(runs_dir() / f"lab-dose-{args.profile}"),
-                   progress=not args.no_progress)
+    out = str(claim_out(args, args.out or str(runs_dir() / f"lab-dose-{args.profile}"), "lab"))
+    res = run_dose(_csv(args.kinds), doses, opts, out=out, progress=not args.no_progress)
     log(f"run: {res.run_path}")
     # the whole summary (kinds, doses, rows, took, builds), so that a script needs no second read of the run
     emit(args, {**res.summary, "run": str(res.run_path)}, _report_text(res.run_path))

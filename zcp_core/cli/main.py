@@ -68,10 +68,12 @@ def _check_models(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run a command and return its exit code (0 ok, 1 user error, 2 usage)."""
     import datetime as dt
+    import json
     import os
     import signal
 
     from zcp_core.errors import ZcpError
+    from zcp_core.outdir import OPTIONS_ENV, command_options
     from zcp_core.runs import STARTED_ENV, STOPPED_BY_USER
 
     args = build_parser().parse_args(argv)
@@ -84,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     # Runs written by this command record when it started; the variable lives only as long as the command.
     previous = os.environ.get(STARTED_ENV)
     os.environ[STARTED_ENV] = dt.datetime.now(dt.timezone.utc).isoformat()
+    # ... and the options it was given, so a rerun into the same folder is known for a resume (zcp_core.outdir)
+    previous_options = os.environ.get(OPTIONS_ENV)
+    os.environ[OPTIONS_ENV] = json.dumps(command_options(vars(args)))
     try:
         _check_models(args)
         return int(args.func(args) or 0)
@@ -104,10 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
-        if previous is None:
-            os.environ.pop(STARTED_ENV, None)
-        else:
-            os.environ[STARTED_ENV] = previous
+        for name, value in ((STARTED_ENV, previous), (OPTIONS_ENV, previous_options)):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from typing import Any
 from zcp_core.cli.common import (
     add_common,
     add_model,
+    add_overwrite,
+    claim_out,
     emit,
     finite_json,
     log,
@@ -63,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="also answer originals that have no twin (only the benchmark's accuracy reads them)")
     p.add_argument("--paraphrased", default=None, help="evasive paraphrases (items with original_id)")
     p.add_argument("--out", default=None, help="run folder (default runs/probe-<dataset stem>)")
+    add_overwrite(p)
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
     p.add_argument("--calibrate", nargs="?", const="on", default="auto", choices=list(CALIBRATE_MODES),
                    help="also measure p_first_cal/p_all_cal, each logit metric against its answer's own prior (the "
@@ -111,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r = sub.add_parser("release", help="refreshed benchmark: flagged items replaced by verified twins")
     r.add_argument("run", help="probe run folder")
     r.add_argument("--out", required=True, help="release folder")
+    add_overwrite(r)
     r.add_argument("--license", default=None,
                    help=("SPDX id (mit, cc-by-nc-4.0...) or licence file, given by someone who holds permission; "
                          "overrides the source's own (default: identified from its LICENSE or SOURCES.md entry)"))
@@ -251,7 +255,7 @@ def probe_cmd(args: argparse.Namespace) -> int:
     if choice.on and choice.basis != "asked":
         log(f"calibration on (--calibrate auto: {choice.basis.replace('_', ' ')}): p_first_cal/p_all_cal are "
             "measured and lead the verdict where they have one")
-    out = args.out or f"runs/probe-{Path(args.dataset).stem}"
+    out = str(claim_out(args, args.out or f"runs/probe-{Path(args.dataset).stem}", "probe"))
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
     log(f"probing {len(original)} originals, {len(reference)} twins"
         + (f", {len(para)} paraphrases" if para else "") + f" on {args.model}; CoT generated: {config.needs_cot}")
@@ -333,7 +337,7 @@ def release_cmd(args: argparse.Namespace) -> int:
     from zcp_core.probe.release_card import scores_text
 
     res = release(args.run, args.out, license=args.license, allow_unlicensed=args.allow_unlicensed,
-                  min_confidence=args.min_confidence, replace=args.replace)
+                  min_confidence=args.min_confidence, replace=args.replace, overwrite=args.overwrite)
     summary = res.to_dict()
     v = res.verdict
     kept = "kept though they have a twin" if res.mode == "covered" else "flagged but kept"

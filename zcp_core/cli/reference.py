@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zcp_core.cli.common import add_common, emit, log, positive_int
+from zcp_core.cli.common import add_common, add_overwrite, claim_out, emit, log, positive_int
 from zcp_core.cli.data import add_fields, fields_from_args
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _shared(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output folder (a run folder)")
+    add_overwrite(p)
     p.add_argument("--limit", type=positive_int, default=None, help="only the first N items")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
@@ -155,6 +156,7 @@ def build(args: argparse.Namespace) -> int:
     from zcp_core.runs import RunSpec, write_run
 
     items = _items(args)
+    claim_out(args, args.out, "reference")
     model = None
     revision = None
     config: dict[str, Any] = {"subcommand": "build", "method": args.method, "limit": args.limit}
@@ -264,6 +266,7 @@ def paraphrase(args: argparse.Namespace) -> int:
     from zcp_core.runs import RunSpec, write_run
 
     items = _items(args)
+    claim_out(args, args.out, "reference")
     model = revision = None
     if args.method == "deterministic":
         ps = reword_deterministic(items, versions=args.versions, seed=args.seed)

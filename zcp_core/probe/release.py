@@ -282,7 +282,8 @@ def _num(x: Any) -> Any:
 
 
 def release(run_path: str | Path, out: str | Path, license: str | None = None, allow_unlicensed: bool = False,
-            min_confidence: float = DEFAULT_MIN_CONFIDENCE, replace: ReplaceMode = DEFAULT_REPLACE) -> ReleaseResult:
+            min_confidence: float = DEFAULT_MIN_CONFIDENCE, replace: ReplaceMode = DEFAULT_REPLACE,
+            overwrite: bool = False) -> ReleaseResult:
     """Write a refreshed benchmark for a probe run, ready to publish.
 
     Items are replaced only when the run has a verdict (``n >= stats.MIN_PAIRS``) and its headline C is at
@@ -297,14 +298,18 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
         allow_unlicensed: Release data whose source has no licence (the card says so).
         min_confidence: Headline Contamination Confidence needed to replace items (``--min-confidence``).
         replace: ``flagged``: the flagged items with a verified twin; ``covered``: every item with one.
+        overwrite: Replace a release (or other zcp output) already in ``out``; a folder of other files is always
+            refused, so a release folder holds only what the release wrote.
 
     Returns:
         A :class:`ReleaseResult`.
 
     Raises:
         UnlicensedSource: The source has no licence and ``allow_unlicensed`` is False.
+        OutputRefused: ``out`` is not empty and ``overwrite`` is not given, or it holds files zcp did not write.
     """
     from zcp_core.errors import DataError
+    from zcp_core.outdir import claim_output
     from zcp_core.probe.release_card import _command, _source_refs, release_card
     from zcp_core.probe.run import load_item_set
     from zcp_core.publish import find_license, publish_files, require_derivatives_allowed, require_license
@@ -359,7 +364,8 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     require_derivatives_allowed(lic, len(replaced), "items replaced by twins")
     verified = {r.original_id: r.verification for r in replaced}
     rows = [release_row(it, swap.get(it.id), verified.get(it.id, ""), canary) for it in originals]
-    folder = Path(out)
+    # claimed only now, once every check above has passed, so a refused input never costs the old release
+    folder = claim_output(out, "release", None, overwrite).path
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(folder / "benchmark.jsonl",
                        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
