@@ -178,3 +178,75 @@ def test_a_gsm8k_file_keeps_its_own_ids(tmp_path: Path) -> None:
     bare = tmp_path / "bare.jsonl"
     bare.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert all(it.id.startswith("gsm8k-") for it in load_items(bare))
+
+
+# ---- one cache, and a resume that is shown -----------------------------------------------------------------
+
+
+def test_one_cache_in_a_documented_order(tmp_path: Path, monkeypatch) -> None:
+    from zcp_core.backends.cache import cache_dir
+
+    monkeypatch.setenv("ZCP_CACHE", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv("ZCP_CACHE")
+    # run from a checkout (this one), zcp uses the checkout's cache, as make does: one cache for every way in
+    assert cache_dir() == ROOT / ".zcp_cache"
+
+
+def _rows(db: Path) -> int:
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as con:
+            return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    except sqlite3.OperationalError:  # the table is not made yet
+        return 0
+
+
+def _model_calls(err: str) -> tuple[int, int]:
+    import re
+
+    found = re.search(r"model calls: (\d+) computed, (\d+) answered from the cache", err)
+    assert found, err[-2000:]
+    return int(found.group(1)), int(found.group(2))
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
+def test_an_interrupted_probe_reruns_only_the_missing_answers(tmp_path: Path, stop: str) -> None:
+    """Stopped mid-arm (Ctrl-C, or killed outright), the rerun computes exactly the answers the cache lacks."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from zcp_core.backends import ensure_converted
+
+    model = ensure_converted()  # the shared conversion; the answers go to a private cache
+    cache = tmp_path / "cache"
+    (cache / "models").mkdir(parents=True)
+    (cache / "models" / model.name).symlink_to(model)
+    db = cache / "responses.sqlite"
+    cmd = [sys.executable, "-m", "zcp_core.cli.main", "probe", "--dataset", str(ROOT / "data/gsm8k/test.jsonl"),
+           "--limit", "8", "--metrics", "p_first,p_all", "--batch-size", "2", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "ZCP_CACHE": str(cache)}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while _rows(db) == 0 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT if stop == "ctrl-c" else signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == (130 if stop == "ctrl-c" else -signal.SIGKILL), err[-2000:]
+    if stop == "ctrl-c":
+        assert "cached work is kept and a rerun resumes from it" in err
+    stored = _rows(db)
+    assert stored > 0 and not (tmp_path / "run" / "manifest.json").exists()
+
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    computed, reused = _model_calls(rerun.stderr)
+    # each answer is stored under two keys (its completion and its scores), so rows count answers twice
+    assert reused == stored // 2 and computed == (_rows(db) - stored) // 2 and computed > 0

@@ -275,17 +275,19 @@ def iter_records(path: str | Path, fmt: str = "auto") -> Iterator[Mapping[str, A
 # ---- where data lives --------------------------------------------------------------------------
 
 
+def checkout_root() -> Path | None:
+    """The repository root when zcp runs from a source checkout (an editable install too), else ``None``."""
+    checkout = Path(__file__).resolve().parent.parent
+    return checkout if (checkout / "app.py").is_file() and (checkout / "app_pages").is_dir() else None
+
+
 def install_root() -> Path:
     """The folder holding the project's own files (``app.py``, ``app_pages/``, ``data/``).
 
     In a source checkout that is the repository root; in an installed wheel it is the
     copy the build ships inside the package (``zcp_core/app/bundle``).
     """
-    here = Path(__file__).resolve().parent
-    checkout = here.parent
-    if (checkout / "app.py").is_file() and (checkout / "app_pages").is_dir():
-        return checkout
-    return here / "app" / "bundle"
+    return checkout_root() or Path(__file__).resolve().parent / "app" / "bundle"
 
 
 def data_roots() -> list[Path]:

@@ -19,12 +19,33 @@ T = TypeVar("T")
 
 
 def cache_dir() -> Path:
-    """``$ZCP_CACHE`` or the user cache folder (``~/.cache/zcp``)."""
+    """Where models, lab builds and answers are cached, in one documented order.
+
+    ``$ZCP_CACHE`` when set; else ``.zcp_cache/`` of the checkout when zcp runs from one (as ``make`` does, and
+    ``.venv/bin/zcp`` and the app of that checkout), so every way in shares one cache; else the platform's user
+    cache folder (``$XDG_CACHE_HOME/zcp`` or ``~/.cache/zcp``), as for an installed wheel.
+    """
+    from zcp_core.data import checkout_root
+
     env = os.environ.get("ZCP_CACHE")
     if env:
         return Path(env)
+    checkout = checkout_root()
+    if checkout is not None:
+        return checkout / ".zcp_cache"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "zcp"
+
+
+def cache_origin() -> str:
+    """Why :func:`cache_dir` is where it is, in words (``zcp models`` prints it)."""
+    from zcp_core.data import checkout_root
+
+    if os.environ.get("ZCP_CACHE"):
+        return "set by $ZCP_CACHE"
+    if checkout_root() is not None:
+        return "the checkout's .zcp_cache; set ZCP_CACHE to move it"
+    return "the user cache folder; set ZCP_CACHE to move it"
 
 
 class ResponseCache:

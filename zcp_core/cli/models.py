@@ -18,11 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     """List model specs with their status."""
     from zcp_core.backends import available_models
+    from zcp_core.backends.cache import cache_dir, cache_origin
 
     rows = available_models()
     width = max(len(r["spec"]) for r in rows)
     text = "\n".join(f"{r['spec']:<{width}}  {r['backend']:<12}  {r['status']}" for r in rows)
-    emit(args, {"models": rows, "headline": {"label": "models", "value": len(rows)}}, text)
+    text += f"\ncache: {cache_dir()} ({cache_origin()})"
+    emit(args, {"models": rows, "headline": {"label": "models", "value": len(rows)},
+                "cache": {"path": str(cache_dir()), "origin": cache_origin()}}, text)
     return 0
 
 

@@ -268,6 +268,9 @@ def probe_cmd(args: argparse.Namespace) -> int:
         control = Control(backend_from_args(args, args.control), args.control)
     res = run_probe(backend, original, reference, config, paraphrased=para, out=out, model_spec=args.model,
                     dataset_paths=paths, control=control)
+    cache = getattr(backend, "cache", None)
+    if cache is not None:  # what a rerun after an interruption reused, so a user can see that it resumed
+        log(f"model calls: {cache.misses} computed, {cache.hits} answered from the cache ({cache.path})")
     if notes and res.run_path:
         res.summary.update(notes)
         run = load_run(res.run_path)
