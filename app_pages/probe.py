@@ -17,7 +17,7 @@ from zcp_core.probe.browse import (
     show_completion,
     untested_items,
 )
-from zcp_core.probe.report import ARM_WORDS, flags_text, report, sample_size_table, twin_ids
+from zcp_core.probe.report import ARM_WORDS, flags_text, item_terms_text, report, sample_size_table, twin_ids
 from zcp_core.report import capital, fmt_num, metric_name
 from zcp_core.stats import MIN_PAIRS
 
@@ -71,6 +71,7 @@ c3.metric("Flagged items", rep.fact("Flagged items"),
           delta=f"{flag_split.get('C', 0)} trained on (C), {flag_split.get('U', 0)} held out (U)" if split else None,
           delta_color="off", delta_arrow="off")
 c4.metric("Model", rep.fact("Model"))
+st.caption(f"Twins per item {rep.fact('Twins per item')}: distinct twins, a repeated question counted once.")
 with st.expander("What is Contamination Confidence?", expanded=bool(run.manifest.get("example"))):
     st.markdown(CONFIDENCE_EXPLAINED.format(prior=run.manifest.get("config", {}).get("prior", 0.5)))
     if rep.sentences:
@@ -94,7 +95,8 @@ st.subheader("Items")
 st.caption(f"Flagged items first ({flags_text(run.summary)}), then by each item's own p against its twins "
            "(where it has one) and the gap in P(all answer tokens), original minus the mean of its twins. "
            "Click a row to open the item."
-           + (" Lab model: **C** = trained on (memorised), **U** = held out." if split else ""))
+           + (" Lab split: **C** = trained on (memorised), **U** = held out." if split else ""))
+st.caption(item_terms_text())
 table = browse_table(items, split)
 picked = st.dataframe(table, width="stretch", hide_index=True, on_select="rerun", selection_mode="single-row",
                       key="item_browser")

@@ -32,7 +32,7 @@ from IPython.display import Image, display
 from zcp_core.data import install_root, load_items
 from zcp_core.probe import viz as viz_probe
 from zcp_core.probe.browse import browse_table, item_view
-from zcp_core.probe.report import flags_text
+from zcp_core.probe.report import flags_text, item_terms_text
 from zcp_core.report import fmt_num, metric_name
 from zcp_core.reference import perturb_gsm8k
 from zcp_core.runs import load_run
@@ -63,7 +63,8 @@ print("twin:    ", twin.question, "->", twin.answer)
 
 # %%
 for name, rep in reports.items():
-    print(f"{name}: {rep.headline.text}; pairs {rep.fact('Pairs')}, flagged items {rep.fact('Flagged items')}")
+    print(f"{name}: {rep.headline.text}; pairs {rep.fact('Pairs')}, flagged items {rep.fact('Flagged items')}, "
+          f"twins per item {rep.fact('Twins per item')}; how items are flagged: {rep.fact('How items are flagged')}")
 
 # %% [markdown]
 # ## How C is computed, and the evidence behind it
@@ -103,6 +104,9 @@ pd.concat([rep.table().assign(Model=name) for name, rep in reports.items()]).set
 # %% [markdown]
 # ## Flagged items
 # Each run says how it flags items. With two or more twins per item, every item gets its own one-sided p against its twins, and the flags are Benjamini-Hochberg discoveries at a false-discovery level q: across audits at most about a share q of flags are false on average, and a given list can hold more. With one twin, the paper's rule applies (original right at zero-CoT, twin wrong), which has no such control. The lab split says which originals were trained on, so we can check where the flags land.
+
+# %%
+print(item_terms_text())
 
 # %%
 split = {json.loads(line)["id"]: json.loads(line)["split"]

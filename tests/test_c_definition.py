@@ -52,3 +52,13 @@ def test_notebook_01_and_docs_render_it() -> None:
 
     assert C_DEFINITION in _flat(CONFIDENCE_EXPLAINED)
     assert C_DEFINITION in _flat((ROOT / "docs" / "verdict.md").read_text(encoding="utf-8"))
+
+
+def test_item_terms_are_one_text_on_the_page_the_notebook_and_the_docs() -> None:
+    from zcp_core.probe.report import ITEM_TERMS, item_terms_text
+
+    docs = _flat((ROOT / "docs" / "verdict.md").read_text(encoding="utf-8"))
+    assert all(f"{term}: {words}" in docs for term, words in ITEM_TERMS)
+    assert "item_terms_text()" in (ROOT / "app_pages" / "probe.py").read_text()
+    assert "print(item_terms_text())" in (ROOT / "notebooks" / "01_probe.py").read_text()
+    assert item_terms_text().count(". ") >= len(ITEM_TERMS) - 1

@@ -174,6 +174,18 @@ def test_every_surface_shows_the_same_numbers(example: Path, tmp_path: Path, cap
     card = _card(example, tmp_path)
     assert f"{rep.headline.value} ({rep.headline.subject})" in card
     assert rep.command in card
+    # the flag block and twins per item, in the same words everywhere (the JSON in numbers that give them)
+    from zcp_core.probe.report import twins_text
+
+    block = [rep.fact("Twins per item"), rep.fact("How items are flagged"), f"Flagged items {rep.fact('Flagged items')}"]
+    flat_card = card.replace("**", "")
+    for where, shown_text in (("text", text), ("app", page), ("card", flat_card)):
+        assert all(s in shown_text for s in block), (where, [s for s in block if s not in shown_text])
+    if example.name in ("probe-lab-direct", "probe-smollm2-lab-items"):
+        assert all(s in nb for s in block[:2]), [s for s in block[:2] if s not in nb]
+    assert twins_text(conf["flags"]["twins_per_item"]) == block[0]
+    assert str(conf["flags"]["flagged"]) == rep.fact("Flagged items")
+    assert conf["headline"]["reading"] == rep.headline.reading and rep.headline.reading in text
 
 
 def test_probe_page_has_no_internals(example: Path) -> None:

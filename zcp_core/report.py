@@ -65,9 +65,11 @@ EFFECT_NAMES: dict[str, str] = {
 }
 #: What a Contamination Confidence is: the one definition every surface renders where C appears (the app,
 #: ``zcp confidence``, the notebooks, release cards, the docs). A test finds it in each.
-C_DEFINITION = ("the paper's Contamination Confidence: an upper bound on the posterior probability, at the stated "
-                "prior, that originals score higher than their twins. Memorisation is one cause; twins harder than "
-                "their originals are another, which the twin card and the nulls check.")
+C_DEFINITION = ("how strongly a run's evidence says the model has seen the benchmark: about 0.5 is no evidence, "
+                "near 1 strong evidence. Formally, it is the ZCP paper's bound from the test's p-value: "
+                "an upper bound on the posterior probability, at the stated prior, that originals score higher "
+                "than their twins. Memorisation is one cause; twins harder than their originals are another, "
+                "which the twin card and the nulls check.")
 #: The definition as a sentence about C.
 C_DEFINED = "Contamination Confidence C is " + C_DEFINITION
 

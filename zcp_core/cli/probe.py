@@ -326,7 +326,11 @@ def confidence_cmd(args: argparse.Namespace) -> int:
     run = load_run(args.run)
     rep = report(run, args.arm, args.prior)  # refuses a run that is not a probe run
     out = confidence_of(run, args.arm, args.prior)
-    out["flags"] = dict(run.summary.get("flags") or {})  # runs made before the flags block flagged by acc
+    from zcp_core.probe.flags import flag_block
+
+    # the flag block the text shows (runs made before it flagged by acc), twins per item counted distinct
+    out["flags"] = flag_block(run.summary, run.table("items") if run.has_table("items") else None)
+    out["headline"] = {**out["headline"], "reading": rep.headline.reading}
     if run.summary.get("did"):
         out["control"], out["did"] = run.summary.get("control") or {}, run.summary["did"]
     emit(args, finite_json(out), rep.to_text())

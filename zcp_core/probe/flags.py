@@ -235,3 +235,29 @@ def flags_summary(items: pd.DataFrame, rule: FlagRule) -> dict[str, Any]:
     return {"metric": rule.metric, "q": rule.fdr if rule.controlled else None, "flagged": flagged,
             "items": tested, "share_p_below_05": share, "twins_per_item": per_item, "p_floor": floor,
             "bh_first": bh_first, "controlled": rule.controlled, "note": note}
+
+
+def distinct_twins_per_item(items: pd.DataFrame) -> dict[int, int]:
+    """Items by their number of distinct twin questions (a twin that repeats another of its item counts once).
+
+    Runs made before twins were drawn distinct stored ``n_twins`` with repeats counted; the twin questions they
+    stored give the distinct count.
+    """
+    if not len(items):
+        return {}
+    if "twin_questions" in items:
+        counts = items["twin_questions"].map(lambda qs: len({str(q) for q in (qs if qs is not None else [])}))
+    else:
+        counts = items["n_twins"]
+    return {int(k): int(v) for k, v in sorted(counts.value_counts().items())}
+
+
+def flag_block(summary: Any, items: pd.DataFrame | None) -> dict[str, Any]:
+    """The run's flag block as every surface shows it: what the run stored (metric, q, flagged, items with a
+    p...), with ``twins_per_item`` as the distinct twins of the run's items table and ``flagged`` counted there."""
+    block = dict(summary.get("flags") or {})
+    if items is not None and len(items):
+        block["twins_per_item"] = {str(k): v for k, v in distinct_twins_per_item(items).items()}
+        if "flagged" in items:
+            block["flagged"] = int(items["flagged"].sum())
+    return block

@@ -176,7 +176,7 @@ class ReleaseResult:
         return {"path": str(self.path), "n_items": self.n_items, "canary": self.canary, "run": self.run,
                 "model": self.model, "replace": self.mode, "replaced": [asdict(r) for r in self.replaced],
                 "kept": [asdict(k) for k in self.kept], "untested": list(self.untested),
-                "verdict": asdict(self.verdict) if self.verdict else None,
+                "verdict": _verdict_fields(self.verdict) if self.verdict else None,
                 **_flag_fields(self.verdict, self.scores, self.leftover),
                 "headline": {"label": "items replaced", "value": len(self.replaced)}}
 
@@ -206,6 +206,17 @@ class Scores:
     n_after: int = 0
     left_out: int = 0
     spare_held_out: bool = True
+
+
+def _verdict_fields(v: Verdict) -> dict[str, Any]:
+    """The verdict as JSON. ``b``, ``c`` and ``memorised`` (b - c) are the one-twin accuracy rule's chance
+    comparison, which the card explains only there; under a P metric's flags or K twins they mean nothing and
+    are left out."""
+    d = asdict(v)
+    if v.controlled or v.k_twins > 1:
+        for k in ("b", "c", "memorised", "memorised_ci"):
+            d.pop(k)
+    return d
 
 
 def _flag_fields(v: Verdict | None, sc: Scores | None, est: Leftover | None) -> dict[str, Any]:
@@ -385,11 +396,14 @@ def release(run_path: str | Path, out: str | Path, license: str | None = None, a
     res = ReleaseResult(folder, len(rows), tuple(replaced), tuple(kept), canary, str(run.path), model,
                         untested, verdict, scores, replace, leftover)
     # The published summary names no local path: the folder is "." and the run is its folder's name.
-    atomic_write_json(folder / "release.json", {**res.to_dict(), "path": ".", "run": run.path.name,
-                                                "command": _command(dict(run.manifest)),
-                                                "sources": _source_refs(dict(run.manifest)),
-                                                "license": {"spdx": lic.spdx, "hub_id": lic.hub_id,
-                                                            "basis": lic.basis or lic.found_in}})
+    # The published summary names no local path (not even its own folder: the run is its folder's name), and
+    # holds no empty field: a value that does not apply is left out rather than written as null.
+    published = {**res.to_dict(), "run": run.path.name, "command": _command(dict(run.manifest)),
+                 "sources": _source_refs(dict(run.manifest)),
+                 "license": {k: v for k, v in {"spdx": lic.spdx, "hub_id": lic.hub_id,
+                                               "basis": lic.basis or lic.found_in}.items() if v not in (None, "")}}
+    published.pop("path")
+    atomic_write_json(folder / "release.json", {k: v for k, v in published.items() if v not in (None, "")})
     publish_files(folder, release_card(res, dict(run.manifest), lic))
     return res
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo) -> Card:
     """The release's dataset card: licence, provenance, counts with reasons, canary, and the audit."""
-    from zcp_core.probe.report import confidence_of, headline_of
+    from zcp_core.probe.report import confidence_of, headline_of, report
     from zcp_core.publish import Card, citation_for, source_line
     from zcp_core.report import fmt_num, fmt_p, metric_name
 
@@ -36,7 +36,11 @@ def release_card(res: ReleaseResult, manifest: dict[str, Any], lic: LicenseInfo)
                  "reference twin with the same logic and new numbers (no false-discovery control)")
     which = ("every item with a verified twin is replaced, flagged or not (`--replace covered`)" if covered else
              "a flagged item with a verified twin is replaced (`--replace flagged`)")
+    # the probe's own report, as the CLI, the app and notebook 01 show it: headline, facts (twins per item, flags),
+    # each metric's effect, CI and C, in the same words
+    audit = report(res.run).to_markdown(level=3)
     body = [*verdict_lines(v),
+        "## The audit", "", audit,
         "## How items were changed", "",
         f"An item is flagged when {flag_rule}. In this release {which}, by its spare twin (its last twin, which "
         "took no part in its p) when the spare is verified, else by its first verified twin. Verified means "

@@ -171,14 +171,42 @@ def headline_of(conf: Mapping[str, Any]) -> Headline:
                     raw=float(c))
 
 
+#: What an item's evidence means, one sentence a term: the app's item list, notebook 01 and the docs show these.
+ITEM_TERMS: tuple[tuple[str, str], ...] = (
+    ("Item p", "how unusual the original looks against its own twins, compared with how other items' twins look "
+               "against theirs; a small p means the original stands out."),
+    ("Rank p", "where the original ranks among its own twins alone (1 / (K + 1) at best with K twins): a cruder "
+               "check that needs no other item."),
+    ("q-value", "the smallest false-discovery level at which the item would be flagged (Benjamini-Hochberg)."),
+    ("Flag", "an item whose q-value is at most the run's level q: evidence that the model treats this original "
+             "unlike its twins, not proof that it saw it; across audits about a share q of flags are false."),
+)
+
+
+def item_terms_text() -> str:
+    """:data:`ITEM_TERMS` as one paragraph (``Item p: ... Rank p: ...``)."""
+    return " ".join(f"{term}: {words}" for term, words in ITEM_TERMS)
+
+
+def twins_text(per_item: Mapping[str, Any]) -> str:
+    """The histogram of distinct twins per item in words: ``4 on 76 items, 3 on 1, 1 on 2``."""
+    if not per_item:
+        return MISSING
+    rows = sorted(((int(k), int(v)) for k, v in per_item.items()), reverse=True)
+    return ", ".join(f"{k} on {fmt_count(v)}{' items' if i == 0 else ''}" for i, (k, v) in enumerate(rows))
+
+
 def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
+    from zcp_core.probe.flags import flag_block
+
     s = run.summary
     acc = s.get("accuracy") or {}
-    twins = s.get("twins") or {}
+    block = flag_block(s, _table(run, "items"))
+    per_item = block.get("twins_per_item") or (s.get("twins") or {}).get("per_item") or {}
     facts = [("Model", str(run.manifest.get("model") or MISSING)), ("Pairs", fmt_count(s.get("n_pairs"))),
-             ("Twins per item", fmt_count(twins.get("k") or 1)
-              + (f" ({fmt_count(twins['fewer'])} items with fewer)" if twins.get("fewer") else "")),
-             ("Flagged items", fmt_count(s.get("flagged"))), ("How items are flagged", flags_text(s)),
+             ("Twins per item", twins_text(per_item)),
+             ("Flagged items", fmt_count(block.get("flagged", s.get("flagged")))),
+             ("How items are flagged", flags_text(s)),
              ("Originals without a twin", fmt_count(s.get("unpaired_original", 0)))]
     if "original" in acc:
         facts += [("Zero-CoT accuracy, originals", fmt_share(acc.get("original"))),
@@ -271,8 +299,10 @@ def flags_text(summary: Mapping[str, Any]) -> str:
         return "original right, every twin wrong; no false-discovery control"
     if not f.get("items"):
         return str(f.get("note") or "no item has a p")
-    return (f"Benjamini-Hochberg discoveries at q = {fmt_num(f.get('q'), 2)} among {fmt_count(f.get('items'))} "
-            f"items' own p on {metric_name(f.get('metric'))}; {fmt_share(f.get('share_p_below_05'))} of them have "
+    n, share = int(f.get("items") or 0), f.get("share_p_below_05")
+    low = f"{fmt_count(round(share * n))} of the {fmt_count(n)} ({fmt_share(share)})" if share is not None else MISSING
+    return (f"Benjamini-Hochberg discoveries at q = {fmt_num(f.get('q'), 2)} among the {fmt_count(n)} items with "
+            f"their own p on {metric_name(f.get('metric'))} (an item needs 2 distinct twins for one); {low} have "
             "p < 0.05")
 
 
