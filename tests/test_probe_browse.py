@@ -77,3 +77,16 @@ def test_item_view_shows_both_sides() -> None:
     assert orig.correct and not twin.correct and twin.pred == "7" and twin.completion == "7}"
     with pytest.raises(KeyError):
         item_view(records, items, "zzz")
+
+
+@pytest.mark.parametrize(("completion", "shown"), [
+    ("48}", "\\boxed{48}"),
+    ("1.25} 16.00", "\\boxed{1.25}   (then, outside the box: 16.00)"),
+    ("\\frac{1}{2}}", "\\boxed{\\frac{1}{2}}"),
+    ("the answer is 5", "\\boxed{the answer is 5   ← the box was never closed"),
+    ("  ", "(empty completion)"),
+])
+def test_a_completion_shows_its_box_and_what_followed_apart(completion: str, shown: str) -> None:
+    from zcp_core.probe.browse import show_completion
+
+    assert show_completion(completion) == shown

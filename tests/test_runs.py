@@ -96,3 +96,11 @@ def test_cli_runs_record_real_start_and_a_pasteable_command(tmp_path: Path) -> N
     assert m["command"].startswith("zcp scan ")
     started, finished = dt.datetime.fromisoformat(m["started"]), dt.datetime.fromisoformat(m["finished"])
     assert started < finished  # the command's start, not the moment the manifest was written
+
+
+def test_a_notebook_kernel_records_no_command() -> None:
+    from zcp_core.runs import shell_command
+
+    assert shell_command(["/x/ipykernel_launcher.py", "-f", "/r/kernel-1.json",
+                          "--HistoryManager.hist_file=:memory:"]) == ""
+    assert shell_command([".venv/bin/zcp", "probe", "--limit", "5"]) == "zcp probe --limit 5"

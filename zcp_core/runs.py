@@ -155,6 +155,8 @@ def shell_command(argv: Sequence[str]) -> str:
     if not argv:
         return ""
     head = Path(argv[0]).name
+    if head.startswith("ipykernel") or "ipykernel" in argv[1:2]:
+        return ""  # a notebook kernel: its command line reruns nothing; the notebook itself is the record
     if head == "zcp" or Path(argv[0]).parts[-3:] == ("zcp_core", "cli", "main.py"):
         return shlex.join(["zcp", *argv[1:]])
     return shlex.join(list(argv))

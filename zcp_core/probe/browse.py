@@ -168,8 +168,14 @@ def show_completion(completion: str) -> str:
     """The zero-CoT answer as written, inside the prefilled ``\\boxed{`` (so ``48}`` reads ``\\boxed{48}``)."""
     if not completion.strip():
         return "(empty completion)"
-    closed = completion.count("}") > completion.count("{")
-    return "\\boxed{" + completion + ("" if closed else "   ← the box was never closed")
+    depth = 1  # the prefilled "{" is open: the box closes at the first "}" that balances it
+    for i, ch in enumerate(completion):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth == 0:
+            after = completion[i + 1:].strip()
+            # what the model wrote after the box is no part of its answer; shown apart so it is not read as one
+            return "\\boxed{" + completion[: i + 1] + (f"   (then, outside the box: {after})" if after else "")
+    return "\\boxed{" + completion + "   ← the box was never closed"
 
 
 def browse_table(items: pd.DataFrame, split: Mapping[str, str] | None = None) -> pd.DataFrame:
