@@ -9,10 +9,6 @@ from zcp_core.report import fmt_count
 from zcp_core.runs import load_run, runs_dir, runs_table
 
 st.title("zcp — contamination audits")
-st.caption(
-    "Browse finished runs of the four methods: Zero-CoT probe, Time-Travel, artifact scanning and "
-    "answer-first rate. Each row is a run folder with its manifest and results."
-)
 root = runs_dir()
 
 
@@ -29,6 +25,10 @@ if table.empty:
     st.stop()
 
 kinds = sorted(table["kind"].unique())
+# the caption counts what the filter below lists, so the two never disagree
+st.caption(f"Finished runs of {fmt_count(len(kinds))} kinds: "
+           + ", ".join(METHOD_WORDS.get(k, k) for k in kinds)
+           + ". Each row is a run folder with its manifest and results.")
 chosen = st.multiselect("Methods", kinds, default=kinds, format_func=lambda k: METHOD_WORDS.get(k, k))
 view = table[table["kind"].isin(chosen)].reset_index(drop=True)
 runs = [load_run(p) for p in view["path"]]

@@ -98,11 +98,21 @@ st.caption(f"Flagged items first ({flags_text(run.summary)}), then by each item'
            + (" Lab split: **C** = trained on (memorised), **U** = held out." if split else ""))
 st.caption(item_terms_text())
 table = browse_table(items, split)
+if st.session_state.get("item_browser_run") != str(run.path):
+    st.session_state.pop("item_browser", None)  # a selection made on another run's table: its rows are other items
+st.session_state["item_browser_run"] = str(run.path)
 picked = st.dataframe(table, width="stretch", hide_index=True, on_select="rerun", selection_mode="single-row",
                       key="item_browser")
 rows = picked.selection.rows if picked is not None else []
+# The open item stays open when another model's run of the same items opens (the switch button above); a row
+# deselected on the same run closes it.
 if rows:
-    view = item_view(records, items, str(table.iloc[rows[0]]["Item"]))
+    st.session_state["probe_item"] = (str(table.iloc[rows[0]]["Item"]), str(run.path))
+elif st.session_state.get("probe_item", ("", str(run.path)))[1] == str(run.path):
+    st.session_state.pop("probe_item", None)
+open_item = st.session_state.get("probe_item", ("", ""))[0]
+if open_item in set(table["Item"].astype(str)):
+    view = item_view(records, items, open_item)
     with st.container(border=True):
         trained = {"C": " · trained on (C)", "U": " · held out (U)"}.get(split.get(view.pair_id, ""), "")
         st.markdown(f"**{view.pair_id}** · {'flagged' if view.flagged else 'not flagged'}{trained} · "

@@ -105,6 +105,7 @@ def _open(at: AppTest, run_name: str) -> AppTest:
 
 def test_example_run_of_the_contaminated_model(example_runs):
     """probe-lab-direct: labelled as an example, flagged items first, one click shows both sides of a pair."""
+    from zcp_core.probe.browse import show_completion
     from zcp_core.runs import load_run
 
     run = load_run(example_runs / "probe-lab-direct")
@@ -168,7 +169,13 @@ def test_example_run_of_the_contaminated_model(example_runs):
     twins = recs[recs["arm"] == "reference"].sort_values("twin")["completion"].tolist()
     # the original's zero-CoT answer, then each of its twins' in twin order
     want = ["\\boxed{" + c for c in [*recs.loc[recs["arm"] == "original", "completion"], *twins]]
-    assert [c.value for c in at.code][:len(want)] == want and len(twins) == 4
+    assert [c.value for c in at.code][:len(want)] == [show_completion(c) for c in
+                                                      [*recs.loc[recs["arm"] == "original", "completion"], *twins]]
+    assert len(want) == 5 and len(twins) == 4
+    # the open item stays open on the untouched model's run of the same items
+    next(b for b in at.button if b.label.startswith("Open smollm2 on the same items")).click().run()
+    assert not at.exception and at.metric[3].value == "smollm2"
+    assert f"**{pair}** · not flagged" in " ".join(m.value for m in at.markdown)
 
 
 def test_example_run_of_the_clean_model(example_runs):

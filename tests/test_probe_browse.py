@@ -90,3 +90,19 @@ def test_a_completion_shows_its_box_and_what_followed_apart(completion: str, sho
     from zcp_core.probe.browse import show_completion
 
     assert show_completion(completion) == shown
+
+
+def test_a_c_bar_takes_its_colour_from_its_reading() -> None:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from zcp_core.probe.viz import READING_COLORS, confidence_figure
+    from zcp_core.report import evidence_words
+
+    tests = pd.read_parquet(Path(__file__).resolve().parent.parent / "data/examples/probe-lab-direct/tests.parquet")
+    fig = confidence_figure(tests)
+    for bar in fig.data:
+        assert bar.marker.color == READING_COLORS[bar.name]
+        assert all(evidence_words(c) == bar.name for c in bar.y)
+    assert {b.name for b in fig.data} == {"no evidence", "evidence of contamination"}

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 #: Each method by its name in words.
 METHOD_WORDS = {"probe": "Zero-CoT probe", "guided": "Time-Travel", "artifacts": "Artifact scan",
-                "afr": "Answer-first rate", "lab": "Lab model", "detector": "Detector", "lab-build": "Lab model"}
+                "scan": "Artifact scan", "clean": "Artifact cleaning", "afr": "Answer-first rate",
+                "chains": "Answer-first chains", "lab": "Lab model", "detector": "Detector", "lab-build": "Lab model",
+                "reference": "Twins", "baselines": "Membership baselines"}
 
 
 def _value(x: Any, label: str = "") -> str:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 FLIP_KINDS = ("orig_only", "ref_only", "both", "neither", "no_number")
 ARM_COLORS = {"original": "#d62728", "paraphrased": "#ff7f0e", "reference": "#1f77b4"}
+#: A C bar's colour by its reading (``zcp_core.report.EVIDENCE_LEVELS``).
+READING_COLORS = {"no evidence": "#9e9e9e", "weak evidence": "#ff9f1c", "evidence of contamination": "#d62728"}
 #: A sample-size curve with fewer distinct N than this is not drawn (one or two points make no curve).
 MIN_CURVE_POINTS = 3
 #: Display words for the probe's own column names (the app applies them after ``readable``).
@@ -104,12 +106,18 @@ def confidence_figure(tests: pd.DataFrame) -> go.Figure:
     """C per metric and suspect arm; the dashed line is C = 0.5 (no evidence either way)."""
     import plotly.express as px
 
+    from zcp_core.report import evidence_words
+
     df = tests.dropna(subset=["confidence"]) if "confidence" in tests else tests.iloc[0:0]
-    df = df.assign(metric=df["metric"].map(metric_name)) if len(df) else df
-    fig = px.bar(df, x="metric", y="confidence", color="arm", barmode="group", range_y=[0, 1],
-                 color_discrete_map=ARM_COLORS, hover_data=[c for c in ("n", "p", "bf10") if c in df],
+    if len(df):  # a bar takes its colour from its reading, so C = 0.5 is never drawn in the colour of evidence
+        df = df.assign(metric=df["metric"].map(metric_name), reading=df["confidence"].map(evidence_words))
+    arms = df["arm"].nunique() if len(df) else 0
+    fig = px.bar(df, x="metric", y="confidence", color="reading" if len(df) else None, barmode="group",
+                 range_y=[0, 1], color_discrete_map=READING_COLORS,
+                 pattern_shape="arm" if arms > 1 else None, category_orders={"reading": list(READING_COLORS)},
+                 hover_data=[c for c in ("arm", "n", "p", "bf10") if c in df],
                  labels={"confidence": "Contamination Confidence C", "metric": "Metric", "arm": "Tested arm",
-                         "n": "Pairs", "p": "p-value", "bf10": "Bayes factor bound"})
+                         "reading": "Reading", "n": "Pairs", "p": "p-value", "bf10": "Bayes factor bound"})
     fig.add_hline(y=0.5, line_dash="dash", line_color="gray")
     return fig
 
