@@ -364,3 +364,25 @@ def test_release_replacing_user_built_twins_needs_no_licence_flag(tmp_path: Path
     del mm["license"]
     (ref / "manifest.json").write_text(json.dumps(mm))
     assert main(["release", str(run), "--out", str(tmp_path / "rel2"), "--min-confidence", "0"]) == 1
+
+
+def test_one_canary_format_and_no_lab_bookkeeping_in_a_release(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    from zcp_core.cli.main import main
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "data" / "examples" / "probe-lab-direct", run)
+    assert main(["release", str(run), "--out", str(tmp_path / "rel")]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "rel" / "benchmark.jsonl").read_text().splitlines()]
+    assert all("split" not in json.loads(r["metadata"]) for r in rows)  # the lab's C/U split stays in the lab
+    fmt = re.compile(r"ZCP-CANARY [0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}")
+    assert fmt.fullmatch(rows[0]["canary"])
+    src = tmp_path / "texts"
+    src.mkdir()
+    shutil.copy(sorted((DATA / "detectrl_sample").glob("*.json"))[0], src / "texts.json")
+    assert main(["clean", str(src / "texts.json"), "--allow-unlicensed", "--out", str(tmp_path / "c")]) == 0
+    assert fmt.fullmatch((tmp_path / "c" / "cleaned" / "CANARY.txt").read_text().strip())
+    release = json.loads((tmp_path / "rel" / "release.json").read_text())
+    assert "path" not in release and all(v not in (None, "", ".") for v in release.values())

@@ -185,14 +185,12 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
 
     ``report`` (the run's, ``zcp_core.artifacts.report``) gives the counts, named as on every other surface.
     """
-    import hashlib
-
     from zcp_core.artifacts.residual import residual_lines
-    from zcp_core.publish import Card, citation_for, portable_command, source_line
+    from zcp_core.publish import Card, canary_string, citation_for, portable_command, source_line
 
     applied = result.edits[result.edits["applied"]]
     edited = int(applied["id"].nunique())
-    canary = "ZCP-CANARY " + hashlib.sha256(f"{library.sha256}:{sorted(inputs.paths)}:{edited}".encode()).hexdigest()[:32]
+    canary = canary_string(f"{library.sha256}:{sorted(inputs.paths)}:{edited}")
     reasons = ", ".join(f"{pid}: {n}" for pid, n in result.dropped["pattern_id"].value_counts().sort_index().items())
     title = (f"Cleaned release: {edited} texts edited or dropped" if edited
              else "Cleaned release: no artifact found, nothing changed")

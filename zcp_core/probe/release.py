@@ -73,7 +73,6 @@ Files are written 0644. Data whose source has no licence is refused unless ``all
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -94,6 +93,8 @@ if TYPE_CHECKING:
 #: The columns of a release's ``benchmark.jsonl``, the same in every release (every value a string).
 RELEASE_COLUMNS = ("id", "question", "answer", "solution", "source", "original_id", "status", "twin_method",
                    "twin_verification", "metadata", "canary")
+#: Metadata the contamination lab adds to its items (which split an item was in); never published.
+LAB_FIELDS = frozenset({"split", "lab", "lab_split"})
 
 Verification = Literal["reexecuted", "two_distinct_judges", "template_checked"]
 #: Method prefix of numeric twins (any version; the re-execution record is what is checked).
@@ -282,8 +283,10 @@ def twin_verification(item: Item) -> TwinCheck:
 
 def canary_for(manifest: dict[str, Any]) -> str:
     """A canary string derived from the run (stable for the same run)."""
-    key = "|".join(str(manifest.get(k, "")) for k in ("model", "model_revision", "started", "finished", "command"))
-    return f"ZCP-CANARY {uuid.uuid5(uuid.NAMESPACE_URL, 'zcp-release:' + key)}"
+    from zcp_core.publish import canary_string
+
+    return canary_string("|".join(str(manifest.get(k, "")) for k in ("model", "model_revision", "started", "finished",
+                                                                      "command")))
 
 
 def _num(x: Any) -> Any:
@@ -500,7 +503,8 @@ def release_row(original: Item, twin: Item | None, verification: str, canary: st
     """One ``benchmark.jsonl`` row (:data:`RELEASE_COLUMNS`): ``original`` kept, or replaced by ``twin``
     (under :func:`twin_id`)."""
     it = twin or original
-    meta = {k: v for k, v in it.metadata.items() if not (twin is not None and k == "id")}
+    # the lab's own bookkeeping (which split an item was in) is no part of a published benchmark
+    meta = {k: v for k, v in it.metadata.items() if not (twin is not None and k == "id") and k not in LAB_FIELDS}
     rid = twin_id(twin) if twin is not None else it.id
     return {"id": rid, "question": it.question, "answer": it.answer, "solution": it.solution or "",
             # a twin's source is the dataset its original came from (its own file's name says nothing)

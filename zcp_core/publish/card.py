@@ -48,6 +48,13 @@ class Card:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
+def canary_string(key: str) -> str:
+    """The one canary format of every zcp release: ``ZCP-CANARY <uuid5 of key>``, stable for the same key."""
+    import uuid
+
+    return f"ZCP-CANARY {uuid.uuid5(uuid.NAMESPACE_URL, 'zcp-release:' + key)}"
+
+
 def front_matter(card: Card) -> str:
     """The card's YAML front matter, written by PyYAML (any title round-trips, quotes and all)."""
     import yaml
