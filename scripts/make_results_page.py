@@ -114,7 +114,7 @@ def render() -> str:
                     "|---|---|---|---|---|---|"]
             group = g
         h = header(files[stem])
-        out.append(f"| {_cell(what)} | {_cell(figure) if figure else '—'} | `benchmarks/results/{stem}.md` | "
+        out.append(f"| {_cell(what)} | {_cell(figure) if figure else '—'} | [{stem}](../benchmarks/results/{stem}.md) | "
                    f"`{_cell(h['command'])}` | `{h['commit']}` | {h['date']} |")
     return "\n".join(out) + "\n"
 

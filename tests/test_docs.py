@@ -102,3 +102,54 @@ def test_claims_are_sized_to_the_data() -> None:
             if re.search(r"\bcontradict", low) and "paper" in low and "135m" not in low:
                 bad.append(f"{f.name}: {sentence[:160]}")
     assert bad == []
+
+
+def test_every_relative_link_of_the_docs_pages_exists_in_the_repository() -> None:
+    """The pages read on GitHub as they are: each relative link resolves from the page's own folder."""
+    broken = []
+    for page in [*sorted((ROOT / "docs").rglob("*.md")), README, ROOT / "CHANGELOG.md"]:
+        for link in LINK.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"^[a-z]+:", link) or link.startswith("/"):
+                continue
+            if not (page.parent / link).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {link}")
+    assert broken == []
+
+
+def test_every_relative_link_of_the_built_site_resolves(tmp_path: Path) -> None:
+    """The built site, results files included (they are pages of it), has no relative link to nowhere."""
+    import os
+    import subprocess
+    import sys
+    from html.parser import HTMLParser
+    from urllib.parse import unquote, urlsplit
+
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (site / "benchmarks" / "results" / "probe_test_size" / "index.html").exists()
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            for name, value in attrs:
+                if name in ("href", "src") and value:
+                    self.found.append(value)
+
+    broken = []
+    for page in site.rglob("*.html"):
+        parser = Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for link in parser.found:
+            url = urlsplit(link)
+            if url.scheme or url.netloc or not url.path or link.startswith(("#", "/")):  # 404.html: site-absolute
+                continue
+            target = (page.parent / unquote(url.path)).resolve()
+            if not (target.exists() or (target / "index.html").exists()):
+                broken.append(f"{page.relative_to(site)} -> {link}")
+    assert broken == [], broken[:20]
