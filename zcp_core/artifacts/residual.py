@@ -105,8 +105,10 @@ def residual_lines(library: PatternLibrary) -> list[str]:
     if rate is None:
         return [*head, f"Not measured for pattern library {library.version}: no reviewed sample of its cleaned "
                        "texts exists, so the share of artifacts it leaves is unknown.", ""]
-    return [*head, f"Measured for pattern library {rate.library_version} on a seeded random sample of "
-                   f"{rate.reviewed} cleaned texts ({rate.population}), each read by {rate.reviewer}: "
-                   f"{rate.with_artifact} of {rate.reviewed} still hold an artifact ({fmt_share(rate.share)}; "
-                   f"Clopper–Pearson 95% interval {fmt_share(rate.ci_low)} to {fmt_share(rate.ci_high)}, so at most "
-                   f"{fmt_share(rate.ci_high)} at that confidence). Report: `{rate.results}`.", ""]
+    # one labelled clause per stored field, so the sentence reads whatever words the measurement stored
+    return [*head, f"Measured for pattern library {rate.library_version}.", "",
+            f"- Sample: {rate.reviewed} cleaned texts drawn at random (seeded) from {rate.population}.",
+            f"- Reviewer: {rate.reviewer}.",
+            f"- Result: {rate.with_artifact} of {rate.reviewed} still hold an artifact ({fmt_share(rate.share)}; "
+            f"Clopper–Pearson 95% interval {fmt_share(rate.ci_low)} to {fmt_share(rate.ci_high)}, so at most "
+            f"{fmt_share(rate.ci_high)} at that confidence).", f"- Report: `{rate.results}`.", ""]
