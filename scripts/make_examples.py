@@ -58,8 +58,10 @@ NOTE = "Example run bundled with zcp, made by `scripts/make_examples.py` (see `d
 
 
 def zcp(*args: str) -> str:
-    """Run one ``zcp`` command from the checkout, failing loudly."""
-    cmd = [sys.executable, "-m", "zcp_core.cli.main", *args]
+    """Run one ``zcp`` command from the checkout, failing loudly; a run it writes replaces the work folder's old
+    one (``--overwrite``: the work folder is this script's own)."""
+    writes = "--out" in args
+    cmd = [sys.executable, "-m", "zcp_core.cli.main", *args, *(["--overwrite"] if writes else [])]
     print("+ zcp " + " ".join(args), file=sys.stderr, flush=True)
     return subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout
 

@@ -119,7 +119,9 @@ def test_example_run_of_the_contaminated_model(example_runs):
         shown = next(w.strip("`") for w in label.split() if w.strip("`").endswith(name))
         assert (ROOT / shown).exists(), shown
     assert "--out" not in label
-    assert at.metric[0].value == f"{run.summary['headline']['value']:.3f}"
+    from zcp_core.report import fmt_c
+
+    assert at.metric[0].value == fmt_c(run.summary["headline"]["value"], bool(run.summary["headline"].get("bound")))
     assert at.metric[2].value == str(run.summary["flagged"]) and run.summary["flagged"] > 0
     # the number and its reading agree; the flagged count says how many flags are trained-on (C) items
     assert at.metric[0].proto.delta == "evidence of contamination"
@@ -135,14 +137,14 @@ def test_example_run_of_the_contaminated_model(example_runs):
     # the confidence table speaks words, and keeps tiny p-values readable instead of rounding them to 0
     conf = at.dataframe[0].value
     assert {"Bayes factor bound", "p-value", "Confidence C", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
-    assert conf.loc[conf["Metric"] == "P(all answer tokens)", "p-value"].iloc[0] == "2.0e-04"
+    assert conf.loc[conf["Metric"] == "P(all answer tokens)", "p-value"].iloc[0] == "3.3e-05"
     # test names, effects and directions in words; no missing value shown as None/nan
-    assert set(conf["Test"]) == {"sign-flip permutation test"}
-    assert conf.loc[conf["Metric"] == "P(all answer tokens)", "Confidence C"].iloc[0] == "0.995"
+    assert set(conf["Test"]) == {"role-permutation test (which of an item's questions plays the original)"}
+    assert conf.loc[conf["Metric"] == "P(all answer tokens)", "Confidence C"].iloc[0] == "≥ 0.999"
     # Acc is not measured (the lab model writes words in its boxes): no row, and the page says why
     assert "Accuracy (Acc)" not in set(conf["Metric"])
     page = " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption)])
-    assert "accuracy (Acc): 72 of 80 answers in the box are not numbers" in page
+    assert "accuracy (Acc): 71 of 80 answers in the box are not numbers" in page
     assert not conf.astype(str).isin(["None", "nan", "NaN"]).any().any()
     browser = at.dataframe[1].value
     n_flagged = int(items["flagged"].sum())
@@ -171,7 +173,7 @@ def test_example_run_of_the_contaminated_model(example_runs):
     want = ["\\boxed{" + c for c in [*recs.loc[recs["arm"] == "original", "completion"], *twins]]
     assert [c.value for c in at.code][:len(want)] == [show_completion(c) for c in
                                                       [*recs.loc[recs["arm"] == "original", "completion"], *twins]]
-    assert len(want) == 5 and len(twins) == 4
+    assert len(want) == len(twins) + 1 == row["n_twins"] + 1  # the original, then every twin (the spare too)
     # the open item stays open on the untouched model's run of the same items
     next(b for b in at.button if b.label.startswith("Open smollm2 on the same items")).click().run()
     assert not at.exception and at.metric[3].value == "smollm2"

@@ -272,12 +272,12 @@ def test_confidence_json_is_strict_and_carries_the_flag_block(capsys: Any) -> No
     text = capsys.readouterr().out
     out = json.loads(text, parse_constant=_refuse)
     stored = json.loads((EXAMPLE / "manifest.json").read_text())["summary"]["flags"]
-    # a run made before twins_per_item and p_floor: what it stored is passed through, with its twins per item
-    # counted distinct from its items table (this run was made before twins were drawn distinct)
-    assert {k: v for k, v in out["flags"].items() if k != "twins_per_item"} == stored
-    assert out["flags"]["twins_per_item"] == {"1": 3, "2": 25, "3": 14, "4": 38}
-    assert out["flags"]["metric"] == "p_all" and out["flags"]["items"] == 78
-    assert out["flags"]["flagged"] == 4 and out["flags"]["q"] == 0.1
+    # the flag block the run stored, with its twins per item counted distinct from its items table (the same
+    # histogram: the bundled run's twins are distinct)
+    assert out["flags"] == stored
+    assert out["flags"]["twins_per_item"] == {"1": 1, "2": 4, "3": 2, "4": 6, "5": 67}
+    assert out["flags"]["metric"] == "p_all" and out["flags"]["items"] == 79
+    assert out["flags"]["flagged"] == 3 and out["flags"]["q"] == 0.1
     json.dumps(out, allow_nan=False)
 
 
@@ -294,5 +294,5 @@ def test_confidence_json_writes_null_for_a_non_finite_number(tmp_path: Path, cap
     (run / "manifest.json").write_text(json.dumps(m))  # Python writes the NaN as the bare token NaN
     assert main(["confidence", str(run), "--json"]) == 0
     out = json.loads(capsys.readouterr().out, parse_constant=_refuse)
-    assert out["flags"]["p_floor"] is None and out["flags"]["twins_per_item"] == {"1": 3, "2": 25, "3": 14, "4": 38}
+    assert out["flags"]["p_floor"] is None and out["flags"]["twins_per_item"] == {"1": 1, "2": 4, "3": 2, "4": 6, "5": 67}
     assert out["flags"]["bh_first"] == pytest.approx(0.1 / 78)
