@@ -167,3 +167,21 @@ def test_a_template_keeps_the_order_it_names() -> None:
     assert len(kept) == K and all(a_over_c(x) for x in kept)
     with pytest.raises(ValueError, match="keep_order"):
         parse_template({**ALGEBRA, "keep_order": ["a"]})
+
+
+def test_no_bundled_twin_file_repeats_a_twin_within_an_item() -> None:
+    """The bundled lab twins and every bundled probe run's twins: no question twice for one item."""
+    import json
+    from collections import defaultdict
+
+    root = Path(__file__).resolve().parent.parent / "data" / "examples"
+    files = [root / "lab-direct-twins.jsonl", *sorted(root.glob("probe-*/items_reference.jsonl"))]
+    assert len(files) >= 3
+    for f in files:
+        by_item: dict[str, list[str]] = defaultdict(list)
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                by_item[row["original_id"]].append(" ".join(row["question"].split()))
+        repeats = {k: len(v) - len(set(v)) for k, v in by_item.items() if len(v) != len(set(v))}
+        assert repeats == {}, (f.name, repeats)
