@@ -155,7 +155,8 @@ if items["p_all_original"].notna().any():
 
 st.subheader("Per-metric distributions, original against twin")
 st.caption("Paired items only: originals without a reference twin have no paired evidence and are left out.")
-for m in vp.measured_metrics(vp.paired_records(records)):
+tested = {m for m, v in (summary.get("metrics") or {}).items() if v.get("n")}  # the report's measured metrics
+for m in [m for m in vp.measured_metrics(vp.paired_records(records)) if m in tested]:
     st.plotly_chart(vp.distribution_figure(records, m), width="stretch")
     st.caption(f"{vp.METRIC_LABELS[m]} at zero-CoT; a contaminated model sits higher on the original arm.")
 

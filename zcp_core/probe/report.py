@@ -208,7 +208,9 @@ def _facts(run: Run, arm: str) -> tuple[tuple[str, str], ...]:
              ("Flagged items", fmt_count(block.get("flagged", s.get("flagged")))),
              ("How items are flagged", flags_text(s)),
              ("Originals without a twin", fmt_count(s.get("unpaired_original", 0)))]
-    if "original" in acc:
+    acc_tested = bool(((s.get("metrics") or {}).get("acc") or {}).get("n"))
+    # beside "Acc: not measured" (boxes that hold no number) an accuracy would contradict the table: left out
+    if "original" in acc and (acc_tested or "acc" not in (s.get("metrics") or {})):
         facts += [("Zero-CoT accuracy, originals", fmt_share(acc.get("original"))),
                   ("Zero-CoT accuracy, twins", fmt_share(acc.get("reference")))]
     flips = s.get("flips") or {}
