@@ -106,3 +106,16 @@ def test_a_c_bar_takes_its_colour_from_its_reading() -> None:
         assert bar.marker.color == READING_COLORS[bar.name]
         assert all(evidence_words(c) == bar.name for c in bar.y)
     assert {b.name for b in fig.data} == {"no evidence", "evidence of contamination"}
+
+
+def test_an_item_without_a_p_says_how_many_distinct_twins_it_has() -> None:
+    from pathlib import Path
+
+    from zcp_core.probe.browse import item_view
+
+    run = Path(__file__).resolve().parent.parent / "data" / "examples" / "probe-lab-direct"
+    items = pd.read_parquet(run / "items.parquet")
+    records = pd.read_parquet(run / "records.parquet")
+    lone = items[items["item_p"].isna()].iloc[0]
+    view = item_view(records, items, str(lone["pair_id"]))
+    assert view.p_text.startswith("no per-item p: 1 distinct twin, and a p needs at least 2")

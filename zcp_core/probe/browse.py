@@ -86,8 +86,9 @@ class ItemView:
         from zcp_core.report import fmt_p
 
         if self.item_p != self.item_p:
-            return ("no per-item p (it needs at least 2 distinct twins with a score: one the original is scored "
-                    "against, and a spare)") if self.flag_metric != "acc" else (
+            n = len({" ".join(a.question.split()) for a in self.arms if a.arm == "reference"})
+            return (f"no per-item p: {n} distinct twin{'' if n == 1 else 's'}, and a p needs at least 2 with a "
+                    "score (one the original is scored against, and a spare)") if self.flag_metric != "acc" else (
                 "flagged by the paper's rule (no false-discovery control)")
         return (f"item p {fmt_p(self.item_p)} on {metric_name(self.flag_metric)} (rank p {fmt_p(self.item_rank_p)}), "
                 f"q-value {fmt_p(self.item_q)}")
