@@ -126,7 +126,7 @@ if open_item in set(table["Item"].astype(str)):
             col.markdown(f"**{'twin' if arm.arm == 'reference' else arm.arm}** `{shown_id}`")
             col.markdown(segments_markdown(arm.segments))
             col.markdown(f"Gold: {render_answer(arm.gold)} · Prediction: {render_answer(arm.pred)} "
-                         f"({'correct' if arm.correct else 'wrong'})")
+                         f"({arm.verdict})")
             col.caption(f"{capital(metric_name('p_first'))} {fmt_num(arm.p_first)} · "
                         f"{metric_name('p_all')} {fmt_num(arm.p_all)}")
             col.code(show_completion(arm.completion), language=None, wrap_lines=True)

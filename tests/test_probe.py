@@ -306,11 +306,12 @@ def test_run_folder_confidence_json_and_cli(zero_run, capsys):
     assert set(out) == {"metrics", "headline", "flags"}
     assert out["flags"] == json.loads(json.dumps(run.summary["flags"]))  # the run's flag block, as stored
     # Three pairs are too few for a verdict: no p, BF or confidence, and the reason instead.
-    assert set(out["metrics"]["acc"]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
-                                          "confidence", "bound", "direction", "reading", "ci_method", "discordant",
-                                          "reason"}
-    assert out["metrics"]["acc"]["n"] == 3 and out["metrics"]["acc"]["confidence"] is None
-    assert out["metrics"]["acc"]["reason"] == TOO_FEW_PAIRS == out["metrics"]["p_all"]["reason"]
+    assert set(out["metrics"]["p_all"]) >= {"n", "effect", "effect_ci", "p", "bf10", "confidence", "reason"}
+    assert out["metrics"]["p_all"]["n"] == 3 and out["metrics"]["p_all"]["confidence"] is None
+    assert out["metrics"]["p_all"]["reason"] == TOO_FEW_PAIRS
+    # at 12 tokens the embedded model never closes its box (LaTeX or prose): no answer is graded, so no Acc
+    assert out["metrics"]["acc"]["confidence"] is None
+    assert out["metrics"]["acc"]["reason"] == "not measured: 3 of 3 answers hold no number or never close their box"
     assert out["metrics"]["con"]["confidence"] is None and "not measured" in out["metrics"]["con"]["reason"]
     assert out["headline"]["value"] is None and out["headline"]["reason"] == TOO_FEW_PAIRS
     assert run.manifest["config"]["continuous_test"] == "permutation"
@@ -354,8 +355,8 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     qs = ["What is 2 + 3?", "What is 10 minus 4?", "What is 7 + 1?", "What is 3 + 3?", "What is 9 minus 2?",
           "What is 4 + 4?", "What is 6 + 3?", "What is 8 minus 5?", "What is 1 + 1?", "What is 5 + 4?"]
     probe0 = probe_items(smollm2, [Item(id=f"toy-{i}", question=q, answer="0") for i, q in enumerate(qs)],
-                         ProbeConfig(metrics=("acc",), max_new_tokens=12))
-    golds = probe0["pred"].tolist()
+                         ProbeConfig(metrics=("acc",), max_new_tokens=12, answer_format="number"))
+    golds = probe0["pred"].tolist()  # closed boxes (the number format): an unclosed one is never graded
     assert all(golds), golds
     original = [Item(id=f"toy-{i}", question=q, answer=g, source="toy") for i, (q, g) in enumerate(zip(qs, golds))]
     numeric = {"method": "numeric-perturbation-v1"}
@@ -371,7 +372,8 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
                original_id=f"toy-{i}", metadata=verified) for i in range(3, len(qs))],
     ]
     res = run_probe(smollm2, original, reference, ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
-                                                              n_resamples=200, flag_metric="acc"), out=tmp_path / "run")
+                                                              n_resamples=200, flag_metric="acc",
+                                                              answer_format="number"), out=tmp_path / "run")
     flagged = [str(i) for i in res.items.loc[res.items["flagged"], "pair_id"]]
     # batched decoding may change an answer or two against the unbatched pass that set the golds
     assert res.summary["n_pairs"] == 10 and len(flagged) >= 8 and {"toy-0", "toy-1", "toy-2"} <= set(flagged)
@@ -399,7 +401,8 @@ def test_release_replaces_flagged_with_verified_twin_and_undo(smollm2, tmp_path)
     assert undo_release(tmp_path / "release") == original
     # Three of the pairs are too few for a verdict: nothing is replaced, whatever --min-confidence says.
     few = run_probe(smollm2, original[:3], reference[:3], ProbeConfig(metrics=("acc", "p_all"), max_new_tokens=12,
-                                                                      n_resamples=200, flag_metric="acc"), out=tmp_path / "few")
+                                                                      n_resamples=200, flag_metric="acc",
+                                                                      answer_format="number"), out=tmp_path / "few")
     rel3 = release(few.run_path, tmp_path / "release3", license="apache-2.0", min_confidence=0.0)
     assert rel3.replaced == () and {k.original_id for k in rel3.kept} == {"toy-0", "toy-1", "toy-2"}
     card3 = (tmp_path / "release3" / "README.md").read_text()

@@ -119,3 +119,20 @@ def test_an_item_without_a_p_says_how_many_distinct_twins_it_has() -> None:
     lone = items[items["item_p"].isna()].iloc[0]
     view = item_view(records, items, str(lone["pair_id"]))
     assert view.p_text.startswith("no per-item p: 1 distinct twin, and a p needs at least 2")
+
+
+@pytest.mark.parametrize(("completion", "status", "correct"), [
+    ("5}", "ok", True),
+    ("6}", "ok", False),
+    ("I think it is 5 because 1 and 4 make 5", "unclosed", False),  # the last number of prose is no answer
+    ("answer}", "not_a_number", False),
+    ("", "no_answer", False),
+])
+def test_an_unclosed_box_is_never_graded(completion: str, status: str, correct: bool) -> None:
+    from zcp_core.probe import ProbeConfig
+    from zcp_core.probe.config import NOT_GRADED
+    from zcp_core.probe.measure import grade_zero_cot
+
+    _, _, got, right = grade_zero_cot(completion, "5", ProbeConfig(metrics=("acc",)))
+    assert (got, right) == (status, correct)
+    assert (got in NOT_GRADED) == (status in ("unclosed", "not_a_number"))

@@ -73,7 +73,9 @@ def graded(records: pd.DataFrame) -> pd.DataFrame:
     nothing about accuracy (a pair whose original is such an answer, or whose every twin is, leaves Acc)."""
     if "grade_status" not in records:
         return records
-    return records[~((records["ratio"] == 0.0) & (records["grade_status"] == "not_a_number"))]
+    from zcp_core.probe.config import NOT_GRADED
+
+    return records[~((records["ratio"] == 0.0) & records["grade_status"].isin(NOT_GRADED))]
 
 
 def _unmeasured(reason: str) -> dict[str, Any]:
@@ -107,7 +109,9 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
         if m in BINARY:
             words = not_numbers(records, suspect_arm)
             if words.worst_share > 0.5:
-                out[m] = f"not measured: {words.worst} of {words.worst_n} answers in the box are not numbers"
+                out[m] = (f"not measured: {words.worst} of {words.worst_n} answers in the box are not numbers"
+                          if not words.unclosed else f"not measured: {words.worst} of {words.worst_n} answers hold "
+                          "no number or never close their box")
                 continue
             # a box with no number was not graded, so its answer says nothing about accuracy
             g = item_gaps(graded(records), m, suspect_arm).dropna(subset=["suspect", "reference"])
@@ -140,17 +144,20 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
 
 @dataclass(frozen=True)
 class NotNumbers:
-    """Zero-CoT answers whose box holds no number (``grade_status == "not_a_number"``).
+    """Zero-CoT answers that are not graded (:data:`~zcp_core.probe.config.NOT_GRADED`): a box that holds no
+    number, or a prefilled box the model never closed.
 
     Attributes:
-        pairs: Pair ids where either arm's box holds no number (they leave Acc's and Con's pairs).
+        pairs: Pair ids where either arm's answer is not graded (they leave Acc's and Con's pairs).
         worst: The larger count of such answers of the two arms.
         worst_n: That arm's answers.
+        unclosed: How many of all such answers never closed their box.
     """
 
     pairs: frozenset[str]
     worst: int
     worst_n: int
+    unclosed: int = 0
 
     @property
     def worst_share(self) -> float:
@@ -163,14 +170,17 @@ def not_numbers(records: pd.DataFrame, suspect_arm: str = "original") -> NotNumb
     z = _zero(records)
     if "grade_status" not in z:
         return NotNumbers(frozenset(), 0, 0)
-    bad = z["grade_status"] == "not_a_number"
+    from zcp_core.probe.config import NOT_GRADED
+
+    bad = z["grade_status"].isin(NOT_GRADED)
     worst, worst_n = 0, 0
     for arm in (suspect_arm, "reference"):
         a = z["arm"] == arm
         k, n = int((bad & a).sum()), int(a.sum())
         if n and (k / n > (worst / worst_n if worst_n else -1)):
             worst, worst_n = k, n
-    return NotNumbers(frozenset(str(p) for p in z.loc[bad, "pair_id"]), worst, worst_n)
+    return NotNumbers(frozenset(str(p) for p in z.loc[bad, "pair_id"]), worst, worst_n,
+                      int((z["grade_status"] == "unclosed").sum()))
 
 
 def _metric_entry(t: TestResult | str) -> dict[str, Any]:

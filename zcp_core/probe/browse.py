@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from zcp_core.probe.config import NOT_GRADED
 from zcp_core.report import DIGITS, metric_name
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class ArmView:
         correct: Whether ``pred`` equals ``gold``.
         p_first: Probability of the gold answer's first token (NaN when not measured).
         p_all: Geometric mean probability of the gold answer's tokens (NaN when not measured).
+        graded: False when the answer was not graded (a box with no number, or never closed).
     """
 
     arm: str
@@ -58,6 +60,12 @@ class ArmView:
     correct: bool
     p_first: float
     p_all: float
+    graded: bool = True
+
+    @property
+    def verdict(self) -> str:
+        """``correct``, ``wrong`` or ``not graded``, as the item panel shows it."""
+        return "not graded" if not self.graded else "correct" if self.correct else "wrong"
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,7 @@ GAP_WORDS = metric_name("p_all") + ", original minus twins"
 
 #: The flip kinds in words (original vs twin at zero-CoT).
 FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right, original wrong",
-              "both": "both right", "neither": "both wrong", "no_number": "a box holds no number (not graded)"}
+              "both": "both right", "neither": "both wrong", "no_number": "a box holds no number or never closes (not graded)"}
 
 
 def show_completion(completion: str) -> str:
@@ -233,6 +241,7 @@ def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemV
             segments=number_segments(str(r["question"]), other), gold=str(r["gold"]),
             completion=str(r.get("completion") or ""), pred=_answer_or_none(r.get("pred")),
             correct=bool(r["acc"]), p_first=float(r["p_first"]), p_all=float(r["p_all"]),
+            graded=str(r.get("grade_status") or "ok") not in NOT_GRADED,
         ))
     gap = it["p_all_gap"]
 

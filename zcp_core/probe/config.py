@@ -7,7 +7,8 @@
     question, gold: The item's question and gold answer.
     completion: Generated text after the prefill (last attempt in prompt mode).
     pred: Extracted answer (None on a parse failure). pred_source: boxed |
-        answer_is | last_number | none. grade_status: ok | no_answer | parse_error | not_a_number.
+        answer_is | last_number | none. grade_status: ok | no_answer | parse_error | not_a_number |
+        unclosed (a prefilled box the answer never closed: prose, never graded).
     acc: bool, pred equals gold (a parse failure is False). con: nullable bool,
         pred equals the model's own full-CoT answer, read only from a
         ``\\boxed{}`` or an explicit final-answer phrase (a zero-CoT parse failure
@@ -49,6 +50,9 @@ PROMPT_INSTRUCTIONS = (
     "IMPORTANT: your entire reply must be \\boxed{ANSWER} and nothing more. Any other text is an error.",
 )
 MAX_RETRIES = 3
+#: Zero-CoT answers that are not graded: a box that holds no number, and a prefilled box the model never closed
+#: (what it wrote is prose, not an answer). They leave the accuracy pairs; an empty box still counts as wrong.
+NOT_GRADED: tuple[str, ...] = ("not_a_number", "unclosed")
 Metric = Literal["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"]
 METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
 BINARY_METRICS = ("acc", "con")

@@ -17,6 +17,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from zcp_core.probe.config import NOT_GRADED
 from zcp_core.probe.ktwins import FlagRule
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def _twin_lists(ref: pd.DataFrame, pair_ids: Any) -> dict[str, list[Any]]:
     ref = _in_twin_order(ref)
     if "grade_status" not in ref:
         ref = ref.assign(grade_status="ok")
-    ref = ref.assign(_graded=ref["grade_status"] != "not_a_number")
+    ref = ref.assign(_graded=~ref["grade_status"].isin(NOT_GRADED))
     groups = {pid: g for pid, g in ref.groupby("pair_id", sort=False)}
     cols = {"twin_ids": "id", "twin_questions": "question", "twin_golds": "gold", "twin_preds": "pred",
             "twin_acc": "acc", "twin_graded": "_graded", "twin_p_all": "p_all", "twin_p_first": "p_first"}
@@ -124,15 +125,15 @@ def item_flags(records: pd.DataFrame, suspect_arm: str = "original", rule: FlagR
         out[k] = v
     # distinct twins: a twin repeating an earlier one's question (runs made before twins were distinct) is no draw
     out["n_twins"] = [len(dict.fromkeys(q)) for q in out["twin_questions"]]
-    # a twin whose box holds no number was not graded: the share right is over the graded twins only
+    # a twin whose box holds no number, or never closed, was not graded: the share right is over the graded twins only
     out["twins_right"] = [float(np.mean([a for a, g in zip(acc, gr) if g])) if any(gr) else math.nan
                           for acc, gr in zip(out["twin_acc"], out["twin_graded"])]
     twin_p_all = [float(np.nanmean(v)) if v and not np.isnan(v).all() else math.nan for v in out["twin_p_all"]]
     out["p_all_gap"] = out[f"p_all_{suspect_arm}"].astype(float) - np.asarray(twin_p_all, dtype=float)
     out["p_all_gap_rank"] = out["p_all_gap"].rank(ascending=False, method="min").astype("Int64")
     out["flip"] = [_flip(s, r) for s, r in zip(out[f"acc_{suspect_arm}"], out["twins_right"])]
-    # a pair whose original box holds no number, or every twin's, was not graded: never a flip, never a flag
-    sus = z[(z["arm"] == suspect_arm) & (z["grade_status"] == "not_a_number")]["pair_id"].astype(str) \
+    # a pair whose original box holds no number or never closed, or every twin's, was not graded: never a flip, never a flag
+    sus = z[(z["arm"] == suspect_arm) & z["grade_status"].isin(NOT_GRADED)]["pair_id"].astype(str) \
         if "grade_status" in z else pd.Series(dtype=str)
     words = set(sus) | {str(p) for p, gr in zip(out["pair_id"], out["twin_graded"]) if len(gr) and not any(gr)}
     out.loc[out["pair_id"].astype(str).isin(words), "flip"] = "no_number"

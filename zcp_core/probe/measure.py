@@ -184,6 +184,21 @@ def _extract(completion: str, config: ProbeConfig) -> tuple[str | None, str]:
     return ex.answer, ex.source
 
 
+def grade_zero_cot(completion: str, gold: str, config: ProbeConfig) -> tuple[str | None, str, str, bool]:
+    """A zero-CoT answer read and graded: ``(pred, source, grade_status, correct)``.
+
+    In prefill mode a box the model never closed is ``unclosed`` and not graded: what it wrote is prose, and the
+    last number in it is no answer. An empty completion is still wrong (``no_answer``).
+    """
+    from zcp_core.answers import grade
+
+    pred, source = _extract(completion, config)
+    g = grade(pred, gold)
+    if config.mode == "prefill" and source != "boxed" and completion.strip():
+        return pred, source, "unclosed", False
+    return pred, source, str(g.status), g.correct
+
+
 def _wants_logprobs(config: ProbeConfig) -> bool:
     return any(m in config.metrics for m in LOGIT_METRICS)
 
@@ -268,8 +283,7 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     rows = []
     for (it, cot, r), c, att, sp, (p1, pa, why), (c1, ca_, cwhy) in zip(rows_items, outs, attempts, spent, scores,
                                                                         cal):
-        pred, source = _extract(c.text, config)
-        g = grade(pred, it.answer)
+        pred, source, status, correct = grade_zero_cot(c.text, it.answer, config)
         ca, cc = cot_ans.get(it.id, (None, None))
         con = None
         if "con" in config.metrics and cot is not None:
@@ -278,7 +292,7 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
         rows.append({
             "arm": arm, "id": it.id, "pair_id": it.original_id or it.id, "ratio": r, "question": it.question,
             "gold": it.answer, "completion": c.text, "pred": pred, "pred_source": source if pred else "none",
-            "grade_status": g.status, "acc": g.correct, "con": con,
+            "grade_status": status, "acc": correct, "con": con,
             "p_first": p1 if "p_first" in config.metrics else math.nan,
             "p_all": pa if "p_all" in config.metrics else math.nan, "logprob_reason": why,
             "p_first_cal": c1 if "p_first_cal" in config.metrics else math.nan,
