@@ -119,7 +119,7 @@ for name, run in runs.items():
 
 # %%
 lab = runs["lab:direct (trained on C)"]
-browse_table(lab.table("items"), split).head(10)
+browse_table(lab.table("items"), split).head(10).replace({True: "yes", False: "no"}).style.hide(axis="index")
 
 # %% [markdown]
 # ### One flagged item, the original beside its twins

@@ -64,7 +64,7 @@ def test_page_with_a_probe_run(runs_root, monkeypatch):
     assert browser["Flagged"].tolist() == sorted(browser["Flagged"].tolist(), reverse=True)  # flagged first
     flips = at.dataframe[2].value
     assert "Correct with full CoT (original)" in flips.columns and len(flips) == 3
-    assert len(at.get("plotly_chart")) >= 6
+    assert len(at.get("plotly_chart")) >= 5  # no accuracy chart: at 12 tokens no box closes, so Acc is not measured
 
 
 def test_one_click_opens_an_item_side_by_side(runs_root, monkeypatch):

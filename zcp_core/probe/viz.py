@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 FLIP_KINDS = ("orig_only", "ref_only", "both", "neither", "no_number")
 ARM_COLORS = {"original": "#d62728", "paraphrased": "#ff7f0e", "reference": "#1f77b4"}
+#: Each arm by the name every surface shows.
+ARM_NAMES = {"original": "original", "paraphrased": "paraphrase", "reference": "twin"}
 #: A C bar's colour by its reading (``zcp_core.report.EVIDENCE_LEVELS``).
 READING_COLORS = {"no evidence": "#9e9e9e", "weak evidence": "#ff9f1c", "evidence of contamination": "#d62728"}
 #: A sample-size curve with fewer distinct N than this is not drawn (one or two points make no curve).
@@ -143,12 +145,16 @@ def distribution_figure(records: pd.DataFrame, metric: str) -> go.Figure:
     z = paired_records(records[records["ratio"] == 0.0]).copy()
     z["value"] = pd.to_numeric(z[metric].astype("Float64"), errors="coerce").astype(float)
     z = z.dropna(subset=["value"])
+    # the arms by the names every surface uses (a reference item is a "twin"), never the stored ones
+    z["arm"] = z["arm"].map(lambda a: ARM_NAMES.get(a, a))
+    colors = {ARM_NAMES.get(a, a): c for a, c in ARM_COLORS.items()}
+    words = {"arm": "Question", "id": "Item"}
     if metric in ("acc", "con"):
         g = z.groupby("arm", as_index=False)["value"].mean()
-        return px.bar(g, x="arm", y="value", color="arm", color_discrete_map=ARM_COLORS, range_y=[0, 1],
-                      labels={"value": f"mean {metric_name(metric)}"})
-    return px.box(z, x="arm", y="value", color="arm", points="all", color_discrete_map=ARM_COLORS,
-                  hover_data=["id"], labels={"value": capital(metric_name(metric))})
+        return px.bar(g, x="arm", y="value", color="arm", color_discrete_map=colors, range_y=[0, 1],
+                      labels={**words, "value": f"Mean {metric_name(metric)}"})
+    return px.box(z, x="arm", y="value", color="arm", points="all", color_discrete_map=colors,
+                  hover_data=["id"], labels={**words, "value": capital(metric_name(metric))})
 
 
 def gap_figure(items: pd.DataFrame, arm: str = "original") -> go.Figure:
