@@ -131,7 +131,7 @@ def test_example_run_of_the_contaminated_model(example_runs):
     n_u = int(run.summary["flagged"]) - n_c
     assert at.metric[2].proto.delta == f"{n_c} trained on (C), {n_u} held out (U)" and n_c > 0
     explained = " ".join(m.value for m in at.markdown)
-    for words in ("exact McNemar test", "Bayes factor", "prior", "C = 0.5", "no evidence"):
+    for words in ("role-permutation test", "exact McNemar test", "Bayes factor", "prior", "C = 0.5", "no evidence"):
         assert words in explained
     assert any(b.label.startswith("Open smollm2 on the same items") for b in at.button)
     # the confidence table speaks words, and keeps tiny p-values readable instead of rounding them to 0

@@ -72,9 +72,10 @@ VALUE_WORDS: dict[str, Mapping[str, str]] = {"test": TEST_WORDS, "effect_name": 
 #: Contamination Confidence explained beside the number (the probe and the lab pages, notebook 01).
 CONFIDENCE_EXPLAINED = (
     "**Contamination Confidence C** is " + C_DEFINITION + " It comes from the paired test between "
-    f"originals and their twins: the exact McNemar test for {metric_name('acc')} and {metric_name('con')}, on "
-    f"the pairs where only one side is right, and a sign-flip permutation test for {metric_name('p_first')} and "
-    f"{metric_name('p_all')}. Its p-value becomes the largest "
+    "originals and their twins, the role-permutation test: under \"the model treats the original like its twins\" "
+    "any of an item's questions could have played the original, so the test permutes which one does, in every "
+    f"item (exact for {metric_name('acc')} and {metric_name('con')}; with one twin per item it is the exact "
+    "McNemar test and the sign-flip test). The table below names the test each run used. Its p-value becomes the largest "
     "Bayes factor any test with that p-value allows, BF = 1 / (−e·p·ln p) (Sellke, Bayarri and Berger), so C is "
     "an upper bound; with the prior P(contaminated) = {prior} it gives C = BF·prior / (BF·prior + 1 − prior). "
     "C = 0.5 (BF = 1) is no evidence either way; C near 1 means the originals beat their twins far more often than "
