@@ -55,7 +55,9 @@ def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, st
     ok = np.isfinite(p)
     _, flagged = bh_flags(p, q)
     hist = real["n_twins"].value_counts().sort_index()
-    made = json.loads((run / "manifest.json").read_text()).get("command") or "not recorded"
+    # paths below the checkout shown relative to it, as a fresh checkout would run the command
+    made = str(json.loads((run / "manifest.json").read_text()).get("command") or "not recorded").replace(
+        str(ROOT) + "/", "")
     lines = [f"## {run.name}", "", f"- Run: `{made}` (model {json.loads((run / 'manifest.json').read_text()).get('model')}).",
              f"- Items with a p on {metric}: {int(ok.sum())}; distinct twins per item: "
              + ", ".join(f"{int(k)}: {int(v)}" for k, v in hist.items())
