@@ -81,7 +81,7 @@ display(Markdown(reports["lab:direct (trained on C)"].to_markdown()))
 
 # %% [markdown]
 # ## C per metric, side by side
-# C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows. The clean model stays at 0.5 on every metric; the contaminated one is near 1 on P_all. Its Acc is not measured: at zero-CoT it writes the word `answer` in most boxes, and a box with no number is not graded (the report says how many). (Both runs pool C and U items, so half of the contaminated model's pairs are held-out items: notebook 02 separates them.)
+# C near 0.5 means no evidence; near 1, the original beats its twin far more than chance allows. The clean model stays at 0.5 on every metric it has; the contaminated one is near 1 on P_all. Neither has Acc: at zero-CoT the contaminated model writes the word `answer` in most boxes and the clean one mostly never closes its box, and such answers are not graded (the report says how many). (Both runs pool C and U items, so half of the contaminated model's pairs are held-out items: notebook 02 separates them.)
 
 # %%
 table = viz_probe.compare_confidence({name: run.table("tests") for name, run in runs.items()})

@@ -144,7 +144,7 @@ def test_example_run_of_the_contaminated_model(example_runs):
     # Acc is not measured (the lab model writes words in its boxes): no row, and the page says why
     assert "Accuracy (Acc)" not in set(conf["Metric"])
     page = " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption)])
-    assert "accuracy (Acc): 71 of 80 answers in the box are not numbers" in page
+    assert "accuracy (Acc): 79 of 80 answers hold no number or never close their box" in page
     assert not conf.astype(str).isin(["None", "nan", "NaN"]).any().any()
     browser = at.dataframe[1].value
     n_flagged = int(items["flagged"].sum())
