@@ -37,6 +37,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Zero-CoT probe", "probe_full_throughput", "Whole GSM8K test set on 2 CPU cores, seconds (twins of an older generator)", "980.5"),
     ("Zero-CoT probe", "paired_test_size", "Paired-test size under the null at n = 10 (sign-flip permutation)", "0.049"),
     ("Zero-CoT probe", "probe_item_null", "Per-item p on the untouched model, whole covered GSM8K test set at K = 4 and a spare: items with p < 0.05 (0 flagged; no pseudo-null draw of 200 flags one)", "4.89%"),
+    ("Zero-CoT probe", "probe_flags_truth", "Flags against the truth, probe-format positive control: trained-on items flagged at q = 0.1 (3 of 25 flags on held-out items)", "22 of 39"),
     ("Zero-CoT probe", "probe_demo_null", "A demo-sized run of the untouched model, first 40 GSM8K test items (22 pairs): P_first's C", "0.666"),
     ("Zero-CoT probe", "probe_test_size", "Benchmark test at K twins: null cells whose rejection interval holds the nominal level (skewed and heavy-tailed nulls, K = 1 to 8, n = 20 to 700)", "72 of 72"),
     ("Zero-CoT probe", "backend_throughput", "Batched `score` against one item at a time", "1.17"),
