@@ -26,7 +26,7 @@ if table.empty:
 
 kinds = sorted(table["kind"].unique())
 # the caption counts what the filter below lists, so the two never disagree
-st.caption(f"Finished runs of {fmt_count(len(kinds))} kinds: "
+st.caption(f"Finished runs of {fmt_count(len(kinds))} kind{'' if len(kinds) == 1 else 's'}: "
            + ", ".join(METHOD_WORDS.get(k, k) for k in kinds)
            + ". Each row is a run folder with its manifest and results.")
 chosen = st.multiselect("Methods", kinds, default=kinds, format_func=lambda k: METHOD_WORDS.get(k, k))

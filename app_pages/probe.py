@@ -94,7 +94,7 @@ release_ids = twin_ids(run)  # a twin shows its release id (<original id>-ref) e
 st.subheader("Items")
 st.caption(f"Flagged items first ({flags_text(run.summary)}), then by each item's own p against its twins "
            "(where it has one) and the gap in P(all answer tokens), original minus the mean of its twins. "
-           "Click a row to open the item."
+           "Not graded: a box that holds no number or never closed. Click a row to open the item."
            + (" Lab split: **C** = trained on (memorised), **U** = held out." if split else ""))
 st.caption(item_terms_text())
 table = browse_table(items, split)

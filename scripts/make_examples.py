@@ -97,7 +97,7 @@ def write_split_items(work: Path, seed: int = 0) -> tuple[Path, Path]:
 
 def portable(command: str, name: str) -> str:
     """The maker's command with its work-folder paths replaced by the bundled copies (and ``--out runs/NAME``)."""
-    words = shlex.split(command)
+    words = [w for w in shlex.split(command) if w != "--overwrite"]  # the maker's own flag, no user's
     for i, w in enumerate(words):
         if w.startswith("/"):
             words[i] = BUNDLED.get(Path(w).name, f"runs/{name}" if Path(w).name == name else Path(w).name)

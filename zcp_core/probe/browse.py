@@ -170,7 +170,7 @@ GAP_WORDS = metric_name("p_all") + ", original minus twins"
 
 #: The flip kinds in words (original vs twin at zero-CoT).
 FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right, original wrong",
-              "both": "both right", "neither": "both wrong", "no_number": "a box holds no number or never closes (not graded)"}
+              "both": "both right", "neither": "both wrong", "no_number": "not graded"}
 
 
 def show_completion(completion: str) -> str:
