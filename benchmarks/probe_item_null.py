@@ -58,7 +58,12 @@ def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, st
     # paths below the checkout shown relative to it, as a fresh checkout would run the command
     made = str(json.loads((run / "manifest.json").read_text()).get("command") or "not recorded").replace(
         str(ROOT) + "/", "")
-    lines = [f"## {run.name}", "", f"- Run: `{made}` (model {json.loads((run / 'manifest.json').read_text()).get('model')}).",
+    manifest = json.loads((run / "manifest.json").read_text())
+    bench = (manifest.get("summary", {}).get("metrics") or {}).get(metric) or {}
+    level = (f"C {bench['confidence']:.3f}, p {bench['p']:.3g} over {bench['n']} pairs"
+             if bench.get("confidence") is not None else str(bench.get("reason") or "no verdict"))
+    lines = [f"## {run.name}", "", f"- Run: `{made}` (model {manifest.get('model')}).",
+             f"- Benchmark level on {metric} (the run's own test): {level}.",
              f"- Items with a p on {metric}: {int(ok.sum())}; distinct twins per item: "
              + ", ".join(f"{int(k)}: {int(v)}" for k, v in hist.items())
              + f"; comparators per item: {', '.join(map(str, sorted(set(real['comparators'].tolist()))))}.",
