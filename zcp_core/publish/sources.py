@@ -148,7 +148,7 @@ def portable_command(command: str) -> str:
         if w in _OUTPUT_OPTIONS:
             skip = True
             continue
-        if w.startswith("--out="):
+        if w.startswith("--out=") or w == "--overwrite":  # where it wrote, and whether it replaced: not the run
             continue
         out.append(_portable_word(w) if not w.startswith("-") else w)
     return shlex.join(out)
