@@ -31,7 +31,7 @@ from IPython.display import Image, display
 
 from zcp_core.data import install_root, load_items
 from zcp_core.probe import viz as viz_probe
-from zcp_core.probe.browse import browse_table, item_view
+from zcp_core.probe.browse import browse_table, browse_text, item_view
 from zcp_core.probe.report import flags_text, item_terms_text
 from zcp_core.report import fmt_num, metric_name
 from zcp_core.reference import perturb_gsm8k
@@ -119,7 +119,7 @@ for name, run in runs.items():
 
 # %%
 lab = runs["lab:direct (trained on C)"]
-browse_table(lab.table("items"), split).head(10).replace({True: "yes", False: "no"}).style.hide(axis="index")
+browse_text(lab.table("items"), split).head(10).style.hide(axis="index")
 
 # %% [markdown]
 # ### One flagged item, the original beside its twins

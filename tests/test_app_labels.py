@@ -41,7 +41,7 @@ def test_metrics_are_named_by_the_report_layer_on_every_figure_and_caption() -> 
     records = pd.DataFrame({"arm": ["original", "reference"] * 2, "pair_id": ["a", "a", "b", "b"],
                             "id": ["a", "a-ref", "b", "b-ref"], "ratio": [0.0] * 4, "acc": [1.0, 0.0, 1.0, 1.0],
                             "p_first": [0.9, 0.2, 0.8, 0.7]})
-    assert viz.distribution_figure(records, "acc").layout.yaxis.title.text == "mean accuracy (Acc)"
+    assert viz.distribution_figure(records, "acc").layout.yaxis.title.text == "Mean accuracy (Acc)"
     assert viz.distribution_figure(records, "p_first").layout.yaxis.title.text == "P(first answer token)"
     tests = pd.DataFrame({"metric": ["p_all"], "value": [1.0]})
     assert list(labels.readable(tests)["Metric"]) == ["P(all answer tokens)"]

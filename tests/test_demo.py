@@ -99,9 +99,10 @@ def test_the_contaminated_example_reads_high_and_the_clean_one_does_not(examples
     c_lab = confidence_summary(lab.records, metrics)["metrics"]
     c_clean = confidence_summary(clean.records, metrics)["metrics"]
     assert c_lab["p_all"]["confidence"] > 0.95 and c_clean["p_all"]["confidence"] < 0.6
-    assert c_clean["acc"]["confidence"] < 0.6
-    # the lab model writes the word "answer" in most boxes: Acc is not measured rather than read as wrong
-    assert c_lab["acc"]["confidence"] is None and "are not numbers" in c_lab["acc"]["reason"]
+    # the lab model writes the word "answer" in most boxes and the untouched one rarely closes its box: neither
+    # answer is graded, so Acc is not measured rather than read as wrong
+    for c in (c_lab, c_clean):
+        assert c["acc"]["confidence"] is None and "hold no number or never close their box" in c["acc"]["reason"]
     assert lab.summary["flags"]["flagged"] > 0 == clean.summary["flags"]["flagged"]
 
 

@@ -111,7 +111,10 @@ def test_evaluate_writes_confidences_gaps_and_roc(lab_env, lab_eval) -> None:
     assert {"fpr", "tpr"} <= set(run.table("roc").columns)
     assert set(run.table("flips")["split"]) == {"C", "U"}
     assert set(run.table("confidence")["split"]) == {"C", "U", "all"}
-    assert (run.table("confidence")["reason"] == "too few pairs for a verdict (n < 10)").all()
+    conf = run.table("confidence")
+    # 2 pairs per split are too few for a verdict; the smoke build's Acc may not even be graded (unclosed boxes)
+    assert (conf["reason"] == "too few pairs for a verdict (n < 10)").where(
+        conf["metric"] != "acc", conf["reason"].str.startswith(("too few pairs", "not measured"))).all()
     # The build's base model is the control by default: a did block shaped like the top level.
     assert s["control"]["model"] == lab_env["cfg"].model and s["did"]["relative_to"] == lab_env["cfg"].model
     assert set(s["did"]["contaminated"]) == set(s["did"]["clean"]) == {"acc", "p_first", "p_all"}

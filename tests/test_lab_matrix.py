@@ -219,7 +219,9 @@ def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
         if r["detector"] in ("min_k", "zlib"):
             assert r["c_contaminated"] is None and r["c_reason"] == BASELINE_NO_C
         if r["detector"].startswith("zcp_") or r["detector"] == "guided_minus_general":
-            assert r["c_contaminated"] is None and "too few pairs" in r["c_reason"]  # 2 pairs: no verdict
+            # 2 pairs: no verdict (the smoke build's zero-CoT Acc may not even be graded: unclosed boxes)
+            assert r["c_contaminated"] is None and ("too few pairs" in r["c_reason"] or (
+                r["detector"] == "zcp_acc" and "never close their box" in r["c_reason"]))
     run = load_run(res.run_path)
     assert run.manifest["kind"] == "lab" and run.summary["stage"] == "matrix"
     assert set(run.records["detector"]) == set(DETECTORS) and len(run.records) == 2 * 9 * 4

@@ -248,7 +248,8 @@ def test_probe_release_is_publishable(smollm2, gsm8k_items, tmp_path: Path) -> N
     ref = _reference_run(tmp_path, limit=len(items))
     twins = [t for t in load_items(ref / "reference.jsonl")]
     assert [t.question for t in twins] == [t.question for t in perturb_gsm8k(items).items]
-    res = run_probe(smollm2, items, twins, ProbeConfig(metrics=("acc",), max_new_tokens=8, n_resamples=200),
+    res = run_probe(smollm2, items, twins, ProbeConfig(metrics=("acc",), max_new_tokens=8, n_resamples=200,
+                                                       answer_format="number"),  # closed boxes: graded
                     out=tmp_path / "run", model_spec="smollm2", dataset_paths=(gsm8k, str(ref)))
     rel = release(res.run_path, tmp_path / "rel")
     folder = tmp_path / "rel"

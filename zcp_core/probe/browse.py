@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from zcp_core.probe.config import NOT_GRADED
-from zcp_core.report import DIGITS, metric_name
+from zcp_core.report import DIGITS, MISSING, metric_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,6 +185,17 @@ def show_completion(completion: str) -> str:
             # what the model wrote after the box is no part of its answer; shown apart so it is not read as one
             return "\\boxed{" + completion[: i + 1] + (f"   (then, outside the box: {after})" if after else "")
     return "\\boxed{" + completion + "   ← the box was never closed"
+
+
+def browse_text(items: pd.DataFrame, split: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`browse_table` as a reader sees it in a notebook: yes/no where the app draws a checkbox."""
+    import pandas as pd
+
+    table = browse_table(items, split)
+    for col in table.columns:
+        if pd.api.types.is_bool_dtype(table[col]) or set(table[col].dropna().unique()) <= {True, False}:
+            table[col] = [MISSING if v is None or v is pd.NA else "yes" if v else "no" for v in table[col]]
+    return table
 
 
 def browse_table(items: pd.DataFrame, split: Mapping[str, str] | None = None) -> pd.DataFrame:
