@@ -214,8 +214,7 @@ def flags_summary(items: pd.DataFrame, rule: FlagRule) -> dict[str, Any]:
     import numpy as np
 
     flagged = int(items["flagged"].sum()) if len(items) else 0
-    twins = items["n_twins"].value_counts().sort_index() if len(items) else {}
-    per_item = {str(int(k)): int(v) for k, v in dict(twins).items()}
+    per_item = {str(k): v for k, v in distinct_twins_per_item(items).items()}
     floor = bh_first = None
     if rule.controlled:
         p = items["item_p"].to_numpy(dtype=float) if len(items) else np.array([])
