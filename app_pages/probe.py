@@ -94,7 +94,7 @@ release_ids = twin_ids(run)  # a twin shows its release id (<original id>-ref) e
 st.subheader("Items")
 st.caption(f"Flagged items first ({flags_text(run.summary)}), then by each item's own p against its twins "
            "(where it has one) and the gap in P(all answer tokens), original minus the mean of its twins. "
-           "Not graded: a box that holds no number or never closed. Click a row to open the item."
+           "Not graded: a box that holds no number, opens with a word where the number should be, or never closed. Click a row to open the item."
            + (" Lab split: **C** = trained on (memorised), **U** = held out." if split else ""))
 st.caption(item_terms_text())
 table = browse_table(items, split)
@@ -129,7 +129,7 @@ if open_item in set(table["Item"].astype(str)):
                          f"({arm.verdict})")
             col.caption(f"{capital(metric_name('p_first'))} {fmt_num(arm.p_first)} · "
                         f"{metric_name('p_all')} {fmt_num(arm.p_all)}")
-            col.code(show_completion(arm.completion), language=None, wrap_lines=True)
+            col.code(show_completion(arm.completion, arm.stop), language=None, wrap_lines=True)
         st.caption(f"Evidence: {view.evidence}. Numbers and number words that differ between original and twin are "
                    "highlighted; the code block is the model's zero-CoT answer inside the forced `\\boxed{…}`.")
 untested = untested_items(run.path, items)

@@ -15,7 +15,7 @@ It checks that (a) scores the same tokens as the probe (P_all from both
 agrees), prints the ratio b / a and writes the result and the command.
 
     .venv/bin/python benchmarks/probe_throughput.py --n 200 --threads 2
-    .venv/bin/python benchmarks/probe_throughput.py --n 0 --cli --threads 2 --out benchmarks/results/probe_full_throughput.md
+    .venv/bin/python benchmarks/probe_throughput.py --n 0 --cli --threads 2 --floor-runs 1
 """
 
 from __future__ import annotations
@@ -42,18 +42,16 @@ def _twin_method() -> str:
 DATA = ROOT / "data" / "gsm8k" / "test.jsonl"
 
 
-def pairs(n: int) -> tuple[list, list]:  # type: ignore[type-arg]
-    """The first ``n`` originals with a numeric twin and those twins (``n = 0``: every item, as `zcp probe`)."""
+def pairs(n: int, k: int) -> tuple[list, list]:  # type: ignore[type-arg]
+    """The first ``n`` GSM8K test items (``n = 0``: all) and their twins, built as `zcp probe` builds them when
+    no ``--reference`` is given: ``k`` twins per item and a spare, twin j from seed j - 1."""
     from zcp_core.data import load_items
     from zcp_core.reference import perturb_gsm8k
 
     items = load_items(DATA)
-    twins = list(perturb_gsm8k(items, seed=0).items)
-    if n <= 0:
-        return items, twins
-    twins = twins[:n]
-    keep = {t.original_id for t in twins}
-    return [it for it in items if it.id in keep], twins
+    items = items[:n] if n > 0 else items
+    sets = [perturb_gsm8k(items, seed=j - 1, twin=j) for j in range(1, k + 2)]
+    return items, [t for r in sets for t in r.items]
 
 
 def scored_sequences(backend, items) -> list[tuple[list[int], int]]:  # type: ignore[no-untyped-def]
@@ -102,7 +100,9 @@ def floor(model, seqs: list[tuple[list[int], int]], batch: int, pad: int) -> tup
 def main(argv: list[str] | None = None) -> int:
     """Measure the floor, the probe and the floor again; print and write the comparison."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=200, help="GSM8K pairs (0: all 1319 items and their twins)")
+    ap.add_argument("--n", type=int, default=200, help="GSM8K test items (0: all 1,319), each with its twins")
+    ap.add_argument("--twins", type=int, default=None, help="twins per item (default: the probe's default K), "
+                    "and a spare, as `zcp probe` builds them")
     ap.add_argument("--threads", type=int, default=2, help="torch threads for both arms")
     ap.add_argument("--batch-size", type=int, default=16, help="the floor's batch and the probe's --batch-size")
     ap.add_argument("--cli", action="store_true", help="time the `zcp probe` command instead of run_probe")
@@ -119,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     from zcp_core.backends import load_backend
 
     torch.set_num_threads(args.threads)
-    original, reference = pairs(args.n)
+    from zcp_core.probe.ktwins import DEFAULT_TWINS
+
+    k = args.twins or DEFAULT_TWINS
+    original, reference = pairs(args.n, k)
     backend = load_backend("smollm2", cache=None, device="cpu", batch_size=args.batch_size)
     seqs = scored_sequences(backend, original + reference)
     n_tokens = sum(len(s) for s, _ in seqs)
@@ -138,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     diff = max(abs(math.log(p) - m) for p, m in zip(recs["p_all"], means))
     answer = recs["answer_tokens"]
     stops = recs["answer_stop"].value_counts().to_dict()
+    from zcp_core.probe.config import NOT_GRADED
+
+    graded = int((~recs["grade_status"].isin(NOT_GRADED)).sum())
     lines = [
         header(f"probe_throughput: the Zero-CoT probe vs its forward-pass floor ({len(original)} originals, "
                f"{len(reference)} twins)", f"twins {_twin_method()}; torch {torch.__version__}; model "
@@ -148,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         "engineers' jobs, so absolute times vary; the arms ran back to back in one session and only their "
         "ratio is the claim.", "",
         f"Workload: SmolLM2-135M-Instruct (transformers, fp32, CPU), {len(seqs)} prompts of GSM8K test items "
-        f"({len(original)} originals and {len(reference)} numeric twins) = {n_tokens} prompt + gold tokens; "
+        f"({len(original)} originals and {len(reference)} numeric twins: K = {k} and a spare, as `zcp probe` builds "
+        f"them) = {n_tokens} prompt + gold tokens; "
         "response cache off.", "",
         "| arm | wall s | CPU s | prompt+gold tokens/s (wall) |", "|---|---:|---:|---:|",
         f"| (a) floor: one forward over prompt + gold, batch {args.batch_size} (before) | {fw1:.1f} | {fc1:.1f} | "
@@ -158,9 +165,11 @@ def main(argv: list[str] | None = None) -> int:
           else []), "",
         f"**Ratio b / a: {probe['wall'] / fw:.2f}x wall**"
         + (f", {probe['cpu_s'] / fc:.2f}x CPU" if probe.get("cpu_s") else "") + " (a = the faster floor run).", "",
-        f"The probe generated {int(answer.sum())} answer tokens ({answer.mean():.1f} per item; box closed "
-        f"{stops.get('closed', 0)}, budget spent {stops.get('budget', 0)}, EOS {stops.get('eos', 0)}); "
-        f"zero-CoT accuracy {recs['acc'].mean():.3f}.",
+        f"The probe generated {int(answer.sum())} answer tokens ({answer.mean():.1f} per answer). How answers "
+        f"ended: box closed {stops.get('closed', 0)}, stopped where the box opened with a word "
+        f"{stops.get('word', 0)}, budget spent {stops.get('budget', 0)} "
+        f"({stops.get('budget', 0) / len(recs):.1%} of {len(recs)} answers), EOS {stops.get('eos', 0)}. "
+        f"Zero-CoT answers graded {graded} of {len(recs)}; right {int(recs['acc'].sum())}.",
         f"Check: the floor scores the probe's tokens: max |log P_all(probe) - mean gold logprob(floor)| = {diff:.1e}.",
         "",
     ]
@@ -188,11 +197,11 @@ def _in_process(backend, original, reference, answer_format="free") -> dict:  # 
 def _cli(args: argparse.Namespace) -> dict:  # type: ignore[type-arg]
     import pandas as pd
 
-    if args.n > 0:
-        raise SystemExit("--cli probes the whole file; use it with --n 0")
-    out = ROOT / "runs" / "probe-gsm8k-full"
+    out = ROOT / "runs" / "probe-gsm8k-throughput"
     cmd = [str(ROOT / ".venv" / "bin" / "zcp"), "probe", "--model", "smollm2", "--dataset", str(DATA.relative_to(ROOT)),
-           "--out", str(out), "--no-cache", "--batch-size", str(args.batch_size), "--answer-format", args.answer_format]
+           "--out", str(out), "--no-cache", "--batch-size", str(args.batch_size), "--answer-format", args.answer_format,
+           "--overwrite", *(["--limit", str(args.n)] if args.n > 0 else []),
+           *(["--twins", str(args.twins)] if args.twins else [])]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     r0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)

@@ -63,7 +63,7 @@ q = first.question
 (c,) = backend.generate([GenerateRequest(messages=chat(q), prefill=DEFAULT_SUFFIX + "{",
                                          params=SamplingParams(max_new_tokens=12, constraint="number"))])
 (lp,) = backend.score([ScoreRequest(continuation=first.answer, messages=chat(q), prefill=DEFAULT_SUFFIX + "{")])
-print(f"zero-CoT answer: {show_completion(c.text)}   (gold {first.answer})")
+print(f"zero-CoT answer: {show_completion(c.text, c.stop_reason)}   (gold {first.answer})")
 p_all = math.exp(sum(lp.logprobs) / len(lp.logprobs))
 print(f"gold answer tokens {lp.tokens}: P_all = {p_all:.3f}")
 

@@ -27,8 +27,10 @@ from zcp_core.backends import (
     number_token_ok,
     open_braces,
     stop_depth,
+    word_stop,
 )
 from zcp_core.backends.base import request_key
+from zcp_core.probe.config import NOT_GRADED
 
 pytestmark = pytest.mark.model
 
@@ -298,6 +300,44 @@ def test_stop_at_balanced_brace(backend, smollm2, gsm8k_items):
     assert 0 < closed < len(pairs)
 
 
+def test_stop_at_numeric_box(backend, smollm2, gsm8k_items):
+    """``numeric_box`` is the balanced-brace stop that also ends where the box opens with a word: the answer is
+    the free answer cut at that token. vLLM stops at the brace only (documented), so its answer is the brace one."""
+    items = gsm8k_items[:6]
+    got = backend.generate([probe_pair(it, stop_at="numeric_box").generate for it in items])
+    braced = smollm2.generate([probe_pair(it).generate for it in items])
+    free = smollm2.generate([probe_pair(it, stop_at="eos").generate for it in items])
+    worded = 0
+    for g, b, f in zip(got, braced, free):
+        ids = smollm2.tokenizer(f.text, add_special_tokens=False).input_ids
+        k = word_stop(ids, smollm2.decode_ids)
+        cut = smollm2.decode_ids(ids[:k]) if k is not None else None
+        if type(backend).__name__ == "VLLMBackend" or cut is None or balanced_close(cut, 1) is not None:
+            assert (g.text, g.finish_reason, g.stop_reason) == (b.text, b.finish_reason, b.stop_reason)
+        else:
+            worded += 1
+            assert (g.text, g.finish_reason, g.stop_reason) == (cut, "stop", "word")
+            assert g.n_tokens < f.n_tokens
+    assert worded > 0 or type(backend).__name__ == "VLLMBackend"
+
+
+def test_numeric_box_stop_changes_no_grade(smollm2, gsm8k_items):
+    """The probe grades a worded box as not graded whether or not decoding stopped at the word."""
+    from zcp_core.probe import ProbeConfig
+    from zcp_core.probe.measure import grade_zero_cot
+
+    items = gsm8k_items[:12]
+    cfg = ProbeConfig()
+    short = smollm2.generate([probe_pair(it, 32, stop_at="numeric_box").generate for it in items])
+    full = smollm2.generate([probe_pair(it, 32).generate for it in items])
+    stopped = 0
+    for it, a, b in zip(items, short, full):
+        ga, gb = grade_zero_cot(a.text, it.answer, cfg), grade_zero_cot(b.text, it.answer, cfg)
+        assert (ga[2] in NOT_GRADED, ga[3]) == (gb[2] in NOT_GRADED, gb[3])
+        stopped += a.stop_reason == "word"
+    assert stopped > 0
+
+
 def test_api_client_continues_until_balanced(api_server, smollm2, gsm8k_items):
     """Against a server that only stops at "}" (any vLLM), the client continues until the box balances."""
     from zcp_core.backends import OpenAIBackend
@@ -357,11 +397,13 @@ def test_greedy_generate_equals_transformers_generate(smollm2, gsm8k_items):
     while others run on; each truth is computed alone (batch of one, no padding).
     """
     reqs = [probe_pair(it, 16, constraint=c).generate for it in gsm8k_items[:3] for c in ("none", "number")]
+    reqs += [probe_pair(it, 16, stop_at="numeric_box").generate for it in gsm8k_items[:3]]
     reqs.append(GenerateRequest(prompt="Question: What is 12 plus 30?\nAnswer:", params=SamplingParams(max_new_tokens=9)))
     got = smollm2.generate(reqs)
     truth = [smollm2._generate_batch([r], [smollm2.render(r)])[0] for r in reqs]  # transformers' generate()
     assert got == truth
     assert {c.finish_reason for c in got} == {"stop", "length"} and any(c.stop_reason == "}" for c in got)
+    assert any(c.stop_reason == "word" for c in got)
 
 
 def test_lookup_drafts_keep_greedy_output(smollm2, gsm8k_items, monkeypatch):

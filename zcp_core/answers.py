@@ -169,6 +169,11 @@ class Grade:
 _NUMERIC_GOLD = re.compile(r"^-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?%?$|^-?\\d?frac\{\d+\}\{\d+\}$")
 
 
+def numeric_gold(gold: str) -> bool:
+    """Whether a gold answer is a number (integer, decimal, fraction, percentage, ``\\frac{a}{b}``)."""
+    return bool(_NUMERIC_GOLD.match(normalize_answer(gold).strip()))
+
+
 def _timeout() -> int | None:
     """Signal-based timeouts only work in the main thread; elsewhere disable them quietly."""
     if threading.current_thread() is threading.main_thread():
@@ -205,7 +210,7 @@ def grade(pred: str | None, gold: str) -> Grade:
     if len(pred) > MAX_GRADE_CHARS or len(gold) > MAX_GRADE_CHARS:
         return Grade(False, "parse_error", "", "")
     pred, gold = normalize_answer(pred), normalize_answer(gold)
-    if _NUMERIC_GOLD.match(gold.strip()) and not any(ch.isnumeric() for ch in pred):  # "½" is a number
+    if numeric_gold(gold) and not any(ch.isnumeric() for ch in pred):  # "½" is a number
         return Grade(False, "not_a_number", pred.strip()[:80], gold.strip())
     g = _parse(gold, "gold")
     p = _parse(pred, "pred")

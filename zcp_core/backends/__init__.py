@@ -8,6 +8,7 @@ this package itself imports nothing heavy.
 from __future__ import annotations
 
 from zcp_core.backends.base import (
+    BRACE_STOPS,
     Backend,
     Completion,
     Constraint,
@@ -31,6 +32,7 @@ from zcp_core.backends.embedded import converted_dir, ensure_converted, gguf_pat
 from zcp_core.backends.hf import TransformersBackend, folder_revision
 from zcp_core.backends.http_util import continuation_span, retry_delay, split_base_url
 from zcp_core.backends.openai_api import OpenAIBackend
+from zcp_core.backends.opening import BoxOpening, box_opening, word_stop
 from zcp_core.backends.spec import (
     DEFAULT_MODEL,
     ModelSpec,
@@ -47,7 +49,7 @@ from zcp_core.backends.vllm_backend import VLLMBackend
 __all__ = [
     "Backend", "Completion", "Constraint", "DEFAULT_MODEL", "GenerateRequest", "GenerateScore", "GenerateScoreRequest", "Message",
     "ModelSpec", "OpenAIBackend", "ResponseCache", "SamplingParams", "ScoreRequest", "StopAt", "TokenLogprobs",
-    "TransformersBackend", "VLLMBackend", "available_models", "balanced_close", "open_braces", "stop_depth", "cache_dir", "chat",
+    "TransformersBackend", "VLLMBackend", "available_models", "balanced_close", "box_opening", "word_stop", "BoxOpening", "BRACE_STOPS", "open_braces", "stop_depth", "cache_dir", "chat",
     "continuation_span", "converted_dir", "ensure_converted", "generate_and_score",
     "check_model", "folder_revision", "gguf_path", "lab_model_path", "load_backend", "local_weights", "parse_model_spec",
     "retry_delay", "split_base_url", "vllm_available", "allowed_token_ids", "number_token_ok",

@@ -13,7 +13,9 @@ from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
 Role = Literal["system", "user", "assistant"]
 Thinking = Literal["auto", "on", "off"]
-StopAt = Literal["eos", "balanced_brace"]
+StopAt = Literal["eos", "balanced_brace", "numeric_box"]
+#: The stops that end a completion at the ``}`` closing its box.
+BRACE_STOPS: tuple[str, ...] = ("balanced_brace", "numeric_box")
 Constraint = Literal["none", "number"]
 
 
@@ -38,6 +40,13 @@ class SamplingParams:
     open, the first group it opens (nested groups counted, ``\\{`` not
     counted; see :func:`balanced_close` and :func:`stop_depth`).
     The completion then ends with that ``}`` and ``Completion.stop_reason`` is ``"}"``.
+    ``numeric_box`` is ``balanced_brace`` for a box whose answer must be a
+    number (the prompt leaves the box open): it also ends the completion at
+    the token after which the box opens with a word or a derivation
+    (:func:`zcp_core.backends.opening.box_opening`), with ``stop_reason``
+    ``"word"``. The transformers backend (and ``zcp serve``) applies it; vLLM
+    and other OpenAI-compatible servers stop at the brace only, which grades
+    the same (a box that opens with a word is not graded).
 
     ``constraint`` restricts which tokens decoding may pick (scoring is never
     masked). Under ``number`` every generated token's text consists only of
@@ -130,7 +139,8 @@ class Completion:
         tokens: Generated tokens, when logprobs were asked for.
         logprobs: Their logprobs, when asked for and available.
         stop_reason: What ended a ``stop`` finish: the stop string, ``"}"`` for
-            a ``balanced_brace`` close, ``None`` for EOS (and for ``length``).
+            a ``balanced_brace`` close, ``"word"`` for a ``numeric_box`` box that opened with a word,
+            ``None`` for EOS (and for ``length``).
     """
 
     text: str

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from zcp_core.backends.base import (
+    BRACE_STOPS,
     Completion,
     Constraint,
     GenerateRequest,
@@ -41,6 +42,7 @@ from zcp_core.backends.base import (
     stop_depth,
 )
 from zcp_core.backends.cache import ResponseCache, cached_batch, cached_pairs
+from zcp_core.backends.opening import word_stop
 
 Device = Literal["auto", "cpu", "cuda"]
 
@@ -119,6 +121,10 @@ class TransformersBackend:
             self._template_kwargs.add("enable_thinking")
         self._brace_table: Any = None
         self._banned: dict[str, Any] = {}
+
+    def decode_ids(self, ids: Sequence[int]) -> str:
+        """Generated token ids as text (special tokens skipped)."""
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
 
     def _braces(self) -> Any:
         """The tokenizer's brace table (built on first use: one decode of the vocabulary)."""
@@ -228,7 +234,7 @@ class TransformersBackend:
             kwargs["logits_processor"] = processors
         if p0.stop:
             kwargs.update(stop_strings=list(p0.stop), tokenizer=tok)
-        balanced = p0.stop_at == "balanced_brace"
+        balanced = p0.stop_at in BRACE_STOPS
         if balanced:
             from transformers import StoppingCriteriaList
 
@@ -252,8 +258,13 @@ class TransformersBackend:
             n = next((k for k, t in enumerate(ids) if t in eos), len(ids))
             finish: Literal["stop", "length"] = "stop" if n < len(ids) else "length"
             ids = ids[:n]
-            text = str(tok.decode(ids, skip_special_tokens=True))
+            # generate() does not stop at a worded box opening; the same token-level cut is applied after it.
+            worded = word_stop(ids, self.decode_ids) if r.params.stop_at == "numeric_box" else None
+            text = self.decode_ids(ids)
             reason = None
+            if worded is not None and (balanced_close(self.decode_ids(ids[:worded]), stop_depth(r)) is None):
+                ids, n, finish, reason = ids[:worded], worded, "stop", "word"
+                text = self.decode_ids(ids)
             for st in r.params.stop:
                 if st in text:
                     text, finish, reason = text[: text.index(st)], "stop", st
@@ -375,8 +386,8 @@ class TransformersBackend:
         draft_end = len(closed) if list(closed[: len(seq)]) == seq else len(seq)
         return FusedRow(prompt_ids=prompt, seq_ids=list(closed[:draft_end]) if draft_end > len(seq) else seq,
                         score_start=start, score_end=len(seq), budget=p.max_new_tokens,
-                        balanced=p.stop_at == "balanced_brace", depth=stop_depth(r.generate),
-                        constraint=p.constraint)
+                        balanced=p.stop_at in BRACE_STOPS, depth=stop_depth(r.generate),
+                        constraint=p.constraint, word_stop=p.stop_at == "numeric_box")
 
 
 def _completion(d: dict[str, Any]) -> Completion:

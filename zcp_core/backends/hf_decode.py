@@ -24,7 +24,7 @@ come from the unmasked ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from zcp_core.backends.base import Constraint
 from zcp_core.backends.hf_braces import BraceTable, brace_step
@@ -83,6 +83,8 @@ class FusedRow:
         balanced: Whether to stop at the balanced ``}``.
         depth: Brace groups the prompt leaves open (where the balanced stop starts counting).
         constraint: The decoding constraint (its mask applies to this row's argmax only).
+        word_stop: Whether to stop once the box opens with a word (``stop_at="numeric_box"``,
+            :func:`zcp_core.backends.opening.box_opening`).
     """
 
     prompt_ids: list[int]
@@ -93,22 +95,30 @@ class FusedRow:
     balanced: bool
     depth: int = 0
     constraint: Constraint = "none"
+    word_stop: bool = False
 
 
 @dataclass(frozen=True)
 class FusedOut:
-    """A :class:`FusedRow`'s answer tokens (EOS excluded), how it ended, and the scored tokens' logprobs."""
+    """A :class:`FusedRow`'s answer tokens (EOS excluded), how it ended, and the scored tokens' logprobs.
+
+    ``stop`` is what ended a ``stop`` finish: ``"}"`` (the box closed), ``"word"`` (it opened with a word)
+    or None (EOS, or a ``length`` finish).
+    """
 
     token_ids: list[int]
     finish: Literal["stop", "length"]
-    closed: bool
+    stop: str | None
     score_logprobs: list[float]
 
 
 class _State:
-    """Per-row decoding state as batch tensors (``n`` generated, ``code`` 0 running / 1 EOS / 2 closed / 3 budget)."""
+    """Per-row decoding state as batch tensors (``n`` generated, ``code`` 0 running / 1 EOS / 2 closed / 3 budget /
+    4 opened with a word). ``text_of`` decodes a row's tokens for its ``word_stop`` check, which runs only while
+    the row's box opening is still undecided (a few tokens)."""
 
-    def __init__(self, rows: Sequence[FusedRow], table: BraceTable, eos_ids: Sequence[int]):
+    def __init__(self, rows: Sequence[FusedRow], table: BraceTable, eos_ids: Sequence[int],
+                 text_of: Callable[[Sequence[int]], str] | None = None):
         import torch
 
         b = len(rows)
@@ -121,6 +131,8 @@ class _State:
         self.depth = torch.tensor([r.depth for r in rows], dtype=torch.long)
         self.escaped = torch.zeros(b, dtype=torch.bool)
         self.code = torch.zeros(b, dtype=torch.long)
+        self.text_of = text_of
+        self.watch = torch.tensor([r.word_stop and text_of is not None for r in rows], dtype=torch.bool)
         # Constrained rows: (masks: one bool vocabulary row per constraint, row 0 bans nothing; each row's mask index).
         self.bans: tuple[Any, Any] | None = None
 
@@ -138,13 +150,31 @@ class _State:
         self.depth = torch.where(take, depth, self.depth)
         self.escaped = torch.where(take, escaped, self.escaped)
         closed = take & closes & self.balanced
+        worded = self._worded(take & ~closed)
         spent = take & (self.n >= self.budget)
-        code = torch.where(active & is_eos, 1, torch.where(closed, 2, torch.where(spent, 3, 0)))
+        code = torch.where(active & is_eos, 1, torch.where(closed, 2, torch.where(worded, 4, torch.where(spent, 3, 0))))
         self.code = torch.where(active, code, self.code)
+
+    def _worded(self, took: Any) -> Any:
+        """The watched rows among ``took`` whose box now opens with a word; rows whose opening is decided stop
+        being watched."""
+        import torch
+
+        from zcp_core.backends.opening import box_opening
+
+        out = torch.zeros_like(took)
+        for i in torch.nonzero(took & self.watch).flatten().tolist():
+            assert self.text_of is not None
+            v = box_opening(self.text_of(self.out[i, : int(self.n[i])].tolist()))
+            if v != "open":
+                self.watch[i] = False
+                out[i] = v == "word"
+        return out
 
 
 def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids: Sequence[int], pad_id: int,
-                prefill_rows: int, banned: Mapping[str, Any] | None = None) -> list[FusedOut]:
+                prefill_rows: int, banned: Mapping[str, Any] | None = None,
+                text_of: Callable[[Sequence[int]], str] | None = None) -> list[FusedOut]:
     """Score and greedily answer a batch of rows with one prefill each (see the module docstring).
 
     The prefill runs in groups of at most ``prefill_rows`` rows of similar
@@ -153,7 +183,7 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
     key-value caches are then joined, right-aligned, into one cache so that
     every decoding step serves the whole batch. ``banned`` maps each
     constraint of the rows (other than ``none``) to its bool vocabulary mask
-    of forbidden tokens.
+    of forbidden tokens. ``text_of`` decodes token ids, for the rows' ``word_stop``.
     """
     import torch
 
@@ -166,7 +196,7 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
     pred = torch.zeros((len(rows), n_pred), dtype=torch.long)
     scores: list[list[float]] = []
     kv: list[list[tuple[Any, Any]]] = []
-    st = _State(rows, table, eos_ids)
+    st = _State(rows, table, eos_ids, text_of)
     st.bans = _row_bans(rows, banned or {})
     with torch.inference_mode():
         for g, size in prefill_groups([len(r.seq_ids) for r in rows], prefill_rows):
@@ -197,8 +227,9 @@ def fused_batch(model: Any, rows: Sequence[FusedRow], table: BraceTable, eos_ids
             mask = ((cols >= first) & (cols < first + kept[:, None])).long()
             bonus = pred.gather(1, accepted[:, None])[:, 0]  # the first token after the accepted draft
             decode(model, cache, st, mask, bonus, kept, width, [r.prompt_ids for r in rows])
+    stops = {2: "}", 4: "word"}
     return [FusedOut(st.out[i, : int(st.n[i])].tolist(), "length" if int(st.code[i]) == 3 else "stop",
-                     int(st.code[i]) == 2, scores[i]) for i in range(len(rows))]
+                     stops.get(int(st.code[i])), scores[i]) for i in range(len(rows))]
 
 
 def prefill_groups(lens: Sequence[int], max_rows: int, waste: float = 0.15) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from zcp_core.backends.base import Completion, GenerateRequest, balanced_close, stop_depth
+from zcp_core.backends.base import BRACE_STOPS, Completion, GenerateRequest, balanced_close, stop_depth
 
 if TYPE_CHECKING:
     from zcp_core.backends.hf import TransformersBackend
@@ -46,7 +46,8 @@ def prompt_row(backend: TransformersBackend, request: GenerateRequest) -> FusedR
     ids = list(backend.tokenizer(backend.render(request), add_special_tokens=False).input_ids)
     p = request.params
     return FusedRow(prompt_ids=ids, seq_ids=ids, score_start=len(ids), score_end=len(ids), budget=p.max_new_tokens,
-                    balanced=p.stop_at == "balanced_brace", depth=stop_depth(request), constraint=p.constraint)
+                    balanced=p.stop_at in BRACE_STOPS, depth=stop_depth(request), constraint=p.constraint,
+                    word_stop=p.stop_at == "numeric_box")
 
 
 def run_fused(backend: TransformersBackend, rows: Sequence[FusedRow]) -> list[FusedAnswer]:
@@ -71,11 +72,11 @@ def run_fused(backend: TransformersBackend, rows: Sequence[FusedRow]) -> list[Fu
             continue
         banned: dict[str, object] = {c: backend._banned_mask(c) for c in {rows[i].constraint for i in part} - {"none"}}
         got = fused_batch(backend.model, [rows[i] for i in part], backend._braces(), eos, tok.pad_token_id,
-                          backend.batch_size, banned)
+                          backend.batch_size, banned, backend.decode_ids)
         for i, fo in zip(part, got):
-            text = str(tok.decode(fo.token_ids, skip_special_tokens=True))
-            cut = balanced_close(text, rows[i].depth) if fo.closed else None
+            text = backend.decode_ids(fo.token_ids)
+            cut = balanced_close(text, rows[i].depth) if fo.stop == "}" else None
             comp = Completion(text=text[:cut] if cut is not None else text, n_tokens=len(fo.token_ids),
-                              finish_reason=fo.finish, stop_reason="}" if fo.closed else None)
+                              finish_reason=fo.finish, stop_reason=fo.stop)
             out[i] = FusedAnswer(comp, tuple(fo.score_logprobs))
     return [a for a in out if a is not None]

@@ -44,7 +44,7 @@ def generate_balanced(client: Any, r: GenerateRequest) -> Completion:
         return _closed_at_brace(c, reported) or c
     prompt = client.render(r)
     if client.is_zcp_serve:
-        return client._complete(prompt, r, {"stop_at": "balanced_brace"})[0]  # type: ignore[no-any-return]
+        return client._complete(prompt, r, {"stop_at": p.stop_at})[0]  # type: ignore[no-any-return]
     text, spent = "", 0
     toks: list[str] | None = [] if r.logprobs else None
     lps: list[float] | None = [] if r.logprobs else None

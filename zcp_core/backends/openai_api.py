@@ -44,6 +44,7 @@ import time
 from typing import Any, Callable, Sequence, TypeVar
 
 from zcp_core.backends.base import (
+    BRACE_STOPS,
     Completion,
     GenerateRequest,
     GenerateScore,
@@ -271,7 +272,7 @@ class OpenAIBackend:
     def _generate_one(self, r: GenerateRequest) -> Completion:
         if r.params.max_new_tokens == 0:  # many servers refuse max_tokens=0; nothing to ask for anyway
             return Completion("", 0, "length", () if r.logprobs else None, () if r.logprobs else None)
-        if r.params.stop_at == "balanced_brace":
+        if r.params.stop_at in BRACE_STOPS:
             from zcp_core.backends.openai_answer import generate_balanced
 
             return generate_balanced(self, r)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from zcp_core.backends.base import (
+    BRACE_STOPS,
     Completion,
     Constraint,
     GenerateRequest,
@@ -137,10 +138,10 @@ class VLLMBackend:
         from vllm import SamplingParams as VSP
 
         p = r.params
-        stop = list(p.stop) + (["}"] if p.stop_at == "balanced_brace" else [])
+        stop = list(p.stop) + (["}"] if p.stop_at in BRACE_STOPS else [])
         return VSP(n=1, max_tokens=p.max_new_tokens - spent, temperature=max(p.temperature, 0.0), top_p=p.top_p,
                    top_k=p.top_k if p.top_k > 0 else -1, seed=None if p.greedy else p.seed, stop=stop or None,
-                   include_stop_str_in_output=p.stop_at == "balanced_brace", logprobs=0 if r.logprobs else None,
+                   include_stop_str_in_output=p.stop_at in BRACE_STOPS, logprobs=0 if r.logprobs else None,
                    allowed_token_ids=self._allowed_ids(p.constraint))
 
     def _allowed_ids(self, constraint: Constraint) -> list[int] | None:

@@ -48,6 +48,7 @@ class ArmView:
         p_first: Probability of the gold answer's first token (NaN when not measured).
         p_all: Geometric mean probability of the gold answer's tokens (NaN when not measured).
         graded: False when the answer was not graded (a box with no number, or never closed).
+        stop: How decoding ended (the record's ``answer_stop``: ``closed``, ``word``, ``budget`` or ``eos``).
     """
 
     arm: str
@@ -61,6 +62,7 @@ class ArmView:
     p_first: float
     p_all: float
     graded: bool = True
+    stop: str = ""
 
     @property
     def verdict(self) -> str:
@@ -173,8 +175,12 @@ FLIP_WORDS = {"orig_only": "original right, twin wrong", "ref_only": "twin right
               "both": "both right", "neither": "both wrong", "no_number": "not graded"}
 
 
-def show_completion(completion: str) -> str:
-    """The zero-CoT answer as written, inside the prefilled ``\\boxed{`` (so ``48}`` reads ``\\boxed{48}``)."""
+def show_completion(completion: str, stop: str | None = None) -> str:
+    """The zero-CoT answer as written, inside the prefilled ``\\boxed{`` (so ``48}`` reads ``\\boxed{48}``).
+
+    ``stop`` is the record's ``answer_stop`` (or a completion's ``stop_reason``): ``word`` says why an open box
+    ended where it did.
+    """
     if not completion.strip():
         return "(empty completion)"
     depth = 1  # the prefilled "{" is open: the box closes at the first "}" that balances it
@@ -184,6 +190,8 @@ def show_completion(completion: str) -> str:
             after = completion[i + 1:].strip()
             # what the model wrote after the box is no part of its answer; shown apart so it is not read as one
             return "\\boxed{" + completion[: i + 1] + (f"   (then, outside the box: {after})" if after else "")
+    if stop == "word":
+        return "\\boxed{" + completion + "   ← stopped: the box opened with a word where the number should be"
     return "\\boxed{" + completion + "   ← the box was never closed"
 
 
@@ -252,7 +260,7 @@ def item_view(records: pd.DataFrame, items: pd.DataFrame, pair_id: str) -> ItemV
             segments=number_segments(str(r["question"]), other), gold=str(r["gold"]),
             completion=str(r.get("completion") or ""), pred=_answer_or_none(r.get("pred")),
             correct=bool(r["acc"]), p_first=float(r["p_first"]), p_all=float(r["p_all"]),
-            graded=str(r.get("grade_status") or "ok") not in NOT_GRADED,
+            graded=str(r.get("grade_status") or "ok") not in NOT_GRADED, stop=str(r.get("answer_stop") or ""),
         ))
     gap = it["p_all_gap"]
 

@@ -19,7 +19,8 @@
         :mod:`zcp_core.probe.calibrate`), r = 0 rows only; NaN when not measured.
         calibration_reason: ``""`` when calibrated, else why not.
     answer_tokens: Tokens generated for the answer (all attempts). answer_stop:
-        ``closed`` (the completion ends at the ``}`` closing its box), ``budget``
+        ``closed`` (the completion ends at the ``}`` closing its box), ``word``
+        (decoding stopped where the box opened with a word or a derivation: a numeric gold's box), ``budget``
         (``max_new_tokens`` ran out first) or ``eos`` (the model ended its turn).
         attempts: 1..4.
     cot_text, cot_tokens, cot_cap, cot_capped, cot_answer, cot_correct: the
@@ -50,8 +51,8 @@ PROMPT_INSTRUCTIONS = (
     "IMPORTANT: your entire reply must be \\boxed{ANSWER} and nothing more. Any other text is an error.",
 )
 MAX_RETRIES = 3
-#: Zero-CoT answers that are not graded: a box that holds no number, and a prefilled box the model never closed
-#: (what it wrote is prose, not an answer). They leave the accuracy pairs; an empty box still counts as wrong.
+#: Zero-CoT answers that are not graded: a box that holds no number or opens with a word where a numeric gold's
+#: number should be, and a prefilled box the model never closed (what it wrote is prose, not an answer). They leave the accuracy pairs; an empty box still counts as wrong.
 NOT_GRADED: tuple[str, ...] = ("not_a_number", "unclosed")
 Metric = Literal["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"]
 METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")

@@ -120,12 +120,17 @@ def resolve_answer_format(config: ProbeConfig, backend: Any, items: Sequence[Ite
 
 
 def _prefill_requests(items: Sequence[Item], prefixes: Sequence[str], config: ProbeConfig) -> list[Any]:
+    from zcp_core.answers import numeric_gold
     from zcp_core.backends import GenerateRequest, SamplingParams, chat
 
-    params = SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed, stop_at="balanced_brace",
-                            constraint="number" if config.answer_format == "number" else "none")
-    return [GenerateRequest(messages=chat(_user_text(it, config)), prefill=pre + config.suffix + "{", params=params,
-                            thinking="off") for it, pre in zip(items, prefixes)]
+    def params(gold: str) -> SamplingParams:
+        # A numeric gold's box stops once it opens with a word: no continuation could be graded (see opening).
+        return SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed,
+                              stop_at="numeric_box" if numeric_gold(gold) else "balanced_brace",
+                              constraint="number" if config.answer_format == "number" else "none")
+
+    return [GenerateRequest(messages=chat(_user_text(it, config)), prefill=pre + config.suffix + "{",
+                            params=params(it.answer), thinking="off") for it, pre in zip(items, prefixes)]
 
 
 def _prefill_answers(backend: Any, items: Sequence[Item], prefixes: Sequence[str],
@@ -188,11 +193,17 @@ def grade_zero_cot(completion: str, gold: str, config: ProbeConfig) -> tuple[str
     """A zero-CoT answer read and graded: ``(pred, source, grade_status, correct)``.
 
     In prefill mode a box the model never closed is ``unclosed`` and not graded: what it wrote is prose, and the
-    last number in it is no answer. An empty completion is still wrong (``no_answer``).
+    last number in it is no answer. A box that opens with a word or a derivation where a numeric gold's number
+    should be (``\\text{Janet's ducks lay 16}``, ``\\begin{align*}``) is ``not_a_number``, closed or not: decoding
+    stops there (:mod:`zcp_core.backends.opening`), so stopping early never changes a grade. An empty completion
+    is still wrong (``no_answer``).
     """
-    from zcp_core.answers import grade
+    from zcp_core.answers import grade, numeric_gold
+    from zcp_core.backends import box_opening
 
     pred, source = _extract(completion, config)
+    if source == "boxed" and pred is not None and numeric_gold(gold) and box_opening(pred) == "word":
+        return pred, source, "not_a_number", False
     g = grade(pred, gold)
     if config.mode == "prefill" and source != "boxed" and completion.strip():
         return pred, source, "unclosed", False
@@ -231,12 +242,15 @@ def _score(backend: Any, items: Sequence[Item], prefixes: Sequence[str], config:
 
 
 def _answer_stop(c: Completion) -> str:
-    """``closed`` (the completion ends at the ``}`` closing its box), ``budget`` or ``eos``."""
+    """``closed`` (the completion ends at the ``}`` closing its box), ``word`` (the box opened with a word where a
+    number should be), ``budget`` or ``eos``."""
     from zcp_core.backends import balanced_close
 
     # The prefill ends in "\boxed{", so the box is the group open at depth 1.
     if c.text and balanced_close(c.text, 1) == len(c.text):
         return "closed"
+    if c.stop_reason == "word":
+        return "word"
     return "budget" if c.finish_reason == "length" else "eos"
 
 

@@ -247,7 +247,8 @@ def _notes(run: Run, conf: Mapping[str, Any], test: Mapping[str, str]) -> tuple[
     pf = s.get("parse_failures") or {}
     if pf:
         notes.append("Answers that could not be read (an empty or unparseable box counts as wrong; a box with no "
-                     "number, or one the model never closed, is not graded and leaves the accuracy pairs): "
+                     "number, opens with a word where the number should be, or never closed is not graded and leaves the "
+                     "accuracy pairs): "
                      + ", ".join(f"{'twins' if a == 'reference' else a + 's'} {fmt_count(n)}" for a, n in pf.items())
                      + ".")
     gt = s.get("generated_tokens") or {}
