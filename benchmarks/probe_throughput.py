@@ -51,7 +51,9 @@ def pairs(n: int, k: int) -> tuple[list, list]:  # type: ignore[type-arg]
     items = load_items(DATA)
     items = items[:n] if n > 0 else items
     sets = [perturb_gsm8k(items, seed=j - 1, twin=j) for j in range(1, k + 2)]
-    return items, [t for r in sets for t in r.items]
+    twins = [t for r in sets for t in r.items]
+    keep = {t.original_id for t in twins}  # the probe scores only originals that have a twin
+    return [it for it in items if it.id in keep], twins
 
 
 def scored_sequences(backend, items) -> list[tuple[list[int], int]]:  # type: ignore[no-untyped-def]

@@ -1,6 +1,10 @@
 """Clean artifacts out of texts, recording every edit so it can be undone.
 
-A rejection (``drop_text``) drops the text; ``strip_sentence`` removes from the
+A rejection (``drop_text``) drops the text; a text that cannot be repaired by
+cutting (an unfilled placeholder, an assistant's self-description, a refusal
+inside the story: ``hold_back``) is held back, dropped with its reason, unless
+``CleanConfig.held_back`` is ``keep`` (then it stays, flagged); a reviewer
+puts a held-back text back by rejecting its edit. ``strip_sentence`` removes from the
 match to the next ``.``, ``?``, ``!`` or ``:``; ``strip_match`` removes only
 the match; ``flag`` never edits. Edited texts are scanned again until nothing
 more matches (:mod:`zcp_core.artifacts.rescan`: a cut can uncover a second
@@ -27,7 +31,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 # TERMINATORS, sentence_end and undo moved to edits.py; re-exported so this module's public names stay.
-from zcp_core.artifacts.edits import TERMINATORS, apply_edits, edit_span, sentence_end, undo  # noqa: F401
+from zcp_core.artifacts.edits import (  # noqa: F401
+    DROP_ACTIONS,
+    TERMINATORS,
+    apply_edits,
+    edit_span,
+    sentence_end,
+    undo,
+)
 from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary
 from zcp_core.artifacts.rescan import rescan_text
 from zcp_core.artifacts.scanner import compiled_for, scan
@@ -41,9 +52,11 @@ if TYPE_CHECKING:
 Decision = Literal["accept", "reject"]
 #: How the under-cleaning flag picks texts: the top share of residual scores, or a score threshold.
 ResidualRule = Literal["top_share", "threshold"]
+#: What happens to a text a ``hold_back`` pattern matches: taken out of the release (``drop``) or kept, flagged.
+HeldBack = Literal["drop", "keep"]
 EDIT_COLUMNS = ["edit_id", "id", "pattern_id", "family", "action", "start", "end", "original", "replacement",
-                "accepted", "applied", "stage"]
-DROPPED_COLUMNS = ["id", "pattern_id", "reason", "original_text"]
+                "accepted", "applied", "stage", "score"]
+DROPPED_COLUMNS = ["id", "pattern_id", "reason", "original_text", "kind"]
 FLAG_COLUMNS = ["id", "kind", "value", "threshold"]
 # DetectRL file stems name the domain; human data_type values are the domain's own name.
 DOMAIN_BY_STEM = {"arxiv": "abstract", "xsum": "document", "writing_prompt": "story", "yelp_review": "content"}
@@ -61,6 +74,10 @@ class CleanConfig:
         residual_rule: ``top_share`` (mark the most AI-like share of the scored texts) or ``threshold``.
         residual_top_share: The share ``top_share`` marks (0.10: the top 10% of residual scores).
         residual_threshold: ``threshold``: mark when the residual AI-likelihood is above this.
+        held_back: ``drop`` (default) takes a text that cannot be repaired out, with its reason; ``keep`` leaves
+            it in, flagged ``pattern:<id>``.
+        edges: The learned edge detector run after the patterns (:mod:`zcp_core.artifacts.edges`): ``none``
+            (default here), ``auto`` (the bundled DetectRL model; ``zcp clean``'s default) or a model file.
     """
 
     shrink_ratio: float = 0.5
@@ -69,8 +86,12 @@ class CleanConfig:
     residual_rule: ResidualRule = "top_share"
     residual_top_share: float = 0.10
     residual_threshold: float = 0.5
+    held_back: HeldBack = "drop"
+    edges: str = "none"
 
     def __post_init__(self) -> None:
+        if self.held_back not in ("drop", "keep"):
+            raise ValueError(f"held_back must be 'drop' or 'keep', got {self.held_back!r}")
         if self.residual_rule not in ("top_share", "threshold"):
             raise ValueError(f"residual_rule must be 'top_share' or 'threshold', got {self.residual_rule!r}")
         if not 0 < self.residual_top_share <= 1:
@@ -108,9 +129,11 @@ class CleanResult:
     Attributes:
         texts: Cleaned records, dropped ones excluded (input order).
         edits: ``edit_id, id, pattern_id, family, action, start, end, original,
-            replacement, accepted, applied`` (offsets into the original text;
-            ``applied`` is False for rejected or overlapped edits).
-        dropped: ``id, pattern_id, reason, original_text``.
+            replacement, accepted, applied, stage, score`` (offsets into the original text;
+            ``applied`` is False for rejected or overlapped edits; ``score`` is the edge detector's, NaN for a
+            pattern's).
+        dropped: ``id, pattern_id, reason, original_text, kind`` (``rejected``: the text is a refusal or
+            no text; ``held_back``: it cannot be repaired by cutting).
         flags: ``id, kind, value, threshold`` (over/under-cleaning and
             flag-only pattern hits; a ``residual_score`` flag's threshold is the cut its rule used).
         library_sha256: Hash of the pattern library used.
@@ -152,7 +175,7 @@ def propose_edits(texts: Sequence[TextRecord], matches: pd.DataFrame) -> list[di
 
 def _resolve(edits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
     """Mark which accepted edits of one text apply; return them and whether the text is dropped."""
-    drop = next((e for e in edits if e["accepted"] and e["action"] == "drop_text"), None)
+    drop = next((e for e in edits if e["accepted"] and e["action"] in DROP_ACTIONS), None)
     last_end = -1
     rank = {f: i for i, f in enumerate(FAMILY_ORDER)}  # ties go to the first-match-wins family
     for e in sorted(edits, key=lambda x: (x["start"], -x["end"], rank[x["family"]], x["edit_id"])):
@@ -238,6 +261,9 @@ def clean(
     import pandas as pd
 
     cfg = config or CleanConfig()
+    if cfg.held_back == "keep":  # a hold-back pattern then only flags; the library's hash is unchanged
+        library = replace(library, patterns=tuple(replace(p, action="flag") if p.action == "hold_back" else p
+                                                  for p in library.patterns))
     decisions = decisions or {}
     unknown = sorted(set(decisions.values()) - {"accept", "reject"})
     if unknown:
@@ -249,6 +275,7 @@ def clean(
         per_text.setdefault(e["id"], []).append(e)
     medians = human_medians(texts)
     kept, all_edits, dropped, flags = [], [], [], []
+    kept_edits: dict[str, list[dict[str, Any]]] = {}
     edited_ids: list[str] = []
     compiled = compiled_for(library)
     pass_flags: set[tuple[str, str]] = set()
@@ -258,17 +285,32 @@ def clean(
             edits, later, is_dropped = rescan_text(t.id, t.text, edits, compiled, decisions)
             pass_flags.update(later)
         all_edits.extend(edits)
+        if not is_dropped:
+            kept_edits[t.id] = edits
         applied = [e for e in edits if e["applied"]]
         if is_dropped:
-            d = next(e for e in applied if e["action"] == "drop_text")
-            reason = f"{d['family']} ({d['pattern_id']}): {d['match'][:120]!r}"
-            dropped.append({"id": t.id, "pattern_id": d["pattern_id"], "reason": reason, "original_text": t.text})
+            d = next(e for e in applied if e["action"] in DROP_ACTIONS)
+            held = d["action"] == "hold_back"
+            reason = f"{'held back: ' if held else ''}{d['family']} ({d['pattern_id']}): {d['match'][:120]!r}"
+            dropped.append({"id": t.id, "pattern_id": d["pattern_id"], "reason": reason, "original_text": t.text,
+                            "kind": "held_back" if held else "rejected"})
             continue
         new = apply_edits(t.text, applied) if applied else t.text
         kept.append(replace(t, text=new, metadata={**dict(t.metadata), "n_edits": len(applied)}))
         if applied:
             edited_ids.append(t.id)
             flags.extend(_flags(t, new, medians, cfg))
+    if cfg.edges != "none":
+        from zcp_core.artifacts.edges import load_model
+        from zcp_core.artifacts.edges_apply import apply_edges
+
+        before = {id(e) for e in all_edits}
+        kept, review = apply_edges(load_model(None if cfg.edges == "auto" else cfg.edges), kept,
+                                   {t.id: t.text for t in texts}, kept_edits, decisions)
+        flags.extend(review)
+        learned = [e for es in kept_edits.values() for e in es if id(e) not in before]
+        all_edits.extend(learned)
+        edited_ids.extend(sorted({e["id"] for e in learned if e["applied"]} - set(edited_ids)))
     first = {(str(m.id), f"pattern:{m.pattern_id}") for m in matches[matches["action"] == "flag"].itertuples()}
     for m in matches[matches["action"] == "flag"].itertuples(index=False):
         flags.append({"id": str(m.id), "kind": f"pattern:{m.pattern_id}", "value": 1.0, "threshold": float("nan")})
@@ -286,7 +328,7 @@ def clean(
         under.update(scored=len(scores), marked=sum(marks), cut=cut)
     edits_df = pd.DataFrame(all_edits, columns=EDIT_COLUMNS).astype({"start": "int64", "end": "int64",
                                                                      "accepted": "bool", "applied": "bool",
-                                                                     "stage": "int64"})
+                                                                     "stage": "int64", "score": "float64"})
     return CleanResult(
         texts=tuple(kept), edits=edits_df, dropped=pd.DataFrame(dropped, columns=DROPPED_COLUMNS),
         flags=pd.DataFrame(flags, columns=FLAG_COLUMNS).astype({"value": "float64", "threshold": "float64"}),

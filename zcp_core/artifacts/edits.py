@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 TERMINATORS = ".?!:"
-__all__ = ["TERMINATORS", "apply_edits", "edit_span", "sentence_end", "undo"]
+#: Actions that take a whole text out: a rejection (the text is no text) and a hold-back (it cannot be repaired).
+DROP_ACTIONS: tuple[str, ...] = ("drop_text", "hold_back")
+__all__ = ["DROP_ACTIONS", "TERMINATORS", "apply_edits", "edit_span", "sentence_end", "undo"]
 
 
 def sentence_end(text: str, pos: int) -> int:
@@ -34,7 +36,7 @@ def _closes_bold(match: str) -> bool:
 
 def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
     """The characters an action removes for a match at [start, end)."""
-    if action == "drop_text":
+    if action in DROP_ACTIONS:
         return 0, len(text)
     if action == "strip_sentence" and not _closes_bold(text[start:end]):
         end = sentence_end(text, end)

@@ -24,7 +24,7 @@ from zcp_core.errors import ZcpError
 
 Family = Literal["rejection", "prompt", "beginning", "ending", "domain", "assistant"]
 Scope = Literal["start", "end", "anywhere"]
-Action = Literal["drop_text", "strip_sentence", "strip_match", "flag"]
+Action = Literal["drop_text", "hold_back", "strip_sentence", "strip_match", "flag"]
 Engine = Literal["re2", "re"]
 
 # First-match-wins order of the paper's "without replacement" count: a text is
@@ -33,7 +33,7 @@ FAMILY_ORDER: tuple[str, ...] = ("rejection", "substitute", "prompt", "transcrip
                                   "domain")
 HIGH_PRECISION: tuple[str, ...] = tuple(f for f in FAMILY_ORDER if f != "domain")
 SCOPES: tuple[str, ...] = ("start", "end", "anywhere")
-ACTIONS: tuple[str, ...] = ("drop_text", "strip_sentence", "strip_match", "flag")
+ACTIONS: tuple[str, ...] = ("drop_text", "hold_back", "strip_sentence", "strip_match", "flag")
 FLAGS: dict[str, str] = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
 DEFAULT_LIBRARY = Path(__file__).resolve().parent / "library" / "detectrl.yaml"
 DEFAULT_RE_TIMEOUT_S = 1.0

@@ -209,6 +209,46 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
     )
 
 
+def _edges_record(edges: str) -> dict[str, Any]:
+    """What a run records of its edge detector: the file, name, version and sha256 (``none`` when off)."""
+    if edges == "none":
+        return {"path": "none"}
+    import hashlib
+
+    from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
+
+    path = DEFAULT_MODEL if edges == "auto" else Path(edges)
+    m = load_model(path)
+    return {"path": edges, "name": m.name, "version": m.version,
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "cut": m.cut, "review": m.review}
+
+
+def _edges_summary(result: CleanResult, edges: str) -> dict[str, Any]:
+    """The edge detector's part of a run: texts it cut, texts it sent to review (``{}`` when it was off)."""
+    if edges == "none":
+        return {}
+    from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
+    from zcp_core.artifacts.edges_apply import REVIEW_KIND
+
+    m = load_model(DEFAULT_MODEL if edges == "auto" else edges)
+    cuts = result.edits[result.edits["applied"] & result.edits["pattern_id"].str.startswith(m.pattern_id)]
+    review = result.flags[result.flags["kind"].str.startswith(REVIEW_KIND)]
+    return {"name": f"{m.name}-{m.version}", "cut": int(cuts["id"].nunique()), "review": int(review["id"].nunique())}
+
+
+def held_back_ids(result: CleanResult, library: PatternLibrary) -> set[str]:
+    """Texts a hold-back pattern matched: dropped as held back, or (``--held-back keep``) kept and flagged."""
+    hold = {f"pattern:{p.id}" for p in library.patterns if p.action == "hold_back"}
+    dropped = result.dropped[result.dropped["kind"] == "held_back"]["id"]
+    return {str(i) for i in dropped} | {str(i) for i in result.flags[result.flags["kind"].isin(hold)]["id"]}
+
+
+def _llm_count(ids: Any, texts: Sequence[TextRecord]) -> int:
+    """How many of ``ids`` name an LLM-written text."""
+    llm = {t.id for t in texts if t.label == "llm"}
+    return sum(str(i) in llm for i in ids)
+
+
 def write_clean_run(
     out: str | Path,
     texts: Sequence[TextRecord],
@@ -232,10 +272,13 @@ def write_clean_run(
     cfg = config or CleanConfig()
     result = clean(uniq, library, decisions=decisions, scorer=scorer, config=cfg, engine=engine)  # type: ignore[arg-type]
     applied = result.edits[result.edits["applied"]]
+    held = held_back_ids(result, library)
     # a no-derivatives source may be released only unchanged: refused before anything is written
     require_derivatives_allowed(lic, int(applied["id"].nunique()) + len(result.dropped), "texts edited or dropped")
-    summary = {
+    summary: dict[str, Any] = {
         "texts": len(uniq), "kept": len(result.texts), "dropped": len(result.dropped), "duplicates": len(dups),
+        "held_back": len(held), "held_back_rule": cfg.held_back, "held_back_llm": _llm_count(held, uniq),
+        "llm_texts": sum(t.label == "llm" for t in uniq), "edges": _edges_summary(result, cfg.edges),
         "edits": len(result.edits), "applied": len(applied), "edited_texts": int(applied["id"].nunique()),
         "rejected": int((~result.edits["accepted"]).sum()),
         "by_family": {f: int((applied["family"] == f).sum()) for f in FAMILY_ORDER if f != "domain"},
@@ -247,7 +290,8 @@ def write_clean_run(
     run_config = {"engine": engine, "library_sha256": library.sha256, "decisions": len(decisions or {}),
                   "scorer": getattr(scorer, "__name__", None) if scorer else None,
                   "under_cleaning_rule": cfg.residual_rule, "residual_top_share": cfg.residual_top_share,
-                  "residual_threshold": cfg.residual_threshold, "license": inputs.license,
+                  "residual_threshold": cfg.residual_threshold, "held_back": cfg.held_back,
+                  "edges": _edges_record(cfg.edges), "license": inputs.license,
                   "allow_unlicensed": inputs.allow_unlicensed, **dict(inputs.config or {})}
     tables = {"edits": result.edits, "dropped": result.dropped, "flags": result.flags,
               "originals": texts_frame(uniq), "duplicates": dups}
@@ -323,7 +367,9 @@ def export_run(run_path: str | Path, out: str | Path | None = None) -> Path:
                        license=mc.get("license"), allow_unlicensed=bool(mc.get("allow_unlicensed")))
     cfg = CleanConfig(residual_rule=mc.get("under_cleaning_rule", dflt.residual_rule),  # the run's own rule
                       residual_top_share=float(mc.get("residual_top_share", dflt.residual_top_share)),
-                      residual_threshold=float(mc.get("residual_threshold", dflt.residual_threshold)))
+                      residual_threshold=float(mc.get("residual_threshold", dflt.residual_threshold)),
+                      held_back=mc.get("held_back", dflt.held_back),
+                      edges=str((mc.get("edges") or {}).get("path", "none")))
     folder, _ = write_clean_run(out or run_path, texts, run_library(run_path), inputs,
                                 decisions=run_decisions(run_path) or None, config=cfg)
     return folder

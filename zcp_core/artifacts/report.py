@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from zcp_core.artifacts.edits import DROP_ACTIONS
 from zcp_core.artifacts.patterns import FAMILY_ORDER
 from zcp_core.report import MISSING, Headline, Report, fmt_count, fmt_share, number, portable
 
@@ -28,7 +29,8 @@ FLAG_WORDS = {"pattern": "matches of review-only patterns (left in place)",
               "shrunk": "edited texts that shrank too much",
               "sentences_far": "edited texts with a sentence count far from their domain's",
               "tokens_far": "edited texts with a token count far from their domain's",
-              "residual_score": "texts the under-cleaning scorer marked"}
+              "residual_score": "texts the under-cleaning scorer marked",
+              "edges_review": "texts the learned edge detector was unsure of (nothing cut)"}
 NOTE_FIRST_MATCH = ("Each text is counted once, under the first family that matches (first match wins); the "
                     "domain family is low-precision, reported apart and never counted as flagged.")
 NOTE_HUMAN = "Human texts flagged by a high-precision family are false positives."
@@ -120,7 +122,7 @@ def clean_report(run: Run) -> Report:
     s = run.summary
     edits = run.table("edits") if run.has_table("edits") else run.records
     applied = edits[edits["applied"]] if len(edits) else edits
-    kept_edited = applied[applied["action"] != "drop_text"]["id"].nunique() if len(applied) else 0
+    kept_edited = applied[~applied["action"].isin(DROP_ACTIONS)]["id"].nunique() if len(applied) else 0
     rows = tuple((fam, fmt_count(int((applied["family"] == fam).sum())),
                   fmt_count(applied[applied["family"] == fam]["id"].nunique()))
                  for fam in FAMILY_ORDER if len(applied) and (applied["family"] == fam).any())
@@ -135,12 +137,34 @@ def clean_report(run: Run) -> Report:
         sentences=(flags_sentence(s.get("flags", {})), under_cleaning_sentence(s.get("under_cleaning", {}), note)),
         facts=(*text_counts(s), ("Texts edited or dropped", fmt_count(s.get("edited_texts"))),
                ("Edited and kept", fmt_count(kept_edited)), ("Dropped", fmt_count(s.get("dropped"))),
+               *held_back_facts(s), *edges_facts(s),
                ("Kept", fmt_count(s.get("kept"))), ("Edits applied", fmt_count(s.get("applied"))),
                ("Edits rejected by decision", fmt_count(s.get("rejected"))),
                ("Pattern library", str(lib.get("version", MISSING)))),
         notes=("Every edit keeps its span and original text in the run, so it can be reviewed and undone; "
                "dropped texts keep their original too.",),
         command=portable(str(run.manifest.get("command", ""))))
+
+
+def edges_facts(s: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The learned edge detector's counts as a fact (none when it was off or the run predates it)."""
+    e = s.get("edges") or {}
+    if not e:
+        return ()
+    return (("Learned edge detector", f"{e['name']}: {fmt_count(e.get('cut'))} texts cut, "
+                                      f"{fmt_count(e.get('review'))} sent to review"),)
+
+
+def held_back_facts(s: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The held-back count of a clean run's summary, as a fact (none for runs made before hold-backs existed)."""
+    if s.get("held_back") is None:
+        return ()
+    rule = ("taken out of the release" if s.get("held_back_rule", "drop") == "drop"
+            else "kept in the release, flagged (--held-back keep)")
+    llm = s.get("held_back_llm")
+    share = f", {_share_of(llm, s.get('llm_texts'))} of the LLM-written texts" if s.get("llm_texts") else ""
+    return (("Held back (cannot be repaired by cutting)",
+             f"{fmt_count(s.get('held_back'))}: {rule}{share}"),)
 
 
 def report(run: Run) -> Report:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from zcp_core.artifacts.edits import apply_edits, edit_span
+from zcp_core.artifacts.edits import DROP_ACTIONS, apply_edits, edit_span
 from zcp_core.artifacts.patterns import CompiledLibrary
 from zcp_core.artifacts.scanner import text_matches
 
@@ -62,7 +62,7 @@ def rescan_text(
     tried = {(str(e["pattern_id"]), int(e["start"])) for e in edits}
     for n in range(1, MAX_PASSES + 1):
         applied = [e for e in edits if e["applied"]]
-        if not applied or any(e["action"] == "drop_text" for e in applied):
+        if not applied or any(e["action"] in DROP_ACTIONS for e in applied):
             break  # untouched texts cannot change; dropped ones are gone
         if any(e["replacement"] for e in applied):
             break  # a rewrite (not a regex cut) has no character map back to the original
@@ -77,7 +77,7 @@ def rescan_text(
                 flags.append((rid, f"pattern:{p.id}"))
                 continue
             cs, ce = edit_span(cleaned, s, e, p.action)
-            ts, te = (0, len(text)) if p.action == "drop_text" else (pos[cs], pos[ce - 1] + 1)
+            ts, te = (0, len(text)) if p.action in DROP_ACTIONS else (pos[cs], pos[ce - 1] + 1)
             if (p.id, ts) in tried:
                 continue  # proposed before (a reviewer may have rejected it): never re-propose
             tried.add((p.id, ts))
@@ -87,13 +87,13 @@ def rescan_text(
                           "stage": 0, "accepted": decisions.get(eid, "accept") == "accept", "applied": False})
         if not _apply_pass(edits, fresh):
             break
-    return edits, flags, any(e["applied"] and e["action"] == "drop_text" for e in edits)
+    return edits, flags, any(e["applied"] and e["action"] in DROP_ACTIONS for e in edits)
 
 
 def _apply_pass(edits: list[dict[str, Any]], fresh: list[dict[str, Any]]) -> bool:
     """Apply one pass's accepted, non-overlapping edits; earlier edits they enclose stop applying."""
     edits.extend(fresh)
-    drop = next((f for f in fresh if f["accepted"] and f["action"] == "drop_text"), None)
+    drop = next((f for f in fresh if f["accepted"] and f["action"] in DROP_ACTIONS), None)
     if drop is not None:
         for e in edits:
             e["applied"] = e is drop

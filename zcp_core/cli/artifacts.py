@@ -52,6 +52,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        help="under-cleaning: mark the top SHARE of residual scores (default 0.10: the top 10%%)")
     under.add_argument("--under-threshold", type=float, default=None, metavar="SCORE",
                        help="under-cleaning: mark residual scores above SCORE instead of a top share")
+    c.add_argument("--edges", default="auto", metavar="MODEL",
+                   help="the learned edge detector run after the patterns, for glued headlines and titles, task "
+                        "echoes and labels they miss: 'auto' (default: the bundled DetectRL model), 'none', or a "
+                        "model file built by benchmarks/edge_detector.py. Each cut is an edit you can reject; where "
+                        "it is unsure the text is flagged for review instead")
+    c.add_argument("--held-back", choices=["drop", "keep"], default="drop",
+                   help="a text that cannot be repaired by cutting (an unfilled placeholder, an assistant's "
+                        "self-description, a refusal inside the text): drop (default) takes it out of the release "
+                        "with its reason; keep leaves it in, flagged. A reviewer can put a held-back text back")
     c.add_argument("--license", default=None,
                    help=("SPDX id (mit, cc-by-nc-4.0...) or licence file, given by someone who holds permission; "
                          "overrides the source's own (default: identified from its LICENSE or SOURCES.md entry)"))
@@ -135,9 +144,14 @@ def _residual_scorer(spec: str, texts: list[Any]) -> tuple[Any, str]:
 def run_clean(args: argparse.Namespace) -> int:
     """Clean texts and write a ``clean`` run with the release."""
     from zcp_core.artifacts import CleanConfig, RunInputs, load_decisions, write_clean_run
+    from zcp_core.errors import DataError
 
-    cfg = (CleanConfig(residual_rule="threshold", residual_threshold=args.under_threshold)
-           if args.under_threshold is not None else CleanConfig(residual_top_share=args.under_top))
+    if args.edges not in ("auto", "none") and not Path(args.edges).is_file():
+        raise DataError(args.edges, None, "--edges", "no such model file (use 'auto', 'none' or a .npz file)")
+    cfg = (CleanConfig(residual_rule="threshold", residual_threshold=args.under_threshold, held_back=args.held_back,
+                       edges=args.edges)
+           if args.under_threshold is not None
+           else CleanConfig(residual_top_share=args.under_top, held_back=args.held_back, edges=args.edges))
     from zcp_core.publish import find_license, require_license
 
     require_license(find_license(args.paths, args.license), args.allow_unlicensed)  # refuse before loading

@@ -1,0 +1,241 @@
+"""Build the DetectRL edge detector (zcp_core/artifacts/edges.py) and report how it was set.
+
+What it learns from (DetectRL has no licence, so the training set is derived here from ../shared/data/detectrl,
+whose file hashes the model records, and from the committed reviews; nothing of it is bundled):
+
+* positives, self-labelled by the patterns, from the *training half* of the LLM-written texts (ids whose
+  sha256 is even): the line that followed a cut "Title:" or "Headline:" label (itself a headline; also glued to
+  the body with and without a space, since that is how the patterns miss them), the openers the patterns cut at
+  the start and the closers they cut at the end (put back in front of or behind the cleaned text);
+* the reviewed texts of every earlier residual review (`benchmarks/results/clean_residual*_review.jsonl`): a
+  span marked as an artifact at a text's start or end is a positive, a text marked clean gives negatives;
+* negatives: every candidate of the 4,507 development human texts (Multi_Domain and Direct_Prompt). The
+  1,528 held-out human texts (Multi_LLM, disjoint from development) stay out of training and thresholds.
+
+Thresholds come from out-of-fold scores (5 grouped folds) of the development human texts, per edge: ``cut``
+is the highest such score plus a margin, so no development human text would be cut out of fold; ``review``
+is the score above which 0.5% of them lie. The other half of the LLM-written texts is what a fresh residual
+review samples from (`benchmarks/clean_residual_sample.py --exclude-training`).
+
+    .venv/bin/python benchmarks/edge_detector.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
+from _provenance import header  # noqa: E402
+
+NAME, VERSION = "detectrl-edges", "2026.12.1"
+MARGIN = 0.02
+REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least
+REVIEW_CAP = 0.015  # of the LLM-written texts: review never takes more (held back and review stay within 2%)
+MIN_POSITIVES = 50  # an edge with fewer positive texts cannot be set honestly: it decides nothing
+OFF = 1.01  # a threshold no probability reaches
+DEV_DIRS = ("Multi_Domain", "Direct_Prompt")
+_LEAD_LABEL = re.compile(r"^\W*\**\s*(?:title|headline)\s*\**\s*[:—]\s*\**\s*", re.IGNORECASE)
+_TAIL_LABEL = re.compile(r"\s*\**\s*(?:abstract|body|article|story)\s*\**\s*:?\s*\**\s*$", re.IGNORECASE)
+_OPENER = re.compile(r"^\W*(?:here|sure|certainly|of course|okay|ok|this is|i |i'|below|as requested)", re.IGNORECASE)
+HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
+
+
+def training_half(text_id: str) -> bool:
+    """Whether an LLM-written text is in the detector's training half (the other half is left for review)."""
+    return int(hashlib.sha256(text_id.encode()).hexdigest(), 16) % 2 == 0
+
+
+def reviewed(results: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(sample row, review row) pairs of every committed residual review."""
+    out = []
+    for rev in sorted(results.glob("clean_residual*_review.jsonl")):
+        sample = Path(str(rev).replace("_review.jsonl", "_sample.jsonl"))
+        if not sample.exists():
+            continue
+        rows = {r["sample_id"]: r for r in map(json.loads, sample.read_text().splitlines()) if "sample_id" in r}
+        for r in map(json.loads, rev.read_text().splitlines()):
+            if r.get("sample_id") in rows:
+                out.append((rows[r["sample_id"]], r))
+    return out
+
+
+def headline(removed: str) -> str | None:
+    """The headline or title a leading pattern cut removed (its "Title:" or "Abstract:" labels and bold markers
+    taken off), or None when the cut was something else: an opener, a label alone, a sentence, a long passage."""
+    h = _TAIL_LABEL.sub("", _LEAD_LABEL.sub("", removed.strip())).strip().strip("*").strip()
+    words = h.split()
+    if not 2 <= len(words) <= 25 or h[-1:] in ":" or _OPENER.match(h) or "\n" in h:
+        return None
+    return h
+
+
+def examples_from(result: Any, texts: list[Any], source: dict[str, str], reviews: list[Any]) -> tuple[list[Any], dict]:
+    """The training examples and counts of where they came from (see the module docstring)."""
+    from zcp_core.artifacts.cleaner import domain_of
+    from zcp_core.artifacts.edges_train import Example
+
+    cleaned = {t.id: t.text for t in result.texts}
+    by_id = {t.id: t for t in texts}
+    edits = result.edits[result.edits["applied"]]
+    groups = dict(tuple(edits.groupby("id")))
+    out, counts = [], {"human": 0, "headline": 0, "headline-glued": 0, "closer": 0, "review-artifact": 0,
+                       "review-clean": 0}
+    review_ids = {s["id"] for s, _ in reviews}
+    for t in texts:
+        if t.id not in cleaned or t.id in review_ids:
+            continue
+        text = cleaned[t.id]
+        if t.label == "human":
+            if source[t.id].split("/")[0] in DEV_DIRS:
+                out.append(Example(t.id, text, source="human", domain=domain_of(t)))
+                counts["human"] += 1
+            continue
+        if not training_half(t.id) or t.id not in groups:
+            continue
+        g = groups[t.id].sort_values("start")
+        orig = by_id[t.id].text
+        first = g.iloc[0]
+        if int(first["start"]) == 0 and first["family"] == "beginning":
+            head = headline(str(first["original"]))
+            if head and text.strip():
+                body = text.lstrip()
+                for sep, src in (("\n\n", "headline"), (" ", "headline-glued"), ("", "headline-glued")):
+                    out.append(Example(t.id, head + sep + body, head=(len(head),), source=src, domain=domain_of(t)))
+                    counts[src] += 1
+                continue
+        last = g.iloc[-1]
+        if int(last["end"]) >= len(orig.rstrip()) and last["family"] == "ending" and int(last["start"]) > 0:
+            tail = orig[int(last["start"]): int(last["end"])].strip()
+            if 0 < len(tail) <= 250 and text.strip():
+                base = text.rstrip()
+                out.append(Example(t.id, base + "\n\n" + tail, tail=(len(base) + 2,), source="closer",
+                                   domain=domain_of(t)))
+                counts["closer"] += 1
+    for s, r in reviews:
+        text = s["cleaned_text"]
+        dom = domain_of(by_id[s["id"]]) if s["id"] in by_id else ""
+        if not r.get("artifact"):
+            if not r.get("borderline"):
+                out.append(Example(s["id"], text, source="review-clean", domain=dom))
+                counts["review-clean"] += 1
+            continue
+        span = (r.get("span") or "").strip()
+        k = text.find(span) if span else -1
+        if k < 0 or (r.get("kind") or "") not in HEAD_KINDS | {"closer", "ending"}:
+            continue
+        if not text[:k].strip():
+            out.append(Example(s["id"], text, head=(k + len(span),), source="review-artifact", domain=dom))
+            counts["review-artifact"] += 1
+        elif not text[k + len(span):].strip():
+            out.append(Example(s["id"], text, tail=(k,), source="review-artifact", domain=dom))
+            counts["review-artifact"] += 1
+    return out, counts
+
+
+def main() -> int:
+    """Build, set thresholds, fit, write the model and the results file."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "detectrl"))
+    ap.add_argument("--model", default=str(ROOT / "zcp_core" / "artifacts" / "library" / "detectrl.edges.npz"))
+    ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "edge_detector.md"))
+    args = ap.parse_args()
+    data = Path(args.data)
+    if not data.exists():
+        print(f"{data} is absent: the detector is built from DetectRL's test splits", file=sys.stderr)
+        return 1
+    from dataclasses import replace
+
+    import numpy as np
+    from clean_residual_sample import load_all
+
+    from zcp_core.artifacts import clean, load_library
+    from zcp_core.artifacts.cleaner import domain_of
+    from zcp_core.artifacts.edges import EDGES, save_model
+    from zcp_core.artifacts.edges_train import build_model, oof_scores, per_example_max, rows
+
+    lib = load_library()
+    texts, source = load_all(data)
+    result = clean(texts, lib)  # patterns only: the detector learns what they leave
+    reviews = reviewed(ROOT / "benchmarks" / "results")
+    examples, counts = examples_from(result, texts, source, reviews)
+    print(json.dumps(counts), flush=True)
+    human = [i for i, e in enumerate(examples) if e.source == "human"]
+    cut, review, figures, humans = {}, {}, {}, {}
+    for edge in EDGES:
+        r = rows(examples, edge)
+        oof = oof_scores(r)
+        best = per_example_max(r, oof, len(examples))
+        hum = humans[edge] = np.array([best[i] for i in human])
+        pos = [i for i, e in enumerate(examples) if (e.head if edge == "head" else e.tail)]
+        cut[edge] = float(min(0.999, hum.max() + MARGIN)) if len(pos) >= MIN_POSITIVES else OFF
+        review[edge] = float(min(cut[edge], np.quantile(hum, 1 - REVIEW_SHARE))) if len(pos) >= MIN_POSITIVES else OFF
+        # recall: the example's best candidate is a known point and reaches the threshold
+        hit = {k for k, (y, s) in enumerate(zip(r.y, oof)) if y}
+        pos_best = {}
+        for k, (ex, s) in enumerate(zip(r.example, oof)):
+            if ex in pos and (ex not in pos_best or s > pos_best[ex][1]):
+                pos_best[ex] = (k, s)
+        caught = sum(1 for ex, (k, s) in pos_best.items() if k in hit and s >= cut[edge])
+        flagged = sum(1 for ex, (k, s) in pos_best.items() if s >= review[edge])
+        figures[edge] = {"rows": len(r.y), "positives": int(r.y.sum()), "positive_examples": len(pos),
+                         "human_examples": len(human), "human_max_oof": float(hum.max()),
+                         "human_at_review": int((hum >= review[edge]).sum()), "cut": cut[edge],
+                         "review": review[edge], "oof_cut_at_the_known_point": caught,
+                         "oof_cut_or_review": flagged}
+        print(edge, json.dumps(figures[edge]), flush=True)
+    files = sorted(data.glob("*/*.json"))
+    meta = {"built_by": "benchmarks/edge_detector.py", "library": f"{lib.version} (sha256 {lib.sha256[:12]})",
+            "data": {str(f.relative_to(data)): hashlib.sha256(f.read_bytes()).hexdigest()[:12] for f in files},
+            "examples": counts, "figures": figures, "margin": MARGIN, "review_share": REVIEW_SHARE,
+            "training_half": "LLM-written texts whose id's sha256 is even"}
+    model = build_model(examples, cut, review, NAME, VERSION, meta)
+    # the review cap: scored on every LLM-written text as the patterns leave it
+    llm = [t for t in result.texts if t.label == "llm"]
+    for edge in EDGES:
+        if cut[edge] >= OFF:
+            continue
+        best = np.array([max((s for _, s in cs), default=0.0) for cs in
+                         model.score([t.text for t in llm], edge, [domain_of(t) for t in llm])])
+        at_cut = float((best >= cut[edge]).mean())
+        capped = float(np.quantile(best, 1 - min(1.0, at_cut + REVIEW_CAP)))
+        review[edge] = float(min(cut[edge], max(review[edge], capped)))
+        figures[edge].update(review=review[edge], llm_cut_share=at_cut,
+                             human_at_review=int((humans[edge] >= review[edge]).sum()),
+                             llm_review_share=float(((best >= review[edge]) & (best < cut[edge])).mean()))
+    model = replace(model, review=review, meta={**meta, "figures": figures})
+    save_model(model, args.model)
+    lines = [header(f"edge_detector: the learned edge detector {NAME}-{VERSION}, how it was built and set",
+                    f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "
+                    "(github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
+             "Training examples (see the script's docstring): "
+             + ", ".join(f"{k} {v}" for k, v in counts.items()) + ".", "",
+             "| edge | candidate rows | positive rows | positive texts | cut at | review at | development human "
+             "texts | their highest out-of-fold score | of them at or above review | positive texts cut at the "
+             "known point (out of fold) | positive texts cut or sent to review (out of fold) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for edge, f in figures.items():
+        lines.append(f"| {edge} | {f['rows']} | {f['positives']} | {f['positive_examples']} | {f['cut']:.3f} | "
+                     f"{f['review']:.3f} | {f['human_examples']} | {f['human_max_oof']:.3f} | "
+                     f"{f['human_at_review']} | {f['oof_cut_at_the_known_point']} | {f['oof_cut_or_review']} |")
+    lines += ["", f"Thresholds: cut = the highest out-of-fold score of a development human text + {MARGIN}; review = "
+              f"the score {REVIEW_SHARE:.1%} of development human texts reach, raised where needed so that at most "
+              f"{REVIEW_CAP:.1%} of the LLM-written texts go to review. An edge with fewer than {MIN_POSITIVES} "
+              "positive texts decides nothing (both thresholds above 1). The held-out human texts are measured "
+              "once, in `clean_residual.md`.", "",
+              *(f"- {edge}: {f.get('llm_cut_share', 0):.2%} of the LLM-written texts reach the cut, "
+                f"{f.get('llm_review_share', 0):.2%} go to review." for edge, f in figures.items()), "",
+              f"Model file: `{Path(args.model).relative_to(ROOT)}`.", ""]
+    Path(args.results).write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,109 @@
+"""Texts that cannot be repaired are held back; the learned edge detector cuts what patterns leave, reversibly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zcp_core.artifacts import CleanConfig, clean, dedupe_texts, load_library, undo
+from zcp_core.artifacts.edges import DEFAULT_MODEL, Candidate, candidates, load_model
+from zcp_core.schema import TextRecord
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))
+GOLDEN = ROOT / "tests" / "data" / "edges_golden.jsonl"
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return load_library()
+
+
+def rec(text: str, rid: str = "t", label: str = "llm") -> TextRecord:
+    return TextRecord(id=rid, text=text, label=label, llm_type="Llama-2-70b", data_type="direct_prompt")
+
+
+@pytest.mark.parametrize(("text", "edge", "points"), [
+    ("A New Spinfoam Vertex for Quantum Gravity We propose a vertex.",
+     "head", [("space", 5), ("space", 14), ("space", 25), ("space", 33), ("space", 41)]),
+    ("Rogue BroadcastsMIn a shocking turn, it ended.", "head", [("glue", 16)]),
+    ("Owl Art Auction\n\nThe owl sold. It was big.", "head", [("space", 7), ("newline", 15), ("sentence", 30)]),
+    ('"Hello," she said. "I am here."', "head", [("sentence", 18), ("glue", 20)]),
+    ("The owl sold. It was big.\nDo you want me to change anything?", "tail", [("sentence", 13), ("newline", 26)]),
+])
+def test_candidates_golden(text, edge, points):
+    assert [(c.kind, c.at) for c in candidates(text, edge)] == points
+    assert all(isinstance(c, Candidate) and c.edge == edge for c in candidates(text, edge))
+
+
+@pytest.mark.parametrize(("text", "pattern"), [
+    ("Dear [Ex's Name], I have been thinking about us.", "asst-placeholder"),
+    ("We stayed at the hotel in [location] for a week.", "asst-placeholder-lower"),
+    ("Hello! I am Claude, an AI assistant created by Anthropic. The story begins.", "asst-self-description"),
+    ("I cannot fulfi ll your request. I'm just an AI, it's not within my programimng to do so.", "rej-refusal-inside"),
+])
+def test_a_text_that_cannot_be_repaired_is_held_back_with_its_reason(lib, text, pattern):
+    r = clean([rec(text), rec("We present a study of tides.", "h", "human")], lib)
+    assert [t.id for t in r.texts] == ["h"]
+    d = r.dropped.iloc[0]
+    assert (d["id"], d["pattern_id"], d["kind"]) == ("t", pattern, "held_back")
+    assert d["reason"].startswith("held back: ") and d["original_text"] == text
+    assert undo(None, r.edits[r.edits["id"] == "t"]) == text
+
+
+def test_held_back_keep_leaves_the_text_in_flagged_and_a_reviewer_puts_it_back(lib):
+    text = "Dear [Your Name], the season was long."
+    kept = clean([rec(text)], lib, config=CleanConfig(held_back="keep"))
+    assert [t.text for t in kept.texts] == [text] and kept.dropped.empty
+    assert "pattern:asst-placeholder" in set(kept.flags["kind"])
+    dropped = clean([rec(text)], lib)
+    eid = dropped.edits.loc[dropped.edits["action"] == "hold_back", "edit_id"].iloc[0]
+    back = clean([rec(text)], lib, decisions={eid: "reject"})
+    assert [t.text for t in back.texts] == [text] and back.dropped.empty
+    with pytest.raises(ValueError, match="held_back"):
+        CleanConfig(held_back="maybe")  # type: ignore[arg-type]
+
+
+def test_held_back_patterns_spare_human_writing(lib):
+    """Human texts say "[link]", "I am an engineer", "I cannot write this fast enough": none is held back."""
+    texts = [rec("See [link] for the photos.", "a", "human"), rec("I am an engineer and I cannot write fast.", "b",
+                                                                      "human"),
+             rec("She said she cannot write the request down. It's not within my reach.", "c", "human")]
+    r = clean(texts, lib)
+    assert r.dropped.empty
+
+
+@pytest.mark.skipif(not DEFAULT_MODEL.exists(), reason="the edge model is built by benchmarks/edge_detector.py")
+def test_edge_cuts_are_recorded_like_edits_and_undo_exactly(lib):
+    from zcp_core.data import load_texts
+
+    texts, _ = dedupe_texts(load_texts(SAMPLE))
+    r = clean(texts, lib, config=CleanConfig(edges="auto"))
+    model = load_model()
+    learned = r.edits[r.edits["pattern_id"].str.startswith(model.pattern_id)]
+    assert len(learned) and learned["score"].notna().all()
+    assert (learned.loc[learned["applied"], "score"] >= min(model.cut.values())).all()
+    assert r.edits.loc[~r.edits["pattern_id"].str.startswith("learned:"), "score"].isna().all()
+    cleaned = {t.id: t.text for t in r.texts}
+    for rid, g in r.edits.groupby("id"):
+        orig = next(t.text for t in texts if t.id == rid)
+        assert undo(cleaned.get(rid), g) == orig
+    # a rejected cut is recorded and not applied
+    eid = learned.loc[learned["applied"], "edit_id"].iloc[0]
+    again = clean(texts, lib, decisions={eid: "reject"}, config=CleanConfig(edges="auto"))
+    row = again.edits.set_index("edit_id").loc[eid]
+    assert not row["accepted"] and not row["applied"]
+
+
+@pytest.mark.skipif(not DEFAULT_MODEL.exists(), reason="the edge model is built by benchmarks/edge_detector.py")
+def test_edge_decisions_golden():
+    """The bundled model's decisions on 50 fixed texts (made by benchmarks/edge_golden.py when the model was built)."""
+    rows = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
+    assert len(rows) == 50
+    model = load_model()
+    got = model.decide([r["text"] for r in rows], [r["domain"] for r in rows])
+    for r, ds in zip(rows, got):
+        assert [(d.edge, d.start, d.end, d.action) for d in ds] == [tuple(x) for x in r["decisions"]], r["text"][:80]
+        assert [round(d.score, 4) for d in ds] == pytest.approx(r["scores"], abs=1e-3)

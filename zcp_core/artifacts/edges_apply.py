@@ -1,0 +1,88 @@
+"""The edge detector's decisions applied to a cleaning: cuts become edits, unsure texts go to review.
+
+Each cut is stored like a pattern edit (:mod:`zcp_core.artifacts.rescan`): a span of the *original* text (the
+cleaned span mapped back, whitespace next to it included), ``pattern_id`` ``learned:<name>-<version>:<edge>``,
+the model's ``score``, accepted unless a decision rejects its ``edit_id``. An edit it encloses is taken over, so
+:func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
+:data:`MIN_KEPT` of the text, or nothing, goes to review instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from zcp_core.artifacts.edits import apply_edits
+from zcp_core.artifacts.rescan import _apply_pass, _positions
+
+if TYPE_CHECKING:
+    from zcp_core.artifacts.edges import EdgeDecision, EdgeModel
+    from zcp_core.schema import TextRecord
+
+MIN_KEPT = 0.4
+REVIEW_KIND = "edges_review"
+
+
+def _span(text: str, d: EdgeDecision) -> tuple[int, int]:
+    """The decision's span in the cleaned text with the whitespace that joins it to the rest."""
+    s, e = d.start, d.end
+    if d.edge == "head":
+        while e < len(text) and text[e].isspace():
+            e += 1
+    else:
+        while s > 0 and text[s - 1].isspace():
+            s -= 1
+    return s, e
+
+
+def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping[str, str],
+                edits: Mapping[str, list[dict[str, Any]]], decisions: Mapping[str, str]
+                ) -> tuple[list[TextRecord], list[dict[str, Any]]]:
+    """Cut what the model is sure of and flag what it is unsure of.
+
+    Args:
+        model: The edge detector.
+        kept: The cleaned records (patterns applied), in order.
+        originals: Each text's original, by id.
+        edits: Each text's edits (extended in place with the model's, applied or not).
+        decisions: ``edit_id -> accept|reject``; a rejected cut is recorded but not applied.
+
+    Returns:
+        The records with the cuts applied, and ``edges_review`` flags.
+    """
+    out, flags = [], []
+    from zcp_core.artifacts.cleaner import domain_of
+
+    for t, found in zip(kept, model.decide([t.text for t in kept], [domain_of(t) for t in kept])):
+        fresh, reviews = [], []
+        orig = originals[t.id]
+        applied = [e for e in edits.get(t.id, []) if e["applied"]]
+        if any(e["replacement"] for e in applied):
+            out.append(t)  # a rewrite has no character map back to the original
+            continue
+        pos = _positions(len(orig), applied)
+        for d in found:
+            s, e = _span(t.text, d)
+            left = len(t.text) - (e - s)
+            if d.action == "review" or left < MIN_KEPT * len(t.text) or not (t.text[:s] + t.text[e:]).strip():
+                reviews.append(d)
+                continue
+            ts, te = pos[s], pos[e - 1] + 1
+            eid = f"{t.id}:{model.pattern_id}:{d.edge}:{ts}"
+            fresh.append({"edit_id": eid, "id": t.id, "pattern_id": f"{model.pattern_id}:{d.edge}",
+                          "family": "beginning" if d.edge == "head" else "ending", "action": "strip_match",
+                          "start": ts, "end": te, "original": orig[ts:te], "replacement": "", "match": t.text[s:e],
+                          "stage": 0, "accepted": decisions.get(eid, "accept") == "accept", "applied": False,
+                          "score": round(d.score, 6)})
+        for d in reviews:
+            flags.append({"id": t.id, "kind": f"{REVIEW_KIND}:{d.edge}", "value": round(d.score, 6),
+                          "threshold": model.review[d.edge]})
+        if not fresh:
+            out.append(t)
+            continue
+        text_edits = edits.setdefault(t.id, [])  # type: ignore[attr-defined]
+        if _apply_pass(text_edits, fresh):
+            now = [e for e in text_edits if e["applied"]]
+            t = replace(t, text=apply_edits(orig, now), metadata={**dict(t.metadata), "n_edits": len(now)})
+        out.append(t)
+    return out, flags
