@@ -119,6 +119,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--exclude", action="append", default=[],
                     help="a sample file (JSONL) whose ids are left out of the draw (repeatable)")
+    ap.add_argument("--edges", default="none",
+                    help="the edge detector the cleaning runs (as `zcp clean --edges`: auto, none or a model file); "
+                         "with it on, the detector's training half of the LLM texts is left out of the draw")
     args = ap.parse_args()
     data = Path(args.data)
     if not data.exists():
@@ -126,14 +129,20 @@ def main() -> int:
         return 1
     import datetime as _dt
 
-    from zcp_core.artifacts import clean, load_library
+    from zcp_core.artifacts import CleanConfig, clean, load_library
 
     lib = load_library()
     texts, source = load_all(data)
-    result = clean(texts, lib)
+    result = clean(texts, lib, config=CleanConfig(edges=args.edges))  # held-back texts are dropped, as in a release
     llm = sorted((t for t in result.texts if t.label == "llm"), key=lambda t: t.id)
     excluded = excluded_ids(args.exclude)
-    pool = [t for t in llm if t.id not in excluded]
+    training: set[str] = set()
+    if args.edges != "none":
+        from edge_detector import training_half
+
+        training = {t.id for t in llm if training_half(t.id)}
+    pool = [t for t in llm if t.id not in excluded and t.id not in training]
+    in_review = set(result.flags.loc[result.flags["kind"].str.startswith("edges_review"), "id"])
     drawn = random.Random(args.seed).sample(pool, args.n)
     by_id = dict(tuple(result.edits.groupby("id")))
     header = {"header": True, "command": command_line(), "commit": git_commit(),
@@ -142,13 +151,21 @@ def main() -> int:
                           "(github.com/NLP2CT/DetectRL 3472f0ae3cc8), no licence: an attributed review sample",
               "population": f"{len(llm)} cleaned LLM texts (distinct, dropped ones excluded) of {len(texts)}",
               "sample": f"{args.n} drawn with random.Random({args.seed}).sample over ids in sorted order"
-                        + (f", {len(llm) - len(pool)} ids of {', '.join(args.exclude)} excluded first" if excluded else ""),
+                        + (f", {len(excluded & {t.id for t in llm})} ids of {', '.join(args.exclude)} excluded first"
+                           if excluded else "")
+                        + (f", and the edge detector's training half ({len(training)} ids) left out" if training
+                           else ""),
+              "edges": args.edges, "pool": len(pool),
+              "held_back_llm": int(sum(1 for i in result.dropped.loc[result.dropped["kind"] == "held_back", "id"]
+                                       if i in {t.id for t in texts if t.label == "llm"})),
+              "in_review_llm": len(in_review & {t.id for t in llm}),
               "residuals": residual_counts(llm, lib)}
     rows = [json.dumps(header, ensure_ascii=False)]
     for i, t in enumerate(drawn, 1):
         edits = by_id.get(t.id)
         rows.append(json.dumps({"sample_id": f"s{i:03d}", "id": t.id, "source_file": source[t.id],
                                 "llm_type": t.llm_type, "data_type": t.data_type, "cleaned_text": t.text,
+                                "status": "in review (the edge detector was unsure)" if t.id in in_review else "released",
                                 "edits": edit_summary(edits) if edits is not None else []}, ensure_ascii=False))
     Path(args.out).write_text("\n".join(rows) + "\n")
     print(json.dumps(header["residuals"], indent=1))

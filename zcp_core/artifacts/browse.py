@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 from zcp_core.artifacts.patterns import HIGH_PRECISION
 from zcp_core.artifacts.release import DECISIONS_FILE, run_decisions, save_decisions
 from zcp_core.errors import DataError
+from zcp_core.report import fmt_num
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,7 +119,9 @@ def text_view(text_id: str, text: str, spans: pd.DataFrame) -> TextView:
     table = pd.DataFrame([{
         "Family": str(r["family"]), "Pattern id": str(r["pattern_id"]), "Precision": precision(str(r["family"])),
         "Characters": f"{int(r['start']):,}–{int(r['end']):,}", "Matched text": text[int(r["start"]):int(r["end"])],
-    } for r in rows], columns=["Family", "Pattern id", "Precision", "Characters", "Matched text"])
+        # a learned edge cut carries the model's score; a pattern has none
+        "Model score": fmt_num(r["score"]) if r.get("score") == r.get("score") and r.get("score") is not None else "",
+    } for r in rows], columns=["Family", "Pattern id", "Precision", "Characters", "Matched text", "Model score"])
     table = table.sort_values("Precision", kind="stable").reset_index(drop=True)  # "flagged" < "low precision"
     return TextView(text_id, span_segments(text, rows), table)
 

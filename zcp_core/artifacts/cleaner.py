@@ -306,7 +306,7 @@ def clean(
 
         before = {id(e) for e in all_edits}
         kept, review = apply_edges(load_model(None if cfg.edges == "auto" else cfg.edges), kept,
-                                   {t.id: t.text for t in texts}, kept_edits, decisions)
+                                   {t.id: t.text for t in texts}, kept_edits, decisions, [domain_of(t) for t in kept])
         flags.extend(review)
         learned = [e for es in kept_edits.values() for e in es if id(e) not in before]
         all_edits.extend(learned)

@@ -36,7 +36,7 @@ def _span(text: str, d: EdgeDecision) -> tuple[int, int]:
 
 
 def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping[str, str],
-                edits: Mapping[str, list[dict[str, Any]]], decisions: Mapping[str, str]
+                edits: Mapping[str, list[dict[str, Any]]], decisions: Mapping[str, str], domains: Sequence[str]
                 ) -> tuple[list[TextRecord], list[dict[str, Any]]]:
     """Cut what the model is sure of and flag what it is unsure of.
 
@@ -46,14 +46,13 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
         originals: Each text's original, by id.
         edits: Each text's edits (extended in place with the model's, applied or not).
         decisions: ``edit_id -> accept|reject``; a rejected cut is recorded but not applied.
+        domains: Each kept text's domain (:func:`zcp_core.artifacts.cleaner.domain_of`).
 
     Returns:
         The records with the cuts applied, and ``edges_review`` flags.
     """
     out, flags = [], []
-    from zcp_core.artifacts.cleaner import domain_of
-
-    for t, found in zip(kept, model.decide([t.text for t in kept], [domain_of(t) for t in kept])):
+    for t, found in zip(kept, model.decide([t.text for t in kept], domains)):
         fresh, reviews = [], []
         orig = originals[t.id]
         applied = [e for e in edits.get(t.id, []) if e["applied"]]

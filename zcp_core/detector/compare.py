@@ -48,6 +48,7 @@ class CompareConfig:
         explain_n: Test texts explained per detector (half human, half LLM).
         explain_attacked: Attacked human texts also explained (for the app's text view).
         max_evals: SHAP evaluations per text for transformer detectors.
+        edges: The cleaning's edge detector, as ``zcp clean --edges`` (``auto``: the bundled model).
     """
 
     kind: DetectorKind = "tfidf"
@@ -58,6 +59,7 @@ class CompareConfig:
     explain_n: int = 200
     explain_attacked: int = 10
     max_evals: int = 200
+    edges: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,7 @@ def compare(records: Sequence[TextRecord], library: PatternLibrary, config: Comp
     """
     import pandas as pd
 
-    from zcp_core.artifacts import artifact_spans, clean
+    from zcp_core.artifacts import CleanConfig, artifact_spans, clean
     from zcp_core.detector.explain import explain
     from zcp_core.schema import TextRecord as TR
 
@@ -163,7 +165,7 @@ def compare(records: Sequence[TextRecord], library: PatternLibrary, config: Comp
     split = split_texts(records, cfg.test_size, cfg.seed)
     logger.info(f"{split.dedup.n_records} records, {split.dedup.n_unique} unique texts: "
         f"{len(split.train)} train / {len(split.test)} test")
-    cleaning = clean(split.dedup.records, library)
+    cleaning = clean(split.dedup.records, library, config=CleanConfig(edges=cfg.edges))  # as `zcp clean` cleans
     train_c, test_c, fixes = cleaned_views(split, cleaning)
     logger.info(f"cleaning: {len(cleaning.dropped)} texts dropped, {int(cleaning.edits['applied'].sum())} edits applied")
     detectors = {}

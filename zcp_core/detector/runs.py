@@ -144,9 +144,9 @@ def train_run(records: Sequence[Any], out: str | Path, *, paths: Sequence[str] =
     train, test, tables = split.train, split.test, {"split": split.assignment_frame(),
                                                     "duplicates": split.dedup.duplicates_frame()}
     if library is not None:
-        from zcp_core.artifacts import clean
+        from zcp_core.artifacts import CleanConfig, clean
 
-        cleaning = clean(split.dedup.records, library)
+        cleaning = clean(split.dedup.records, library, config=CleanConfig(edges="auto"))  # as `zcp clean` cleans
         train, test, fixes = cleaned_views(split, cleaning)
         tables |= {"dropped": cleaning.dropped[["id", "pattern_id", "reason"]], "split_fixes": fixes}
     det = train_detector(train, kind, detector_config)
@@ -177,12 +177,12 @@ def cross_domain(paths: Sequence[str], library: PatternLibrary, kind: DetectorKi
     """
     import pandas as pd
 
-    from zcp_core.artifacts import clean
+    from zcp_core.artifacts import CleanConfig, clean
 
     domains: dict[str, dict[str, tuple]] = {}
     for p in paths:
         split = split_texts(load_texts_for_detector([p]), test_size, seed)
-        train_c, test_c, _ = cleaned_views(split, clean(split.dedup.records, library))
+        train_c, test_c, _ = cleaned_views(split, clean(split.dedup.records, library, config=CleanConfig(edges="auto")))
         domains[domain_name(p)] = {"original": (split.train, split.test), "cleaned": (train_c, test_c)}
     rows = []
     for dname, forms in domains.items():
