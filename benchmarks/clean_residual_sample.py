@@ -110,6 +110,19 @@ def excluded_ids(files: Sequence[str]) -> set[str]:
     return out
 
 
+def _edges_model(edges: str) -> str:
+    """The edge detector a sample was cleaned with: name, version and the model file's sha256 (or "none")."""
+    if edges == "none":
+        return "none"
+    import hashlib
+
+    from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
+
+    path = DEFAULT_MODEL if edges == "auto" else Path(edges)
+    m = load_model(path)
+    return f"{m.name}-{m.version} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]})"
+
+
 def main() -> int:
     """Clean, sample, write the JSONL and print the residual sweep."""
     ap = argparse.ArgumentParser(description=__doc__)
@@ -155,7 +168,7 @@ def main() -> int:
                            if excluded else "")
                         + (f", and the edge detector's training half ({len(training)} ids) left out" if training
                            else ""),
-              "edges": args.edges, "pool": len(pool),
+              "edges": args.edges, "edges_model": _edges_model(args.edges), "pool": len(pool),
               "held_back_llm": int(sum(1 for i in result.dropped.loc[result.dropped["kind"] == "held_back", "id"]
                                        if i in {t.id for t in texts if t.label == "llm"})),
               "in_review_llm": len(in_review & {t.id for t in llm}),
