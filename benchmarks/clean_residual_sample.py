@@ -99,6 +99,21 @@ def residual_counts(texts: Sequence[Any], lib: Any) -> dict[str, Any]:
             "sweep_by_kind": dict(sorted(kinds.items()))}
 
 
+def heldout_humans(texts: Sequence[Any], source: dict[str, str], result: Any) -> dict[str, int]:
+    """The held-out human texts (Multi_LLM, disjoint from the development splits) and what the cleaning did to
+    them: edited (by a pattern or the edge detector), held back or dropped, sent to review."""
+    from zcp_core.artifacts.heldout import hold_out
+
+    dev = [t for t in texts if source[t.id].split("/")[0] in ("Multi_Domain", "Direct_Prompt")]
+    held = {t.id for t in hold_out([t for t in texts if source[t.id].split("/")[0] == "Multi_LLM"], dev).kept
+            if t.label == "human"}
+    edited = set(result.edits.loc[result.edits["applied"], "id"])
+    dropped = set(result.dropped["id"])
+    review = set(result.flags.loc[result.flags["kind"].str.startswith("edges_review"), "id"])
+    return {"texts": len(held), "edited": len(held & (edited - dropped)), "held_back_or_dropped": len(held & dropped),
+            "in_review": len(held & review)}
+
+
 def excluded_ids(files: Sequence[str]) -> set[str]:
     """Text ids of earlier sample files (their header lines skipped), to keep a fresh sample disjoint."""
     out: set[str] = set()
@@ -108,19 +123,6 @@ def excluded_ids(files: Sequence[str]) -> set[str]:
             if "id" in row and not row.get("header"):
                 out.add(str(row["id"]))
     return out
-
-
-def _edges_model(edges: str) -> str:
-    """The edge detector a sample was cleaned with: name, version and the model file's sha256 (or "none")."""
-    if edges == "none":
-        return "none"
-    import hashlib
-
-    from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
-
-    path = DEFAULT_MODEL if edges == "auto" else Path(edges)
-    m = load_model(path)
-    return f"{m.name}-{m.version} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]})"
 
 
 def main() -> int:
@@ -143,6 +145,7 @@ def main() -> int:
     import datetime as _dt
 
     from zcp_core.artifacts import CleanConfig, clean, load_library
+    from zcp_core.artifacts.edges import edges_label
 
     lib = load_library()
     texts, source = load_all(data)
@@ -168,10 +171,11 @@ def main() -> int:
                            if excluded else "")
                         + (f", and the edge detector's training half ({len(training)} ids) left out" if training
                            else ""),
-              "edges": args.edges, "edges_model": _edges_model(args.edges), "pool": len(pool),
+              "llm_texts": sum(t.label == "llm" for t in texts), "edges": args.edges, "edges_model": edges_label(args.edges), "pool": len(pool),
               "held_back_llm": int(sum(1 for i in result.dropped.loc[result.dropped["kind"] == "held_back", "id"]
                                        if i in {t.id for t in texts if t.label == "llm"})),
               "in_review_llm": len(in_review & {t.id for t in llm}),
+              "heldout_human": heldout_humans(texts, source, result),
               "residuals": residual_counts(llm, lib)}
     rows = [json.dumps(header, ensure_ascii=False)]
     for i, t in enumerate(drawn, 1):

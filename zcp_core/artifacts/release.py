@@ -180,10 +180,11 @@ def write_release(folder: Path, result: CleanResult, card: Card) -> Path:
 
 
 def release_card(result: CleanResult, texts: Sequence[TextRecord], library: PatternLibrary, inputs: RunInputs,
-                 lic: LicenseInfo, report: Report | None = None) -> Card:
+                 lic: LicenseInfo, report: Report | None = None, edges: str = "none") -> Card:
     """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit.
 
-    ``report`` (the run's, ``zcp_core.artifacts.report``) gives the counts, named as on every other surface.
+    ``report`` (the run's, ``zcp_core.artifacts.report``) gives the counts, named as on every other surface;
+    ``edges`` is the edge detector the cleaning ran (:func:`zcp_core.artifacts.edges.edges_label`).
     """
     from zcp_core.artifacts.residual import residual_lines
     from zcp_core.publish import Card, canary_string, citation_for, portable_command, source_line
@@ -202,7 +203,7 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
         citation=citation_for(inputs.paths), canary=canary,
         counts={**dict(report.facts if report else ()),
                 **({"Dropped, by pattern": reasons} if reasons else {})},
-        body="\n".join([*([f"**{report.headline.text}**", ""] if report else []), *residual_lines(library),
+        body="\n".join([*([f"**{report.headline.text}**", ""] if report else []), *residual_lines(library, edges),
                          audit_card(result, texts, library, release=True, scorer=_scorer_note(inputs),
                                     report=report)]),
         tags=("ai-text-detection", "artifact-cleaning"),
@@ -305,7 +306,10 @@ def write_clean_run(
     rep = run_report(load_run(folder))  # the card says what the CLI, the app and the notebook say
     atomic_write_bytes(folder / "README.md",
                        audit_card(result, uniq, library, scorer=_scorer_note(inputs), report=rep).encode("utf-8"))
-    write_release(folder, result, release_card(result, uniq, library, inputs, lic, report=rep))
+    from zcp_core.artifacts.edges import edges_label
+
+    write_release(folder, result, release_card(result, uniq, library, inputs, lic, report=rep,
+                                               edges=edges_label(cfg.edges)))
     summary["license"] = lic.hub_id
     return folder, summary
 

@@ -30,6 +30,8 @@ class ResidualRate:
         ci_high: Its upper end: the bound a card quotes.
         reviewer: Who reviewed, in words (never one of the pattern authors).
         results: The results file that reports it.
+        edges: The edge detector the sampled texts were cleaned with (:func:`zcp_core.artifacts.edges.edges_label`).
+        held_back: LLM-written texts of the population held back (left out of the release, so never sampled).
     """
 
     library_version: str
@@ -41,6 +43,8 @@ class ResidualRate:
     ci_high: float
     reviewer: str
     results: str = "benchmarks/results/clean_residual.md"
+    edges: str = "none"
+    held_back: int = 0
 
     @property
     def share(self) -> float:
@@ -52,14 +56,15 @@ class ResidualRate:
         return asdict(self)
 
 
-def measure(library: PatternLibrary, population: str, marks: list[bool], reviewer: str) -> ResidualRate:
+def measure(library: PatternLibrary, population: str, marks: list[bool], reviewer: str, edges: str = "none",
+            held_back: int = 0) -> ResidualRate:
     """The residual rate from a review: ``marks[i]`` is True when text ``i`` still holds an artifact."""
     from scipy.stats import binomtest
 
     k, n = sum(marks), len(marks)
     ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact") if n else None
     return ResidualRate(library.version, library.sha256, population, n, k, float(ci.low) if ci else 0.0,
-                        float(ci.high) if ci else 1.0, reviewer)
+                        float(ci.high) if ci else 1.0, reviewer, edges=edges, held_back=held_back)
 
 
 def residual_path(library: PatternLibrary) -> Path:
@@ -96,19 +101,29 @@ def load_residual(library: PatternLibrary) -> ResidualRate | None:
     return rate if rate is not None and rate.library_sha256 == library.sha256 else None
 
 
-def residual_lines(library: PatternLibrary) -> list[str]:
-    """The card's section on what cleaning leaves behind."""
-    from zcp_core.report import fmt_share
+def residual_lines(library: PatternLibrary, edges: str = "none") -> list[str]:
+    """The card's section on what cleaning leaves behind; ``edges`` is the run's edge detector
+    (:func:`zcp_core.artifacts.edges.edges_label`): a measurement made with another one is not quoted."""
+    from zcp_core.report import fmt_count, fmt_share
 
     rate = load_residual(library)
     head = ["## What cleaning leaves behind", ""]
     if rate is None:
         return [*head, f"Not measured for pattern library {library.version}: no reviewed sample of its cleaned "
                        "texts exists, so the share of artifacts it leaves is unknown.", ""]
+    if rate.edges != edges:
+        return [*head, f"Not measured for this cleaning: the reviewed sample of pattern library "
+                       f"{rate.library_version} was cleaned with edge detector {rate.edges}, this release with "
+                       f"{edges}, so the share of artifacts it leaves is unknown.", ""]
     # one labelled clause per stored field, so the sentence reads whatever words the measurement stored
-    return [*head, f"Measured for pattern library {rate.library_version}.", "",
+    return [*head, f"Measured for pattern library {rate.library_version}"
+                   + (f" with the learned edge detector {rate.edges}" if rate.edges != "none" else "") + ".", "",
             f"- Sample: {rate.reviewed} cleaned texts drawn at random (seeded) from {rate.population}.",
             f"- Reviewer: {rate.reviewer}.",
             f"- Result: {rate.with_artifact} of {rate.reviewed} still hold an artifact ({fmt_share(rate.share)}; "
             f"Clopper–Pearson 95% interval {fmt_share(rate.ci_low)} to {fmt_share(rate.ci_high)}, so at most "
-            f"{fmt_share(rate.ci_high)} at that confidence).", f"- Report: `{rate.results}`.", ""]
+            f"{fmt_share(rate.ci_high)} at that confidence).",
+            *([f"- Held back: {fmt_count(rate.held_back)} LLM-written texts that could not be repaired by cutting "
+               "were left out of the release and so out of the sample; they count as clean only because the "
+               "release leaves them out."] if rate.held_back else []),
+            f"- Report: `{rate.results}`.", ""]
