@@ -107,3 +107,29 @@ def test_edge_decisions_golden():
     for r, ds in zip(rows, got):
         assert [(d.edge, d.start, d.end, d.action) for d in ds] == [tuple(x) for x in r["decisions"]], r["text"][:80]
         assert [round(d.score, 4) for d in ds] == pytest.approx(r["scores"], abs=1e-3)
+
+
+SHARED = ROOT.parent / "shared" / "data" / "detectrl"
+# Leftovers a residual review quoted word for word: each must be gone from the cleaned splits, or held back.
+QUOTED = ("A New Spinfoam Vertex for Quantum Gravity", "Rogue Broadcasts",
+          "will be written according to the [WRITING PROMPT] below",
+          "Do you want me to make any specific instructions or amendments to this draft?", "[Company Name]",
+          "(7 sentences)", "Key Highlights:**", "I am Claude, an AI assistant created by Anthropic",
+          "Here are some additional tips", "is the assistant")
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="the DetectRL test splits are read from ../shared/data/detectrl")
+def test_quoted_leftovers_are_gone_from_the_cleaned_detectrl_splits(lib):
+    from zcp_core.data import load_texts
+
+    texts, _ = dedupe_texts(load_texts(sorted(SHARED.glob("*/*.json"))))
+    r = clean(texts, lib, config=CleanConfig(edges="auto"))
+    cleaned = {t.id: t.text for t in r.texts}
+    held = set(r.dropped["id"])
+    for q in QUOTED:
+        found = [t.id for t in texts if q in t.text]
+        assert found, q
+        assert not [i for i in found if q in cleaned.get(i, "")], q
+        assert all(i in cleaned or i in held for i in found)
+    human = {t.id for t in texts if t.label == "human"}
+    assert not human & set(r.dropped.loc[r.dropped["kind"] == "held_back", "id"])
