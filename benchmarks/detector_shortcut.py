@@ -84,7 +84,9 @@ def main() -> int:
         f"{sum(d['reason'] == 'duplicate_text_label_conflict' for d in dd.duplicates)} with a conflicting label).",
         f"Claude-instant file: {res.split.dedup.n_records} records, {res.split.dedup.n_unique} unique; "
         f"split {len(res.split.train)} train / {len(res.split.test)} test. Cleaning dropped "
-        f"{len(res.cleaning.dropped)} texts (rejections) and applied {int(res.cleaning.edits['applied'].sum())} edits.",
+        f"{len(res.cleaning.dropped)} texts (rejections, and texts held back that cutting cannot repair: "
+        f"{int((res.cleaning.dropped['kind'] == 'held_back').sum())}) and applied "
+        f"{int(res.cleaning.edits['applied'].sum())} edits, the learned edge detector's included.",
         "",
         "## Prefix attack (paper Table 4 shape)",
         "```", attack, "```",
