@@ -41,6 +41,8 @@ def test_candidates_golden(text, edge, points):
 @pytest.mark.parametrize(("text", "pattern"), [
     ("Dear [Ex's Name], I have been thinking about us.", "asst-placeholder"),
     ("We stayed at the hotel in [location] for a week.", "asst-placeholder-lower"),
+    ("Leicester, [Date] - Former All Blacks center Aaron Mauger spoke.", "asst-placeholder-field"),
+    ("We stayed at the XYZ Hotel downtown.", "asst-placeholder-xyz"),
     ("Hello! I am Claude, an AI assistant created by Anthropic. The story begins.", "asst-self-description"),
     ("I cannot fulfi ll your request. I'm just an AI, it's not within my programimng to do so.", "rej-refusal-inside"),
 ])

@@ -214,8 +214,7 @@ GOLDEN = [
      "done.", "end-edited-version", "The work was never done."),
     ("The wind seemed to whisper, \u201cWhy me?\u201d The System: The System followed the Rules and Instructions.",
      "end-rules-note", "The wind seemed to whisper, \u201cWhy me?\u201d"),
-    ("Leicester, [Date] - Former All Blacks center Aaron Mauger spoke.", "asst-placeholder-field",
-     "Leicester, [Date] - Former All Blacks center Aaron Mauger spoke."),  # flagged for review, never cut
+    # an unfilled placeholder ("[Date]") is held back, never cut: tests/test_artifacts_edges.py
     # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
     ("**Mars sucks. What do you think, Dave? ** I hear you, Steve.", "", None),

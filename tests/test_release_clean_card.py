@@ -33,12 +33,15 @@ def test_residual_rate_is_clopper_pearson() -> None:
 def test_residual_is_quoted_only_for_the_library_it_was_measured_on(tmp_path: Path) -> None:
     lib = load_library()
     stored = load_residual(lib)
-    lines = "\n".join(residual_lines(lib))
+    lines = "\n".join(residual_lines(lib, stored.edges if stored else "none"))
     if stored is None:
         assert "Not measured for pattern library" in lines
     else:
         assert isinstance(stored, ResidualRate) and f"{stored.with_artifact} of {stored.reviewed}" in lines
         assert "Clopper–Pearson 95% interval" in lines
+        # the same library cleaned with another edge detector (or none) is never credited with it
+        other_edges = "\n".join(residual_lines(lib, "none" if stored.edges != "none" else "some-model"))
+        assert "Not measured for this cleaning" in other_edges
     # another library (one pattern more) is never credited with that measurement
     other = tmp_path / "lib.yaml"
     text = Path(lib.path).read_text(encoding="utf-8")
