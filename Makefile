@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export ZCP_CACHE ?= $(CURDIR)/.zcp_cache
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo app test test-fast lint docs notebooks wheel-check browser-deps clean-runs
+.PHONY: setup demo app test test-heavy test-fast lint docs notebooks wheel-check browser-deps clean-runs
 
 setup: $(VENV)/.installed
 
@@ -27,10 +27,14 @@ app: setup
 browser-deps:
 	scripts/ensure_chromium
 
-test: setup browser-deps docs
-	# tests/test_notebook_outputs.py executes every notebook once and checks what each cell shows (it replaces
-	# the nbmake run, so no notebook runs twice)
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests --durations=15
+test: setup docs
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not slow and not heavy" tests --durations=15
+
+# End-to-end runs, kept apart so `make test` stays under 15 minutes on 2 cores: every notebook executed once
+# (tests/test_notebook_outputs.py checks what each cell shows), the app in headless Chromium, whole-set twins,
+# cold model builds and interrupted probes. CI (.ci/run) runs it after `make test`.
+test-heavy: setup browser-deps
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "heavy and not slow" tests --durations=15
 
 test-fast: setup
 	$(VENV)/bin/pytest -q -x -m "not slow and not model and not browser" tests

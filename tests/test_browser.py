@@ -1,6 +1,6 @@
 """Real-browser tests: `streamlit run app.py` driven by headless Chromium.
 
-Skips with a clear reason only where Chromium is not installed (`make test`
+Skips with a clear reason only where Chromium is not installed (`make test-heavy`
 installs it with apt-get when it can).
 """
 
@@ -28,7 +28,7 @@ EXAMPLES = ROOT / "data" / "examples"
 # st.dataframe draws a canvas grid: a row is selected by clicking its marker column (header and rows 35 px).
 ROW_PX, MARKER_X = 35, 18
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.heavy]
 
 
 def _free_port() -> int:
@@ -84,7 +84,7 @@ def app_server(tmp_path: Path, browser_run: Path):
 def _chromium(tmp_path: Path) -> Iterator[Any]:
     """A headless Chromium page with a fresh profile folder (Playwright passes it as --user-data-dir)."""
     if not CHROMIUM.exists():
-        pytest.skip("Chromium is not installed (/usr/bin/chromium); `make test` installs it with apt-get as root")
+        pytest.skip("Chromium is not installed (/usr/bin/chromium); `make test-heavy` installs it with apt-get as root")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -192,6 +192,7 @@ def test_missing_build_names_the_command_to_run(smoke_env) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.heavy
 def test_smoke_matrix_end_to_end(smoke_env, tmp_path) -> None:
     from zcp_core.lab import DETECTORS, run_matrix
     from zcp_core.lab.matrix import BASELINE_NO_C, JUDGE_NO_C

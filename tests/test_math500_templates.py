@@ -46,6 +46,7 @@ def math_run(smollm2, tmp_path_factory):
     return res, covered, twins
 
 
+@pytest.mark.heavy
 def test_twenty_items_give_a_verdict(math_run):
     res, covered, twins = math_run
     assert len(covered) == N_ITEMS and len(twins) == 2 * N_ITEMS
@@ -54,6 +55,7 @@ def test_twenty_items_give_a_verdict(math_run):
     assert all(t.metadata["verification"]["check"] == "template-v1" for t in twins)
 
 
+@pytest.mark.heavy
 def test_a_math_release_loads(math_run, tmp_path):
     import datasets
 
@@ -72,6 +74,7 @@ def test_a_math_release_loads(math_run, tmp_path):
         assert r.verification == "template_checked"
 
 
+@pytest.mark.heavy
 def test_the_item_browser_renders_a_math_items_latex(math_run, monkeypatch):
     res, covered, _ = math_run
     monkeypatch.setenv("ZCP_RUNS", str(res.run_path.parent))

@@ -40,7 +40,7 @@ def snake_names(text: str) -> list[str]:
     prose = "\n".join(ln for ln in CODE.sub(" ", text).splitlines() if not COMMAND.match(ln))
     return sorted({m.group(0) for m in SNAKE.finditer(prose)})
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.heavy]
 
 
 def _texts(output: Any) -> list[str]:

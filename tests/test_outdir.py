@@ -214,6 +214,7 @@ def _model_calls(err: str) -> tuple[int, int]:
 
 
 @pytest.mark.model
+@pytest.mark.heavy
 @pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
 def test_an_interrupted_probe_reruns_only_the_missing_answers(tmp_path: Path, stop: str) -> None:
     """Stopped mid-arm (Ctrl-C, or killed outright), the rerun computes exactly the answers the cache lacks."""

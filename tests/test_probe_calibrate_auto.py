@@ -129,6 +129,7 @@ def test_reference_card_read_from_the_folder_or_its_reference_file(tmp_path):
     assert _reference_card(str(other)) is None and _reference_card(None) is None
 
 
+@pytest.mark.heavy
 def test_cli_switches_calibration_on_for_math500_template_twins(tmp_path, capsys):
     """The user's command with no flag: MATH-500 twins built from the shipped templates, calibrated P_all leads
     the verdict and the flags; an explicit --flag-metric is kept."""

@@ -115,6 +115,7 @@ def test_bad_text_golden() -> None:
 
 
 @pytest.mark.model
+@pytest.mark.heavy
 @pytest.mark.parametrize("stem", ["03_artifacts", "04_detector"])
 def test_notebook_outputs_show_no_reprs_or_code_names(stem: str, tmp_path: Path) -> None:
     """Notebooks 03 and 04, executed: no output shows None, nan, a repr or a snake_case column name."""

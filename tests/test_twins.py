@@ -353,6 +353,7 @@ def full_set(gsm8k_items: list[Item]):  # type: ignore[no-untyped-def]
     return perturb_gsm8k(gsm8k_items, seed=0)
 
 
+@pytest.mark.heavy
 def test_full_test_set_coverage_and_card(gsm8k_items: list[Item], full_set) -> None:  # type: ignore[no-untyped-def]
     share = len(full_set.items) / len(gsm8k_items)
     # Measured 0.549 (724/1319) at seed 0 on v8 (its order rule refuses 2), 0.550 (726/1319) on v7 and v6 (v5: 0.527,
@@ -389,6 +390,7 @@ TWIN_SET_SHA256 = {"numeric-perturbation-v4": "ea27a878a15e6785f0aaad67de44f825f
                    "numeric-perturbation-v8": "aa789be2122cb7a31f9d3e56be2153333c28c6106bd21ac0de7e960d4becf705"}
 
 
+@pytest.mark.heavy
 def test_twin_set_hash_is_pinned_to_the_version(full_set) -> None:  # type: ignore[no-untyped-def]
     import hashlib
     import json
@@ -401,6 +403,7 @@ def test_twin_set_hash_is_pinned_to_the_version(full_set) -> None:  # type: igno
         "a generator change needs a new version")
 
 
+@pytest.mark.heavy
 def test_twins_depend_on_content_not_on_the_file(tmp_path: Path, gsm8k_items: list[Item], full_set) -> None:  # type: ignore[no-untyped-def]
     """The same 400 items give byte-identical ids and twins from the whole file and from a renamed copy."""
     from zcp_core.data import load_items
