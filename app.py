@@ -5,6 +5,9 @@ from pathlib import Path
 import streamlit as st
 
 st.set_page_config(page_title="zcp: contamination lab", page_icon=":material/search:", layout="wide")
+# Narrower side padding than Streamlit's 5rem, so the wide tables fit a 1,280-pixel window beside the sidebar.
+st.markdown('<style>[data-testid="stMainBlockContainer"]{padding-left:2rem;padding-right:2rem}</style>',
+            unsafe_allow_html=True)
 
 HERE = Path(__file__).resolve().parent
 SECTIONS = {

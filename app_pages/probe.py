@@ -3,7 +3,15 @@
 import streamlit as st
 
 from zcp_core.app import pick_run, readable
-from zcp_core.app.kit import lab_split_of, same_items_runs, switch_run_button
+from zcp_core.app.kit import (
+    ITEM_TABLE_WIDTHS,
+    METRIC_TABLE_WIDTHS,
+    column_widths,
+    constant_column,
+    lab_split_of,
+    same_items_runs,
+    switch_run_button,
+)
 from zcp_core.app.labels import CONFIDENCE_EXPLAINED
 from zcp_core.probe import enforce_min_pairs_table
 from zcp_core.probe import viz as vp
@@ -83,7 +91,11 @@ st.subheader("Contamination Confidence per metric")
 if tests is not None and len(tests):
     st.plotly_chart(vp.confidence_figure(tests), width="stretch")
     st.caption("Bars near 1 mean the original beats its twin far more than chance allows; 0.5 is no evidence.")
-st.dataframe(rep.table(), width="stretch", hide_index=True)
+metric_table, test_name = constant_column(rep.table(), "Test")
+st.dataframe(metric_table, width="stretch", hide_index=True,
+             column_config=column_widths(metric_table.columns, METRIC_TABLE_WIDTHS))
+if test_name:
+    st.caption(f"Test on every metric: {test_name}.")
 for sentence in rep.sentences[1:]:
     st.markdown(sentence)
 st.caption(" ".join(rep.notes) + f" A metric with fewer than {MIN_PAIRS} pairs gets no confidence.")
@@ -102,7 +114,7 @@ if st.session_state.get("item_browser_run") != str(run.path):
     st.session_state.pop("item_browser", None)  # a selection made on another run's table: its rows are other items
 st.session_state["item_browser_run"] = str(run.path)
 picked = st.dataframe(table, width="stretch", hide_index=True, on_select="rerun", selection_mode="single-row",
-                      key="item_browser")
+                      key="item_browser", column_config=column_widths(table.columns, ITEM_TABLE_WIDTHS))
 rows = picked.selection.rows if picked is not None else []
 # The open item stays open when another model's run of the same items opens (the switch button above); a row
 # deselected on the same run closes it.

@@ -81,8 +81,9 @@ def app_server(tmp_path: Path, browser_run: Path):
 
 
 @contextmanager
-def _chromium(tmp_path: Path) -> Iterator[Any]:
-    """A headless Chromium page with a fresh profile folder (Playwright passes it as --user-data-dir)."""
+def _chromium(tmp_path: Path, width: int = 1400) -> Iterator[Any]:
+    """A headless Chromium page ``width`` pixels wide, with a fresh profile folder (Playwright passes it as
+    --user-data-dir)."""
     if not CHROMIUM.exists():
         pytest.skip("Chromium is not installed (/usr/bin/chromium); `make test-heavy` installs it with apt-get as root")
     from playwright.sync_api import sync_playwright
@@ -90,7 +91,7 @@ def _chromium(tmp_path: Path) -> Iterator[Any]:
     with sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=FLAGS,
-            viewport={"width": 1400, "height": 1000},
+            viewport={"width": width, "height": 1000},
         )
         try:
             yield browser.new_page()
@@ -340,3 +341,24 @@ def test_demo_story_in_chromium(demo_runs: Path, tmp_path: Path) -> None:
     assert not any(bad.values()), bad
     log = _server_log(tmp_path / "home")
     assert "Traceback" not in log and "Error" not in log, log[-3000:]  # nothing but the banner in the terminal
+
+
+# Each table's grid: how wide its content is, and how wide the grid shows it (no horizontal scroll when equal).
+_GRID_WIDTHS = """() => Array.from(document.querySelectorAll('[data-testid="stDataFrame"]')).map(d => {
+  const s = d.querySelector('.dvn-scroller'); return s ? [s.scrollWidth, s.clientWidth] : null })"""
+
+
+def test_probe_tables_fit_a_1280_pixel_window(story_runs: Path, tmp_path: Path) -> None:
+    """The metric table and the item browser of the contaminated example fit a 1,280-pixel window beside the
+    sidebar: no column is hidden behind a horizontal scroll."""
+    with _serve(story_runs, tmp_path / "home") as url, _chromium(tmp_path, width=1280) as page:
+        page.goto(f"{url}/probe")
+        page.get_by_text("Example run").first.wait_for(timeout=90_000)
+        page.get_by_text("Test on every metric").first.wait_for(timeout=60_000)
+        page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=60_000)
+        page.wait_for_timeout(2000)  # the grids size their columns after the first paint
+        grids = [g for g in page.evaluate(_GRID_WIDTHS)[:2] if g is not None]
+        page.screenshot(path=str(tmp_path / "probe-1280.png"))
+    assert len(grids) == 2, grids
+    for content, shown in grids:
+        assert content <= shown + 1, (content, shown)

@@ -139,7 +139,10 @@ def test_example_run_of_the_contaminated_model(example_runs):
     assert {"Bayes factor bound", "p-value", "Confidence C", "Pairs"} <= set(conf.columns) and "bf10" not in conf.columns
     assert conf.loc[conf["Metric"] == "P(all answer tokens)", "p-value"].iloc[0] == "3.3e-05"
     # test names, effects and directions in words; no missing value shown as None/nan
-    assert set(conf["Test"]) == {"role-permutation test (which of an item's questions plays the original)"}
+    # one test on every metric: said once beside the table, not repeated in a column (the table fits 1,280 px)
+    assert "Test" not in conf.columns
+    assert any(c.value == "Test on every metric: role-permutation test (which of an item's questions plays the "
+               "original)." for c in at.caption)
     assert conf.loc[conf["Metric"] == "P(all answer tokens)", "Confidence C"].iloc[0] == "≥ 0.999"
     # Acc is not measured (the lab model writes words in its boxes): no row, and the page says why
     assert "Accuracy (Acc)" not in set(conf["Metric"])

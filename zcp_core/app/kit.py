@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping
 
 from zcp_core.data import install_root
 from zcp_core.errors import ZcpError
+from zcp_core.probe.browse import GAP_WORDS
 from zcp_core.runs import Run, runs_dir
 
 
@@ -187,3 +188,26 @@ def same_items_runs(run: Run) -> list[Run]:
         return []
     return [o for o in iter_runs(runs_dir()) if o.kind == run.kind and o.path != run.path and shas(o) == mine
             and o.manifest.get("model") != run.manifest.get("model")]
+
+
+#: Pixel widths of the probe page's tables, so each fits the main column at a 1,280-pixel window beside the
+#: sidebar (about 1,000 pixels once the page's side padding is narrowed in app.py); a cut cell shows whole on hover.
+METRIC_TABLE_WIDTHS = {"Metric": 146, "Pairs": 46, "Difference": 68, "95% CI": 116, "Lower bound": 68,
+                       "Cohen's d_z": 68, "p-value": 64, "Bayes factor bound": 76, "Confidence C": 74, "Reading": 160}
+ITEM_TABLE_WIDTHS = {"Item": 150, "Flagged": 56, "Flip": 100, "Original correct": 58, "Twin correct": 58, "Twins": 46,
+                     "Item p": 54, "q-value": 56, GAP_WORDS: 86, "Question": 120, "Trained on": 96}
+
+
+def column_widths(columns: Any, widths: Mapping[str, int]) -> dict[str, Any]:
+    """A ``st.dataframe`` column config giving the named columns their pixel widths (others keep theirs)."""
+    import streamlit as st
+
+    return {c: st.column_config.Column(width=int(widths[c])) for c in columns if c in widths}
+
+
+def constant_column(table: Any, column: str) -> tuple[Any, str | None]:
+    """``table`` without ``column`` when every row holds the same value, and that value (else the table, None):
+    a value every row repeats is said once, beside the table."""
+    if column in table.columns and len(table) and table[column].nunique() == 1:
+        return table.drop(columns=[column]), str(table[column].iloc[0])
+    return table, None
