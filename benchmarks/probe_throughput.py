@@ -42,9 +42,10 @@ def _twin_method() -> str:
 DATA = ROOT / "data" / "gsm8k" / "test.jsonl"
 
 
-def pairs(n: int, k: int) -> tuple[list, list]:  # type: ignore[type-arg]
+def pairs(n: int, k: int, every_original: bool = False) -> tuple[list, list]:  # type: ignore[type-arg]
     """The first ``n`` GSM8K test items (``n = 0``: all) and their twins, built as `zcp probe` builds them when
-    no ``--reference`` is given: ``k`` twins per item and a spare, twin j from seed j - 1."""
+    no ``--reference`` is given: ``k`` twins per item and a spare, twin j from seed j - 1. ``run_probe`` scores
+    only originals that have a twin; the `zcp probe` command answers every original (``every_original``)."""
     from zcp_core.data import load_items
     from zcp_core.reference import perturb_gsm8k
 
@@ -52,8 +53,8 @@ def pairs(n: int, k: int) -> tuple[list, list]:  # type: ignore[type-arg]
     items = items[:n] if n > 0 else items
     sets = [perturb_gsm8k(items, seed=j - 1, twin=j) for j in range(1, k + 2)]
     twins = [t for r in sets for t in r.items]
-    keep = {t.original_id for t in twins}  # the probe scores only originals that have a twin
-    return [it for it in items if it.id in keep], twins
+    keep = {t.original_id for t in twins}
+    return [it for it in items if every_original or it.id in keep], twins
 
 
 def scored_sequences(backend, items) -> list[tuple[list[int], int]]:  # type: ignore[no-untyped-def]
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     from zcp_core.probe.ktwins import DEFAULT_TWINS
 
     k = args.twins or DEFAULT_TWINS
-    original, reference = pairs(args.n, k)
+    original, reference = pairs(args.n, k, every_original=args.cli)
     backend = load_backend("smollm2", cache=None, device="cpu", batch_size=args.batch_size)
     seqs = scored_sequences(backend, original + reference)
     n_tokens = sum(len(s) for s, _ in seqs)
