@@ -34,7 +34,7 @@ def _measure(backend, items, config) -> dict:  # type: ignore[no-untyped-def]
     stops = recs["answer_stop"].value_counts().to_dict()
     return {"wall_s": wall, "cpu_s": cpu, "tokens_per_item": (cot + answer) / len(items), "cot_tokens": cot,
             "answer_tokens": answer, "answer_per_item": answer / len(items), "acc": float(recs["acc"].mean()),
-            "stops": ", ".join(f"{k} {stops.get(k, 0)}" for k in ("closed", "budget", "eos"))}
+            "stops": ", ".join(f"{k} {stops.get(k, 0)}" for k in ("closed", "word", "budget", "eos"))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
               f"Load average {os.getloadavg()[0]:.1f} at the end (the machine is shared; CPU time, this process "
               "only, is the steadier comparison). Both arms ran in the same process, ZCP first, each after an "
               "untimed pass on two other items. Answers stop "
-              "at the `}` that closes the prefilled `\\boxed{` (or when the answer budget is spent). Both arms use "
+              "at the `}` that closes the prefilled `\\boxed{`, where a numeric gold's box opens with a word (`word`), "
+              "or when the answer budget is spent. Both arms use "
               f"answer format `{fmt}`" + (" (the box may hold only a number)." if fmt != "free" else "."), ""]
     text = "\n".join(lines)
     print(text)
