@@ -29,7 +29,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Zero-CoT probe", "probe_gsm8k50", "Embedded model, first 50 GSM8K test items (P_first's C; too few pairs for the clean target)", "0.730"),
     ("Zero-CoT probe", "probe_calibration", "Calibrated P_all, whole test set: share of pairs where the original beats its twin (twins of an older generator)", "48.2%"),
     ("Zero-CoT probe", "probe_answer_format", "Answer tokens per item with `--answer-format number`", "6.2"),
-    ("Zero-CoT probe", "probe_cost", "Cost of r = 0 against a 256-token chain then truncation (`free` answers): generated tokens", "8.2x"),
+    ("Zero-CoT probe", "probe_cost", "Cost of r = 0 against a 256-token chain then truncation (`free` answers): generated tokens", "24.8x"),
     ("Zero-CoT probe", "probe_cost_number", "The same with `--answer-format number`: generated tokens", "35.5x"),
     ("Zero-CoT probe", "probe_cost_lab", "The same on the lab model `lab:direct`: generated tokens", "2.0x"),
     ("Zero-CoT probe", "probe_throughput", "Probe at r = 0 against its forward-pass floor, first 200 GSM8K test items at K = 4 and a spare (`free`): wall time", "1.43x"),
