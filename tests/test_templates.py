@@ -213,6 +213,37 @@ def test_twins_are_balanced_draws_with_their_verification(math_items):
     assert [s.items[0] for s in again] == twins  # deterministic per (seed, id)
 
 
+def test_twins_keep_the_digits_of_each_number_and_take_the_one_side_that_can_at_a_boundary():
+    """Answer 9: no larger answer has one digit, so every twin is smaller, says so (a fallback where the coin said
+    larger), and keeps one digit; answer 3/7 keeps a one-digit numerator and denominator."""
+    from zcp_core.reference.template_build import digit_lengths
+    from zcp_core.schema import Item
+
+    nine = parse_template({"source_id": "t/9", "template": "What is ${a}+{b}$?", "program": "answer = a + b",
+                           "variables": {"a": {"value": 4, "type": "int", "min": 1, "max": 9},
+                                         "b": {"value": 5, "type": "int", "min": 1, "max": 9}},
+                           "answer_form": {"kind": "integer"}})
+    frac = parse_template({"source_id": "t/f", "template": "What is $\\frac{{a}}{{b}}$ in lowest terms?",
+                           "program": "answer = Fraction(a, b)",
+                           "variables": {"a": {"value": 3, "type": "int", "min": 1, "max": 9},
+                                         "b": {"value": 7, "type": "int", "min": 2, "max": 9}},
+                           "constraints": ["denominator(answer) != 1"], "answer_form": {"kind": "fraction"}})
+    items = [Item(id="t/9", question="What is $4+5$?", answer="9"),
+             Item(id="t/f", question="What is $\\frac{3}{7}$ in lowest terms?", answer="\\frac{3}{7}")]
+    sets = template_twins(items, {"t/9": nine, "t/f": frac}, seed=0, twins=4)
+    got: dict[str, list] = {it.id: [] for it in items}
+    for s in sets:
+        for tw in s.items:
+            got[tw.original_id].append(tw)
+    assert len(got["t/9"]) == 4 and len(got["t/f"]) == 4
+    for tw in got["t/9"]:
+        side = tw.metadata["side"]
+        assert int(tw.answer) < 9 and side["side"] == "smaller"
+        assert side["fallback"] == (side["coin"] == "larger")
+    assert any(tw.metadata["side"]["fallback"] for tw in got["t/9"])  # the coin said larger at least once
+    assert all(digit_lengths(tw.answer) == (1, 1) for tw in got["t/f"])
+
+
 SHIPPED = sorted((ROOT / "data" / "templates").glob("*.jsonl"))
 DATASETS = {"math500": MATH, "gsm8k": ROOT / "data" / "gsm8k" / "test.jsonl"}
 

@@ -14,8 +14,11 @@ The checks (method ``template-v1``):
 A template failing 1-3 is refused with the reason. Every twin writes its answer in the original's form
 (:func:`answer_shape`: a whole number stays whole, a fraction a fraction). Twins of a numeric answer follow the
 numeric generator's balance rules: a seeded coin says whether the twin's answer is larger or smaller, an item gets
-a twin only when both sides have a valid draw that keeps the answer's roundness, and the twin is the coin side's
-draw with as many digits per number as the original, then the one whose log ratio is nearest a seeded target move.
+a twin only when both sides have a valid draw that keeps the answer's sign, form and roundness, and the twin is the
+coin side's draw with as many digits per number as the original whose log ratio is nearest a seeded target move
+(at a digit boundary such as 9 or 10, where only one side keeps the digits, that side, recorded as a fallback). Every twin, numeric
+or not, writes each number of its answer with as many digits as the original's (:func:`digit_lengths`), so its
+answer is a priori about as likely as the original's.
 
 An item's K twins never repeat (:mod:`zcp_core.reference.distinct`): twin 1 is drawn as before; twin k > 1 leaves
 out every draw whose question or substitution an earlier twin has (on the coin's side: the other side's valid draw,
@@ -239,9 +242,16 @@ def _pick(t: Template, item: Item, orig: Outcome, runner: Runner, seed: int, twi
             raise ValueError(f"repeat: every valid draw{what} is an earlier twin of the item")
         return out
 
+    # a twin's answer has as many digits in each of its numbers as the original's: a priori a 3-digit answer is
+    # less likely than a 2-digit one, so a twin that gains or loses a digit moves the neutral prior by itself
+    digits = digit_lengths(orig.answer)
     gold = orig.number
-    if gold is None or gold == 0:  # not a single rational answer: no side to balance, but the same digits
-        return min(fresh(pool, ""), key=lambda p: digit_lengths(p.outcome.answer) != digit_lengths(orig.answer))
+    if gold is None or gold == 0:  # not a single rational answer: no side to balance
+        kept_digits = [p for p in pool if digit_lengths(p.outcome.answer) == digits]
+        if not kept_digits:
+            raise ValueError("digits: no valid draw writes its answer with as many digits per number as the "
+                             "original")
+        return fresh(kept_digits, "")[0]
     sides: dict[str, list[_Pick]] = {"larger": [], "smaller": []}
     for p in pool:
         n = p.outcome.number
@@ -258,17 +268,25 @@ def _pick(t: Template, item: Item, orig: Outcome, runner: Runner, seed: int, twi
         lacking = coin if not kept[coin] else other
         raise ValueError(f"roundness: every valid draw with a {lacking} answer loses the answer's trailing zeros "
                          "or its being a multiple of 5")
+    same = {s: [p for p in kept[s] if digit_lengths(p.outcome.answer) == digits] for s in kept}
+    # the coin decides the side where both sides keep the digits; at a digit boundary (9, 10, 99) only one side
+    # can, and the twin takes it (recorded as a fallback) rather than the item losing its twins
+    side = coin if same[coin] else other
+    if not same[side]:
+        raise ValueError("digits: no valid draw on either side writes its answer with as many digits per number "
+                         "as the original")
 
-    def preference(p: _Pick) -> tuple[bool, float]:
-        """As many digits in each number of the answer as the original, then the move nearest the target."""
+    def preference(p: _Pick) -> float:
+        """The move nearest the target."""
         assert p.outcome.number is not None
-        return (digit_lengths(p.outcome.answer) != digit_lengths(orig.answer),
-                abs(abs(math.log(abs(p.outcome.number) / abs(gold))) - size))
+        return abs(abs(math.log(abs(p.outcome.number) / abs(gold))) - size)
 
-    best = min(fresh(kept[coin], f" with a {coin} answer"), key=preference)  # stable: draw order breaks ties
-    return _Pick(best.env, best.outcome, best.question, {"coin": coin, "side": coin, "target_move": round(size, 4),
-                                                          "fallback": False, "fallback_reason": "",
-                                                          "both_sides": True})
+    best = min(fresh(same[side], f" with a {side} answer"), key=preference)  # stable: draw order breaks ties
+    fell = side != coin
+    return _Pick(best.env, best.outcome, best.question, {
+        "coin": coin, "side": side, "target_move": round(size, 4), "fallback": fell,
+        "fallback_reason": f"digits: no {coin} answer keeps the original's digits" if fell else "",
+        "both_sides": True})
 
 
 def _same_order(orig: Sequence[Fraction | None], new: Sequence[Fraction | None]) -> bool:
