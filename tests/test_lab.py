@@ -70,6 +70,32 @@ def test_split_of_bundled_gsm8k_is_drawn_from_traceable_items(gsm8k_items) -> No
     assert len(perturb_gsm8k(chosen).items) == 10  # every C and U item has a reference twin
 
 
+def test_math500_pool_is_drawn_from_items_with_a_template_twin() -> None:
+    """MATH-500 has no worked solution to trace: the lab's pool is the items whose shipped template gives a twin."""
+    from zcp_core.data import load_items
+    from zcp_core.lab import traceable_pool
+    from zcp_core.reference.template import load_templates, shipped_templates
+
+    items = load_items("data/math500/test.jsonl")[:40]
+    pool, excluded = traceable_pool(items, "data/math500/test.jsonl")
+    templates = load_templates(shipped_templates("data/math500/test.jsonl"))  # type: ignore[arg-type]
+    assert pool and len(pool) + len(excluded) == 40
+    assert all(it.id in templates for it in pool)
+    assert any(reason.startswith("no_template") for _, reason in excluded)
+    with pytest.raises(LabError, match="no program templates are shipped"):
+        traceable_pool(items, "data/gsm1k/test.jsonl")
+
+
+def test_a_build_on_another_benchmark_never_takes_over_the_gsm8k_alias() -> None:
+    from zcp_core.lab.build import alias_for, default_name
+
+    cfg = profile_config("default", "direct", dataset="data/math500/test.jsonl")
+    assert alias_for(cfg) == "math500-direct" and alias_for(profile_config("default", "direct")) == "direct"
+    assert default_name(cfg, "k" * 64) == "math500-direct-default-kkkkkkkk"
+    up = profile_config("probe-format-upper-bound", "direct", dataset="data/math500/test.jsonl")
+    assert alias_for(up) == "math500-upper-bound"
+
+
 # ---- cache key -------------------------------------------------------------------------------
 
 SPLIT = Split(("a", "b"), ("c", "d"), 0, 4)

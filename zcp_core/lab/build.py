@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from zcp_core.lab.config import (
     BUILD_FILE,
+    DEFAULT_DATASET,
     LAB_RUN_KIND,
     PARAPHRASE_KINDS,
     TRAIN_CODE_VERSION,
@@ -95,7 +96,18 @@ def alias_for(cfg: LabConfig) -> str:
     profile = profile_config(cfg.profile, cfg.mode)
     dose = exposures(cfg)
     alias = base if dose == exposures(profile) else f"{base}-dose{dose}"
-    return alias if cfg.seed == profile.seed else f"{alias}-seed{cfg.seed}"
+    alias = alias if cfg.seed == profile.seed else f"{alias}-seed{cfg.seed}"
+    return _dataset_prefix(cfg) + alias
+
+
+def _dataset_prefix(cfg: LabConfig) -> str:
+    """``math500-`` for a build on ``data/math500/test.jsonl``; nothing on the default dataset (GSM8K), so a build on
+    another benchmark never takes over ``lab:direct``."""
+    from zcp_core.data import resolve_dataset
+
+    if resolve_dataset(cfg.dataset) == resolve_dataset(DEFAULT_DATASET):
+        return ""
+    return f"{resolve_dataset(cfg.dataset).parent.name}-"
 
 
 def _profile_alias(cfg: LabConfig) -> str:
@@ -106,8 +118,9 @@ def _profile_alias(cfg: LabConfig) -> str:
 
 
 def default_name(cfg: LabConfig, key: str) -> str:
-    """``<mode>-<profile>-<key[:8]>``."""
-    return f"{cfg.mode}-{cfg.profile}-{key[:8]}"
+    """``<mode>-<profile>-<key[:8]>``, after the dataset's folder name off the default dataset
+    (``math500-direct-default-…``)."""
+    return f"{_dataset_prefix(cfg)}{cfg.mode}-{cfg.profile}-{key[:8]}"
 
 
 def _link_alias(alias: str, name: str) -> None:
@@ -197,7 +210,7 @@ def load_pool(dataset: str) -> Pool:
     from zcp_core.data import load_items
 
     items = load_items(dataset)
-    keep, dropped = traceable_pool(items)
+    keep, dropped = traceable_pool(items, dataset)
     return Pool(dataset, tuple(items), tuple(keep), tuple(dropped))
 
 

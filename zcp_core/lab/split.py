@@ -51,20 +51,43 @@ def draw_split(ids: Sequence[str], n: int, seed: int, excluded: Sequence[tuple[s
     return Split(tuple(chosen[0::2]), tuple(chosen[1::2]), seed, len(pool), tuple(excluded))
 
 
-def traceable_pool(items: Sequence[Item]) -> tuple[list[Item], list[tuple[str, str]]]:
-    """Items with a reference twin (``perturb_gsm8k`` succeeds), and the others with reasons.
+def traceable_pool(items: Sequence[Item], dataset: str | None = None) -> tuple[list[Item], list[tuple[str, str]]]:
+    """Items with a reference twin, and the others with reasons.
 
-    The split is drawn from traceable items only, so evaluation never loses a
-    C or U item to a failed perturbation.
+    The twin is numeric (``perturb_gsm8k``) where the items carry traceable worked solutions (GSM8K); where none
+    traces and ``dataset`` has shipped program templates (MATH-500), it is a template twin at seed 0. The split is
+    drawn from these items only, so evaluation never loses a C or U item to a failed twin.
     """
     from zcp_core.reference import perturb_gsm8k
 
     ref = perturb_gsm8k(list(items), ambiguity=LAB_AMBIGUITY)
+    if not ref.items and dataset is not None:
+        return template_pool(items, dataset)
     ok = {it.original_id for it in ref.items}
     reasons = {f.id: _failure_reason(f) for f in ref.failures}
     keep = [it for it in items if it.id in ok]
     dropped = [(it.id, reasons.get(it.id, "no reference twin")) for it in items if it.id not in ok]
     return keep, dropped
+
+
+def template_pool(items: Sequence[Item], dataset: str) -> tuple[list[Item], list[tuple[str, str]]]:
+    """Items with a template twin (the dataset's shipped templates, seed 0, twin 1), and the others with reasons.
+
+    Raises:
+        LabError: When the dataset has no shipped templates.
+    """
+    from zcp_core.reference.template import load_templates, shipped_templates
+    from zcp_core.reference.template_build import template_twins
+
+    path = shipped_templates(dataset)
+    if path is None:
+        raise LabError(f"{dataset}: no item traces to a numeric twin and no program templates are shipped for it, "
+                       "so the lab has no twins to probe against")
+    ref = template_twins(list(items), load_templates(path), seed=0, twins=1)[0]
+    ok = {it.original_id for it in ref.items}
+    reasons = {f.id: _failure_reason(f) for f in ref.failures}
+    return ([it for it in items if it.id in ok],
+            [(it.id, reasons.get(it.id, "no template twin")) for it in items if it.id not in ok])
 
 
 def paraphrasable_pool(items: Sequence[Item], cfg: LabConfig, need: int | None = None
