@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.probe.calibrate import PRIOR_BAND, choose_calibration
+from zcp_core.probe.calibrate import PRIOR_BAND, choose_calibration, needs_prior
+from zcp_core.probe.prior import MIN_PRIOR_PAIRS, NeutralPrior, PriorPart
 from zcp_core.probe.report import calibration_sentence
 from zcp_core.schema import Item
 
@@ -23,43 +24,75 @@ def twin(method: str | None, where: str = "metadata") -> Item:
     return Item(id="a-ref", question="q", answer="1", original_id="a", metadata=meta)
 
 
-def card(diff: float | None, ci: tuple[float, float] | None = None, too_few: bool = False) -> dict:
-    return {"neutral_prior_diff": diff, "neutral_prior_ci90": ci, "neutral_prior_model": "SmolLM2-135M-Instruct",
-            "too_few_pairs": too_few}
+def prior(diff: float | None, n: int = 200) -> NeutralPrior:
+    part = PriorPart(n, diff, None if diff is None else (diff - 0.1, diff + 0.1))
+    return NeutralPrior("SmolLM2-135M-Instruct", part, part, PriorPart(0, None, None))
 
 
 PS = ("acc", "p_first", "p_all")
 
 
-# mode, metrics, twins' method, card, on, basis
-@pytest.mark.parametrize("mode, metrics, method, crd, on, basis", [
+# mode, metrics, twins' method, the audited model's prior, on, basis
+@pytest.mark.parametrize("mode, metrics, method, pri, on, basis", [
     ("on", PS, "numeric-perturbation-v7", None, True, "asked"),
-    ("off", PS, "template-v1", card(0.3), False, "declined"),
+    ("off", PS, "template-v1", prior(0.3), False, "declined"),
     ("off", ("p_all", "p_all_cal"), "numeric-perturbation-v7", None, True, "asked"),  # named in --metrics
     ("auto", ("acc", "p_all_cal"), "numeric-perturbation-v7", None, True, "asked"),
-    ("auto", ("acc",), "template-v1", card(0.3), False, "no_logit_metric"),
-    # MATH-500's template card: the point estimate is beyond the band though its interval holds 0
-    ("auto", PS, "numeric-perturbation-v7", card(0.1047, (-0.0329, 0.2422)), True, "card_outside_band"),
-    ("auto", PS, "numeric-perturbation-v7", card(-0.08, (-0.12, -0.04)), True, "card_outside_band"),  # toward clean
-    # GSM8K under --method auto: in the band, but its interval is not, so the template twins decide
-    ("auto", PS, "template-v1", card(0.0365, (-0.0135, 0.0864)), True, "template_twins"),
-    ("auto", PS, "template-v1", card(0.01, (-0.02, 0.04)), False, "card_in_band"),  # balance shown: off
-    ("auto", PS, "template-v1", card(0.0, (-PRIOR_BAND, PRIOR_BAND)), False, "card_in_band"),  # the edge is in it
-    # GSM8K numeric twins: in the band, interval not; the numeric method's shipped card decides
-    ("auto", PS, "numeric-perturbation-v7", card(0.028, (-0.0249, 0.0809)), False, "numeric_twins"),
-    ("auto", PS, "numeric-perturbation-v7", card(0.3, (0.2, 0.4), too_few=True), False, "numeric_twins"),  # noisy
+    ("auto", ("acc",), "template-v1", prior(0.3), False, "no_logit_metric"),
+    # the audited model's own prior decides, one threshold read the same way on both sides
+    ("auto", PS, "template-v1", prior(0.1047), True, "prior_outside_band"),
+    ("auto", PS, "template-v1", prior(-0.08), True, "prior_outside_band"),  # toward clean
+    ("auto", PS, "template-v1", prior(0.049), False, "prior_in_band"),
+    ("auto", PS, "template-v1", prior(-0.049), False, "prior_in_band"),
+    ("auto", PS, "template-v1", prior(PRIOR_BAND), False, "prior_in_band"),  # the edge is in the band
+    ("auto", PS, "llm-isomorphic-v1", prior(0.2), True, "prior_outside_band"),
+    ("auto", PS, "llm-isomorphic-v1", prior(0.0), False, "prior_in_band"),
+    # too few pairs to decide: template twins stay calibrated, twins of unknown balance do not
+    ("auto", PS, "template-v1", prior(0.0, n=MIN_PRIOR_PAIRS - 1), True, "template_twins"),
     ("auto", PS, "template-v1", None, True, "template_twins"),
-    ("auto", PS, "numeric-perturbation-v5", None, False, "numeric_twins"),
-    ("auto", ("p_all",), "numeric-perturbation-v7", card(None), False, "numeric_twins"),  # a card with no prior
-    ("auto", PS, "llm-isomorphic-v1", None, False, "unknown_balance"),
+    ("auto", PS, "llm-isomorphic-v1", prior(0.3, n=3), False, "unknown_balance"),
     ("auto", PS, None, None, False, "unknown_balance"),
+    # numeric twins: the generator's balance shown at scale decides, whatever a small run's prior reads
+    ("auto", PS, "numeric-perturbation-v7", prior(0.3), False, "numeric_twins"),
+    ("auto", PS, "numeric-perturbation-v5", None, False, "numeric_twins"),
 ])
-def test_choose_calibration_golden(mode, metrics, method, crd, on, basis):
-    got = choose_calibration(mode, metrics, [twin(method)], crd)
+def test_choose_calibration_golden(mode, metrics, method, pri, on, basis):
+    got = choose_calibration(mode, metrics, [twin(method)], pri)
     assert (got.on, got.basis) == (on, basis)
     assert got.as_dict() == {"mode": mode, "on": on, "basis": basis,
                              "neutral_prior_diff": got.neutral_prior_diff, "prior_model": got.prior_model}
-    assert (got.neutral_prior_diff is not None) == basis.startswith("card_")
+    assert (got.neutral_prior_diff is not None) == basis.startswith("prior_")
+
+
+def test_the_prior_is_scored_only_where_it_can_decide_or_be_shown():
+    assert needs_prior(PS, [twin("template-v1")]) and needs_prior(("p_all_cal",), [twin("llm-isomorphic-v1")])
+    assert not needs_prior(PS, [twin("numeric-perturbation-v7")]) and not needs_prior(("acc",), [twin("template-v1")])
+
+
+def test_neutral_prior_pairs_every_twin_and_splits_numeric_from_other_forms():
+    """Golden: a fake backend whose log-probability is minus the answer's length, so each pair's difference is
+    known by hand."""
+    from zcp_core.probe.prior import neutral_prior
+
+    class Fake:
+        model_id = "fake"
+
+        def score(self, reqs):
+            from zcp_core.backends.base import TokenLogprobs
+
+            assert all(r.prompt == "The answer is \\boxed{" and r.continuation.endswith("}") for r in reqs)
+            return [TokenLogprobs(tuple(r.continuation), tuple([-1.0] * len(r.continuation))) for r in reqs]
+
+    orig = [Item(id="a", question="q", answer="12"), Item(id="b", question="q", answer="\\sqrt{2}")]
+    tw = [Item(id="a1", question="q", answer="7", original_id="a"),
+          Item(id="a2", question="q", answer="123", original_id="a"),
+          Item(id="b1", question="q", answer="\\sqrt{3}", original_id="b"),
+          Item(id="x1", question="q", answer="5", original_id="x")]  # no original in the run: left out
+    got = neutral_prior(Fake(), orig, tw)
+    assert got.model == "fake"
+    assert (got.numeric.n_pairs, got.numeric.diff) == (2, 0.0)  # -3 - (-2) = -1 and -3 - (-4) = +1
+    assert (got.other.n_pairs, got.other.diff, got.other.ci90) == (1, 0.0, None)
+    assert got.pooled.n_pairs == 3 and got.pooled.diff == 0.0 and not got.decides
 
 
 def test_a_verification_that_is_not_a_record_is_read_as_unknown():
@@ -82,22 +115,33 @@ def test_unknown_mode_is_refused():
 CAL_HEADLINE = {"metric": "p_all_cal"}
 
 
+PRIOR_SUMMARY = {"neutral_prior": {"pooled": {"n_pairs": 1240, "diff": 0.1047, "ci90": [0.03, 0.18]}}}
+
+
 @pytest.mark.parametrize("summary, needle", [
-    ({"calibration": {"basis": "card_outside_band", "neutral_prior_diff": 0.1047,
-                      "prior_model": "SmolLM2-135M-Instruct"}, "headline": CAL_HEADLINE},
-     "0.105 nats a priori less likely than the originals' under SmolLM2-135M-Instruct, beyond the 0.050-nat band; "
-     "raw P_first and P_all lean toward 'contaminated' on a clean model, so the verdict reads calibrated P_all."),
-    ({"calibration": {"basis": "card_outside_band", "neutral_prior_diff": -0.08, "prior_model": "m"},
+    ({"calibration": {"basis": "prior_outside_band", "neutral_prior_diff": 0.1047,
+                      "prior_model": "SmolLM2-135M-Instruct"}, "headline": CAL_HEADLINE, **PRIOR_SUMMARY},
+     "the twins' answers are 0.105 nats a priori less likely than the originals' under SmolLM2-135M-Instruct "
+     "(90% CI 0.030 to 0.180, 1240 pairs), beyond the 0.050-nat band; raw P_first and P_all lean toward "
+     "'contaminated' on a clean model, so the verdict reads calibrated P_all. Raw and calibrated are shown side by "
+     "side."),
+    ({"calibration": {"basis": "prior_outside_band", "neutral_prior_diff": -0.08, "prior_model": "m"},
       "headline": CAL_HEADLINE},
      "a priori more likely than the originals' under m, beyond the 0.050-nat band; raw P_first and P_all lean "
      "toward 'clean'"),
+    ({"calibration": {"basis": "prior_in_band", "neutral_prior_diff": -0.02, "prior_model": "m"},
+      "headline": {"metric": "p_all"}},
+     "Raw metrics lead (--calibrate auto): the twins' answers are 0.020 nats a priori more likely than the "
+     "originals' under m, inside the 0.050-nat band, so raw P_first and P_all are read as they are."),
     ({"calibration": {"basis": "template_twins"}, "headline": CAL_HEADLINE},
-     "template twins' answers are a priori less likely"),
+     "too few template-twin pairs to measure"),
     # no calibrated verdict (e.g. a prompt-mode backend without logprobs): the sentence says what the verdict reads
     ({"calibration": {"basis": "template_twins"}, "headline": {"metric": "acc"}},
      "but calibrated P_all has no verdict in this run, so the verdict reads accuracy"),
     ({"calibration": {"basis": "template_twins"}, "headline": CAL_HEADLINE, "original_arm": "twin 1"},
      "here a twin stands as the original, so both arms share the twins' a-priori balance"),
+    ({"calibration": {"basis": "prior_outside_band", "neutral_prior_diff": 0.2}, "headline": CAL_HEADLINE,
+      "original_arm": "twin 1"}, "here a twin stands as the original"),
     ({"calibration": {"basis": "unknown_balance"}},
      "`--calibrate on` reads P_first and P_all net of each answer's own prior"),
 ])
@@ -105,28 +149,10 @@ def test_calibration_sentence_golden(summary, needle):
     assert needle in calibration_sentence(summary)
 
 
-@pytest.mark.parametrize("basis", ["asked", "declined", "card_in_band", "numeric_twins", "no_logit_metric"])
+@pytest.mark.parametrize("basis", ["asked", "declined", "numeric_twins", "no_logit_metric"])
 def test_no_sentence_where_nothing_was_switched(basis):
     assert calibration_sentence({"calibration": {"basis": basis, "neutral_prior_diff": 0.01},
                                  "headline": CAL_HEADLINE}) == ""
-
-
-def test_reference_card_read_from_the_folder_or_its_reference_file(tmp_path):
-    """The same twins get the same decision whether the folder or its reference.jsonl is passed."""
-    import pandas as pd
-
-    from zcp_core.cli.probe import _reference_card
-    from zcp_core.runs import RunSpec, write_run
-
-    crd = card(0.1047, [-0.0329, 0.2422])  # as JSON keeps it
-    ref = write_run(tmp_path / "ref", RunSpec(kind="reference", config={}, command="zcp reference build"),
-                    pd.DataFrame({"id": ["a"]}), {"twin_card": crd})
-    (ref / "reference.jsonl").write_text("")
-    other = tmp_path / "twins.jsonl"
-    other.write_text("")
-    assert _reference_card(str(ref)) == crd
-    assert _reference_card(str(ref / "reference.jsonl")) == crd
-    assert _reference_card(str(other)) is None and _reference_card(None) is None
 
 
 @pytest.mark.heavy

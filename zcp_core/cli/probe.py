@@ -236,7 +236,7 @@ def probe_cmd(args: argparse.Namespace) -> int:
     """Probe original (and paraphrased) items against reference twins and write a run."""
     from zcp_core.cli.common import backend_from_args
     from zcp_core.probe import DEFAULT_SUFFIX, ProbeConfig, run_probe
-    from zcp_core.probe.calibrate import choose_calibration
+    from zcp_core.probe.calibrate import choose_calibration, needs_prior
     from zcp_core.runs import atomic_write_json, load_run
 
     asked = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
@@ -248,18 +248,26 @@ def probe_cmd(args: argparse.Namespace) -> int:
                          answer_format=args.answer_format, flag_metric=args.flag_metric or DEFAULT_FLAG_METRIC,
                          fdr=args.fdr, originals="all" if args.all_originals else "paired")
     original, reference, para, notes = _load_sets(args)
-    choice = choose_calibration(args.calibrate, asked, reference, _reference_card(args.reference))
+    out = str(claim_out(args, args.out or f"runs/probe-{Path(args.dataset).stem}", "probe"))
+    backend = backend_from_args(args)
+    prior = None
+    if needs_prior(asked, reference):
+        from zcp_core.probe.prior import neutral_prior
+
+        # scored by the audited model on this run's own pairs: a reference card's prior was scored by whatever
+        # model built the twins
+        prior = neutral_prior(backend, original, reference)
+        notes["neutral_prior"] = prior.as_dict()
+    choice = choose_calibration(args.calibrate, asked, reference, prior)
     config = replace(config, metrics=with_calibration(asked, choice.on),
                      flag_metric=args.flag_metric or default_flag_metric(choice.on))
     notes["calibration"] = choice.as_dict()
     if choice.on and choice.basis != "asked":
         log(f"calibration on (--calibrate auto: {choice.basis.replace('_', ' ')}): p_first_cal/p_all_cal are "
             "measured and lead the verdict where they have one")
-    out = str(claim_out(args, args.out or f"runs/probe-{Path(args.dataset).stem}", "probe"))
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
     log(f"probing {len(original)} originals, {len(reference)} twins"
         + (f", {len(para)} paraphrases" if para else "") + f" on {args.model}; CoT generated: {config.needs_cot}")
-    backend = backend_from_args(args)
     control = None
     if getattr(args, "control", None):
         from zcp_core.probe.control import Control
@@ -285,20 +293,6 @@ def default_flag_metric(calibrated: bool) -> str:
     """The flag metric when ``--flag-metric`` is not given: P_all, calibrated when calibration is on (the raw
     per-item p leans the same way as the raw test where the twins' answers are a priori less likely)."""
     return f"{DEFAULT_FLAG_METRIC}_cal" if calibrated else DEFAULT_FLAG_METRIC
-
-
-def _reference_card(reference: str | None) -> dict[str, Any] | None:
-    """The twin card a `zcp reference build --out` folder recorded, given the folder or its reference file
-    (``None`` for another items file or an older run), so the same twins get the same decision either way."""
-    from zcp_core.data import resolve_dataset
-    from zcp_core.reference.load import REFERENCE_FILE
-    from zcp_core.runs import load_run
-
-    path = resolve_dataset(reference) if reference else None
-    folder = path if path is None or path.is_dir() else path.parent if path.name == REFERENCE_FILE else None
-    if folder is None or not (folder / "manifest.json").is_file() or not (folder / REFERENCE_FILE).is_file():
-        return None
-    return (load_run(folder).summary or {}).get("twin_card")
 
 
 def with_calibration(metrics: tuple[str, ...], calibrate: bool) -> tuple[str, ...]:

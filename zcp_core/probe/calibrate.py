@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
 
 if TYPE_CHECKING:
     from zcp_core.probe.config import ProbeConfig
+    from zcp_core.probe.prior import NeutralPrior
     from zcp_core.schema import Item
 
 #: What every number in the question becomes in the prior's context.
@@ -109,14 +110,15 @@ def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float],
     return out
 
 
-#: ``--calibrate``: ``auto`` (on where the twins' answers are known to be a priori less likely), ``on`` or ``off``.
+#: ``--calibrate``: ``auto`` (on where the twins' answers are a priori less, or more, likely), ``on`` or ``off``.
 CalibrateMode = Literal["auto", "on", "off"]
 CALIBRATE_MODES: tuple[str, ...] = get_args(CalibrateMode)
-#: The twin card's balance band on the neutral prior (nats): beyond it the raw P metrics lean one way on a clean
-#: model (MATH-500 template twins: +0.105 nats, and the untouched model's raw P_all null rejects at Holm 0.032).
+#: The balance band on the neutral prior (nats): beyond it, either way, the raw P metrics lean on a clean model
+#: (MATH-500 template twins before they were balanced at the source: +0.105 nats, and the untouched model's raw
+#: P_all null rejected at Holm 0.032).
 PRIOR_BAND = 0.05
 #: Why calibration is on or off, as the report words it (``basis`` of :class:`CalibrationChoice`).
-CalibrationBasis = Literal["asked", "declined", "no_logit_metric", "card_outside_band", "card_in_band",
+CalibrationBasis = Literal["asked", "declined", "no_logit_metric", "prior_outside_band", "prior_in_band",
                            "template_twins", "numeric_twins", "unknown_balance"]
 BASES: tuple[str, ...] = get_args(CalibrationBasis)
 
@@ -129,12 +131,12 @@ class CalibrationChoice:
         mode: The ``--calibrate`` mode asked for.
         on: Whether ``p_first_cal``/``p_all_cal`` are measured (the headline then reads ``p_all_cal``).
         basis: One of :data:`BASES`: the user asked (``on``, or a calibrated metric in ``--metrics``) or
-            declined (``off``); under ``auto``, no P metric to calibrate, the reference run's twin card beyond the
-            neutral-prior band (point estimate) or inside it (its whole 90% interval), or, where no card decides,
-            template twins (whose shipped card misses the band), numeric twins (whose card meets it), or twins of
-            unknown balance (left off; the report suggests ``--calibrate on``).
-        neutral_prior_diff: The twin card's neutral prior, original minus twin (nats), when it was read.
-        prior_model: The model that scored that prior.
+            declined (``off``); under ``auto``: no P metric to calibrate; numeric twins (whose generator's balance
+            is shown at scale: off); the audited model's neutral prior of the run's own pairs beyond the band or
+            within it (the same threshold both ways); or, where that prior has too few pairs, template twins (on)
+            or twins of unknown balance (off; the report suggests ``--calibrate on``).
+        neutral_prior_diff: The neutral prior, original minus twin (nats, pooled), when it decided.
+        prior_model: The model that scored it.
     """
 
     mode: CalibrateMode
@@ -148,15 +150,22 @@ class CalibrationChoice:
         return asdict(self)
 
 
+def needs_prior(metrics: Sequence[str], twins: Sequence[Item]) -> bool:
+    """Whether a probe scores its neutral prior: a P metric is measured and the twins are not all numeric (the one
+    generator whose balance is shown at scale). :func:`choose_calibration` reads it under ``auto``; the report
+    shows it under every mode."""
+    return any(m in metrics for m in (*CALIBRATED, *CALIBRATED.values())) and not _all_numeric(twins)
+
+
 def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Sequence[Item],
-                       card: Mapping[str, Any] | None = None) -> CalibrationChoice:
+                       prior: NeutralPrior | None = None) -> CalibrationChoice:
     """Decide ``--calibrate``: ``on``/``off`` as asked; ``auto`` turns it on where raw P metrics are biased.
 
     Args:
         mode: ``auto``, ``on`` or ``off``.
         metrics: The metrics asked for (calibration needs ``p_first`` or ``p_all``).
         twins: The reference twins (their ``metadata["method"]`` says how they were made).
-        card: The twin card of the reference run (its summary's ``twin_card``), when the reference is a run folder.
+        prior: The audited model's neutral prior of the run's own pairs (:func:`~zcp_core.probe.prior.neutral_prior`).
     """
     if mode not in CALIBRATE_MODES:
         raise ValueError(f"--calibrate must be one of {', '.join(CALIBRATE_MODES)}, not {mode!r}")
@@ -166,23 +175,23 @@ def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Seque
         return CalibrationChoice(mode, False, "declined")
     if not any(m in metrics for m in CALIBRATED.values()):
         return CalibrationChoice(mode, False, "no_logit_metric")
-    c = card or {}
-    diff, ci, model = c.get("neutral_prior_diff"), c.get("neutral_prior_ci90"), c.get("neutral_prior_model")
-    if diff is not None and not c.get("too_few_pairs"):
-        # The reference run's own card: a point estimate beyond the band turns calibration on; only a card whose
-        # whole 90% interval lies inside the band turns it off (a small card's interval is wide: it then leaves
-        # the decision to the twins' method).
-        if abs(float(diff)) > PRIOR_BAND:
-            return CalibrationChoice(mode, True, "card_outside_band", float(diff), model)
-        if ci is not None and max(abs(float(ci[0])), abs(float(ci[1]))) <= PRIOR_BAND:
-            return CalibrationChoice(mode, False, "card_in_band", float(diff), model)
-    methods = {_method(t).split("-", 1)[0] for t in twins}
-    # Otherwise the method's shipped card speaks: template twins miss the band, numeric twins meet it.
-    if "template" in methods:
-        return CalibrationChoice(mode, True, "template_twins")
-    if methods == {"numeric"}:
+    if _all_numeric(twins):
+        # the numeric generator's balance is shown over the whole GSM8K test set (its card inside the band, its
+        # null passing); a demo-sized run's own prior is noisier evidence than that
         return CalibrationChoice(mode, False, "numeric_twins")
+    if prior is not None and prior.decides:
+        # one threshold read the same way on both sides: a point estimate beyond the band turns calibration on,
+        # one within it turns it off
+        diff = float(prior.pooled.diff)  # type: ignore[arg-type]  # decides guarantees it
+        basis: CalibrationBasis = "prior_outside_band" if abs(diff) > PRIOR_BAND else "prior_in_band"
+        return CalibrationChoice(mode, basis == "prior_outside_band", basis, diff, prior.model)
+    if any(_method(t).startswith("template") for t in twins):
+        return CalibrationChoice(mode, True, "template_twins")
     return CalibrationChoice(mode, False, "unknown_balance")
+
+
+def _all_numeric(twins: Sequence[Item]) -> bool:
+    return bool(twins) and {_method(t).split("-", 1)[0] for t in twins} == {"numeric"}
 
 
 def _method(twin: Item) -> str:

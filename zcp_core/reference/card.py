@@ -124,7 +124,7 @@ _FRAC = re.compile(r"^(-?)\\[dt]?frac\{(\d+)\}\{(\d+)\}$")
 _NOISE = re.compile(r"\\\$|\\%|\^\s*\{?\\circ\}?|\\!|\{,\}|[,$\s]")
 
 
-def _value(s: str) -> Fraction | None:
+def answer_value(s: str) -> Fraction | None:
     """A plain or LaTeX number (``1,000``, ``\\$5``, ``-\\frac{3}{4}``, ``2.5``, ``30^\\circ``), else None."""
     t = _NOISE.sub("", s.strip())
     m = _FRAC.match(t)
@@ -141,7 +141,7 @@ def _leading(v: Fraction) -> int | None:
     return int(digits[0]) if digits and digits[0] != "0" else None
 
 
-def _mean_ci(xs: Sequence[float], level: float) -> tuple[float, tuple[float, float]]:
+def mean_ci(xs: Sequence[float], level: float) -> tuple[float, tuple[float, float]]:
     """Mean and t-interval of ``xs`` (a point interval for fewer than 2)."""
     from scipy import stats
 
@@ -167,7 +167,7 @@ def twin_card(originals: Sequence[Item], twins: Sequence[Item], failures: Sequen
     pairs, meta = [], []
     for t in twins:
         o = by_id.get(t.original_id or "")
-        a, b = (_value(o.answer), _value(t.answer)) if o else (None, None)
+        a, b = (answer_value(o.answer), answer_value(t.answer)) if o else (None, None)
         if a is not None and b is not None:
             pairs.append((a, b))
             meta.append(t.metadata.get("side") or {})
@@ -178,7 +178,7 @@ def twin_card(originals: Sequence[Item], twins: Sequence[Item], failures: Sequen
     dig = [(answer_digits(a), answer_digits(b)) for a, b in pairs]
     lead = [(_leading(a), _leading(b)) for a, b in pairs]
     share = tuple((sum(x[0] == d for x in lead) / n, sum(x[1] == d for x in lead) / n) for d in range(1, 10))
-    lr_mean, lr_ci = _mean_ci([math.log(abs(b) / abs(a)) for a, b in pairs if a and b], 0.95)
+    lr_mean, lr_ci = mean_ci([math.log(abs(b) / abs(a)) for a, b in pairs if a and b], 0.95)
     rnd = [(roundness(a), roundness(b)) for a, b in pairs]
     fb = [m for m in meta if m.get("fallback")]
     return TwinCard(
@@ -200,12 +200,13 @@ NEUTRAL_CONTEXT = "The answer is \\boxed{"
 
 
 def neutral_priors(backend: Any, answers: Sequence[str]) -> dict[str, float]:
-    """Each answer's log-probability (digits then ``}``) right after :data:`NEUTRAL_CONTEXT`, raw (no template)."""
+    """Each answer's log-probability (digits then ``}``) right after :data:`NEUTRAL_CONTEXT`, raw (no template);
+    NaN where the backend cannot score."""
     from zcp_core.backends.base import ScoreRequest
 
     uniq = sorted(set(answers))
     scored = backend.score([ScoreRequest(continuation=f"{a}}}", prompt=NEUTRAL_CONTEXT) for a in uniq])
-    return {a: s.total for a, s in zip(uniq, scored, strict=True)}
+    return {a: s.total if s.available else math.nan for a, s in zip(uniq, scored, strict=True)}
 
 
 def with_neutral_prior(card: TwinCard, backend: Any, originals: Sequence[Item], twins: Sequence[Item]) -> TwinCard:
@@ -214,9 +215,9 @@ def with_neutral_prior(card: TwinCard, backend: Any, originals: Sequence[Item], 
     by_id = {it.id: it for it in originals}
     # the card's pairs: both answers numbers (a tuple or a surd has no neutral prior comparable across pairs)
     pairs = [(by_id[t.original_id].answer, t.answer) for t in twins if t.original_id in by_id
-             and _value(by_id[t.original_id].answer) is not None and _value(t.answer) is not None]
+             and answer_value(by_id[t.original_id].answer) is not None and answer_value(t.answer) is not None]
     if not pairs:
         return card
     lp = neutral_priors(backend, [x for p in pairs for x in p])
-    m, ci = _mean_ci([lp[a] - lp[b] for a, b in pairs], 0.90)
+    m, ci = mean_ci([d for a, b in pairs if not math.isnan(d := lp[a] - lp[b])], 0.90)
     return replace(card, neutral_prior_diff=m, neutral_prior_ci90=ci, neutral_prior_model=str(backend.model_id))
