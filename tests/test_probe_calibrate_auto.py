@@ -39,18 +39,20 @@ PS = ("acc", "p_first", "p_all")
     ("off", ("p_all", "p_all_cal"), "numeric-perturbation-v7", None, True, "asked"),  # named in --metrics
     ("auto", ("acc", "p_all_cal"), "numeric-perturbation-v7", None, True, "asked"),
     ("auto", ("acc",), "template-v1", prior(0.3), False, "no_logit_metric"),
-    # the audited model's own prior decides, one threshold read the same way on both sides
-    ("auto", PS, "template-v1", prior(0.1047), True, "prior_outside_band"),
-    ("auto", PS, "template-v1", prior(-0.08), True, "prior_outside_band"),  # toward clean
-    ("auto", PS, "template-v1", prior(0.049), False, "prior_in_band"),
-    ("auto", PS, "template-v1", prior(-0.049), False, "prior_in_band"),
-    ("auto", PS, "template-v1", prior(PRIOR_BAND), False, "prior_in_band"),  # the edge is in the band
-    ("auto", PS, "llm-isomorphic-v1", prior(0.2), True, "prior_outside_band"),
-    ("auto", PS, "llm-isomorphic-v1", prior(0.0), False, "prior_in_band"),
-    # too few pairs to decide: template twins stay calibrated, twins of unknown balance do not
+    # template twins: calibrated whatever one run's prior reads (decided on MATH-500), the prior shown beside it
+    ("auto", PS, "template-v1", prior(0.1047), True, "template_twins"),
+    ("auto", PS, "template-v1", prior(0.0), True, "template_twins"),
     ("auto", PS, "template-v1", prior(0.0, n=MIN_PRIOR_PAIRS - 1), True, "template_twins"),
     ("auto", PS, "template-v1", None, True, "template_twins"),
-    ("auto", PS, "llm-isomorphic-v1", prior(0.3, n=3), False, "unknown_balance"),
+    # other twins: the audited model's own prior decides, one threshold read the same way on both sides
+    ("auto", PS, "llm-isomorphic-v1", prior(0.1047), True, "prior_outside_band"),
+    ("auto", PS, "llm-isomorphic-v1", prior(-0.08), True, "prior_outside_band"),  # toward clean
+    ("auto", PS, "llm-isomorphic-v1", prior(0.049), False, "prior_in_band"),
+    ("auto", PS, "llm-isomorphic-v1", prior(-0.049), False, "prior_in_band"),
+    ("auto", PS, "llm-isomorphic-v1", prior(PRIOR_BAND), False, "prior_in_band"),  # the edge is in the band
+    ("auto", PS, None, prior(0.2), True, "prior_outside_band"),
+    # too few pairs to decide: unknown balance, left uncalibrated (the report suggests --calibrate on)
+    ("auto", PS, "llm-isomorphic-v1", prior(0.3, n=MIN_PRIOR_PAIRS - 1), False, "unknown_balance"),
     ("auto", PS, None, None, False, "unknown_balance"),
     # numeric twins: the generator's balance shown at scale decides, whatever a small run's prior reads
     ("auto", PS, "numeric-perturbation-v7", prior(0.3), False, "numeric_twins"),
@@ -61,7 +63,9 @@ def test_choose_calibration_golden(mode, metrics, method, pri, on, basis):
     assert (got.on, got.basis) == (on, basis)
     assert got.as_dict() == {"mode": mode, "on": on, "basis": basis,
                              "neutral_prior_diff": got.neutral_prior_diff, "prior_model": got.prior_model}
-    assert (got.neutral_prior_diff is not None) == basis.startswith("prior_")
+    scored = pri is not None and pri.decides and basis not in ("numeric_twins", "asked", "declined", "no_logit_metric")
+    assert (got.neutral_prior_diff is not None) == scored
+    assert got.prior_model == ("SmolLM2-135M-Instruct" if scored else None)
 
 
 def test_the_prior_is_scored_only_where_it_can_decide_or_be_shown():
@@ -134,7 +138,13 @@ PRIOR_SUMMARY = {"neutral_prior": {"pooled": {"n_pairs": 1240, "diff": 0.1047, "
      "Raw metrics lead (--calibrate auto): the twins' answers are 0.020 nats a priori more likely than the "
      "originals' under m, inside the 0.050-nat band, so raw P_first and P_all are read as they are."),
     ({"calibration": {"basis": "template_twins"}, "headline": CAL_HEADLINE},
-     "too few template-twin pairs to measure"),
+     "as for every probe of template twins: on MATH-500 the untouched model's raw P_all reads its originals as "
+     "contaminated even with twins balanced at the source, and calibrated P_all does not, so the verdict reads "
+     "calibrated P_all. Raw and calibrated are shown side by side."),
+    ({"calibration": {"basis": "template_twins", "neutral_prior_diff": 0.4376, "prior_model": "m"},
+      "headline": CAL_HEADLINE, **PRIOR_SUMMARY},
+     "Here the twins' answers are 0.438 nats a priori less likely than the originals' under m (90% CI 0.030 to "
+     "0.180, 1240 pairs)."),
     # no calibrated verdict (e.g. a prompt-mode backend without logprobs): the sentence says what the verdict reads
     ({"calibration": {"basis": "template_twins"}, "headline": {"metric": "acc"}},
      "but calibrated P_all has no verdict in this run, so the verdict reads accuracy"),
@@ -156,30 +166,30 @@ def test_no_sentence_where_nothing_was_switched(basis):
 
 
 @pytest.mark.heavy
-def test_cli_switches_calibration_on_for_math500_template_twins(tmp_path, capsys):
-    """The user's command with no flag: MATH-500 twins built from the shipped templates, calibrated P_all leads
-    the verdict and the flags; an explicit --flag-metric is kept."""
+def test_cli_calibrates_math500_template_twins_and_shows_the_audited_models_prior(tmp_path, capsys):
+    """The user's command with no flag: MATH-500 twins built from the shipped templates; the run scores its own
+    pairs' neutral prior with the model it audits and shows it; template twins are read calibrated (the verdict and
+    the flags), raw beside them; an explicit --flag-metric is kept."""
     from zcp_core.cli.main import main
     from zcp_core.probe.report import report
-    from zcp_core.report import metric_name
     from zcp_core.runs import load_run
 
     base = ["probe", "--model", "smollm2", "--dataset", str(ROOT / "data/math500/test.jsonl"), "--limit", "20",
             "--twins", "2", "--metrics", "p_first,p_all", "--max-new-tokens", "1", "--n-resamples", "200"]
     out = tmp_path / "p"
     assert main([*base, "--out", str(out)]) == 0
-    assert "calibration on (--calibrate auto: template twins)" in capsys.readouterr().err
     s = load_run(out).summary
-    assert s["calibration"] == {"mode": "auto", "on": True, "basis": "template_twins", "neutral_prior_diff": None,
-                                "prior_model": None}
-    assert s["metrics"]["p_all_cal"]["n"] >= 1
-    assert s["headline"]["metric"] == "p_all_cal"
-    assert s["flags"]["metric"] == "p_all_cal" and s["flags"]["controlled"]  # items flagged on calibrated P_all
+    pri, cal = s["neutral_prior"], s["calibration"]
+    assert pri["model"] == "SmolLM2-135M-Instruct" and pri["pooled"]["n_pairs"] >= MIN_PRIOR_PAIRS
+    assert pri["pooled"]["n_pairs"] == pri["numeric"]["n_pairs"] + pri["other"]["n_pairs"]
+    assert cal == {"mode": "auto", "on": True, "basis": "template_twins", "neutral_prior_diff": pri["pooled"]["diff"],
+                   "prior_model": "SmolLM2-135M-Instruct"}
+    assert s["headline"]["metric"] == "p_all_cal" and s["flags"]["metric"] == "p_all_cal"
+    assert {"p_all", "p_all_cal"} <= set(s["metrics"])  # raw beside calibrated
     rep = report(out)
-    assert rep.headline.subject == metric_name("p_all_cal")
-    assert any("template twins' answers are a priori less likely" in n for n in rep.notes)
+    assert any("as for every probe of template twins" in n and "Here the twins' answers are" in n for n in rep.notes)
     kept = tmp_path / "q"
-    assert main([*base, "--flag-metric", "p_all", "--out", str(kept)]) == 0
+    assert main([*base, "--flag-metric", "p_all", "--calibrate", "on", "--out", str(kept)]) == 0
     assert load_run(kept).summary["flags"]["metric"] == "p_all"
 
 

@@ -71,8 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="also measure p_first_cal/p_all_cal, each logit metric against its answer's own prior (the "
                         "gold after the question with its numbers masked; one more prefill per item), and lead with "
                         "p_all_cal. auto (default): on where the twins' answers are a priori less (or more) likely than the "
-                        f"originals' (the reference run's twin card beyond {PRIOR_BAND} nats, or template twins); "
-                        "--calibrate alone means on")
+                        f"originals' by more than {PRIOR_BAND} nats, as the audited model scores this run's own pairs "
+                        "(numeric twins: off); --calibrate alone means on")
     p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
     p.add_argument("--limit", type=positive_int, default=None, help="first N originals (and their twins)")
     p.add_argument("--cot-tokens", type=int, default=256, help="full-CoT token cap")

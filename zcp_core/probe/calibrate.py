@@ -132,10 +132,11 @@ class CalibrationChoice:
         on: Whether ``p_first_cal``/``p_all_cal`` are measured (the headline then reads ``p_all_cal``).
         basis: One of :data:`BASES`: the user asked (``on``, or a calibrated metric in ``--metrics``) or
             declined (``off``); under ``auto``: no P metric to calibrate; numeric twins (whose generator's balance
-            is shown at scale: off); the audited model's neutral prior of the run's own pairs beyond the band or
-            within it (the same threshold both ways); or, where that prior has too few pairs, template twins (on)
-            or twins of unknown balance (off; the report suggests ``--calibrate on``).
-        neutral_prior_diff: The neutral prior, original minus twin (nats, pooled), when it decided.
+            is shown at scale: off); template twins (on, as measured on MATH-500); for other twins, the audited
+            model's neutral prior of the run's own pairs beyond the band or within it (the same threshold both
+            ways), or, with too few pairs for it, unknown balance (off; the report suggests ``--calibrate on``).
+        neutral_prior_diff: The audited model's neutral prior, original minus twin (nats, pooled), when it was
+            scored over enough pairs.
         prior_model: The model that scored it.
     """
 
@@ -179,14 +180,18 @@ def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Seque
         # the numeric generator's balance is shown over the whole GSM8K test set (its card inside the band, its
         # null passing); a demo-sized run's own prior is noisier evidence than that
         return CalibrationChoice(mode, False, "numeric_twins")
-    if prior is not None and prior.decides:
+    diff = None if prior is None or not prior.decides else float(prior.pooled.diff)  # type: ignore[arg-type]
+    model = None if diff is None or prior is None else prior.model
+    if any(_method(t).startswith("template") for t in twins):
+        # decided by measurement (docs/methods/templates.md, lab_math500.md): on MATH-500 the untouched model's raw
+        # P_all null fails even with twins balanced at the source, and calibrated P_all passes it and catches the
+        # lab's controls, so template twins are read calibrated whatever one run's prior says (shown beside it)
+        return CalibrationChoice(mode, True, "template_twins", diff, model)
+    if diff is not None:
         # one threshold read the same way on both sides: a point estimate beyond the band turns calibration on,
         # one within it turns it off
-        diff = float(prior.pooled.diff)  # type: ignore[arg-type]  # decides guarantees it
         basis: CalibrationBasis = "prior_outside_band" if abs(diff) > PRIOR_BAND else "prior_in_band"
-        return CalibrationChoice(mode, basis == "prior_outside_band", basis, diff, prior.model)
-    if any(_method(t).startswith("template") for t in twins):
-        return CalibrationChoice(mode, True, "template_twins")
+        return CalibrationChoice(mode, basis == "prior_outside_band", basis, diff, model)
     return CalibrationChoice(mode, False, "unknown_balance")
 
 

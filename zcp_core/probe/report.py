@@ -277,23 +277,27 @@ def calibration_sentence(summary: Mapping[str, Any]) -> str:
     if summary.get("original_arm") and basis in ("prior_outside_band", "template_twins"):
         return ("Calibrated metrics are on (--calibrate auto), as for any probe of these twins; here a twin stands "
                 "as the original, so both arms share the twins' a-priori balance and calibration changes little.")
-    if basis in ("prior_outside_band", "prior_in_band") and diff is not None:
-        ci = (((summary.get("neutral_prior") or {}).get("pooled") or {}).get("ci90"))
-        n = ((summary.get("neutral_prior") or {}).get("pooled") or {}).get("n_pairs")
+    est = ""
+    if diff is not None:
+        pooled = (summary.get("neutral_prior") or {}).get("pooled") or {}
+        ci, n = pooled.get("ci90"), pooled.get("n_pairs")
         est = (f"{fmt_num(abs(diff))} nats a priori {'less' if diff > 0 else 'more'} likely than the originals' "
                f"under {cal.get('prior_model') or 'the audited model'}"
                + (f" (90% CI {fmt_num(ci[0])} to {fmt_num(ci[1])}, {n} pairs)" if ci and n else ""))
-        if basis == "prior_in_band":
-            return (f"Raw metrics lead (--calibrate auto): the twins' answers are {est}, inside the "
-                    f"{fmt_num(PRIOR_BAND)}-nat band, so raw P_first and P_all are read as they are.")
+    if basis == "prior_in_band" and est:
+        return (f"Raw metrics lead (--calibrate auto): the twins' answers are {est}, inside the "
+                f"{fmt_num(PRIOR_BAND)}-nat band, so raw P_first and P_all are read as they are.")
+    if basis == "prior_outside_band" and est:
         lean = "'contaminated'" if diff > 0 else "'clean'"
         return (f"Calibrated metrics are on (--calibrate auto): the twins' answers are {est}, beyond the "
                 f"{fmt_num(PRIOR_BAND)}-nat band; raw P_first and P_all lean toward {lean} on a clean model, "
                 f"{reads}. Raw and calibrated are shown side by side.")
     if basis == "template_twins":
-        return ("Calibrated metrics are on (--calibrate auto): this run has too few template-twin pairs to measure "
-                "whether the twins' answers are a priori as likely as the originals', so P_first and P_all are "
-                f"also read net of each answer's own prior, {reads}.")
+        here = f" Here the twins' answers are {est}." if est else ""
+        return ("Calibrated metrics are on (--calibrate auto), as for every probe of template twins: on MATH-500 "
+                "the untouched model's raw P_all reads its originals as contaminated even with twins balanced at "
+                f"the source, and calibrated P_all does not, {reads}.{here} Raw and calibrated are shown side by "
+                "side.")
     if basis == "unknown_balance":
         return ("No twin card shows whether these twins' answers are a priori as likely as the originals': "
                 "`--calibrate on` reads P_first and P_all net of each answer's own prior.")
