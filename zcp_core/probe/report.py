@@ -287,7 +287,7 @@ def calibration_sentence(summary: Mapping[str, Any]) -> str:
     if basis == "prior_in_band" and est:
         return (f"Raw metrics lead (--calibrate auto): the twins' answers are {est}, inside the "
                 f"{fmt_num(PRIOR_BAND)}-nat band, so raw P_first and P_all are read as they are.")
-    if basis == "prior_outside_band" and est:
+    if basis == "prior_outside_band" and est and diff is not None:
         lean = "'contaminated'" if diff > 0 else "'clean'"
         return (f"Calibrated metrics are on (--calibrate auto): the twins' answers are {est}, beyond the "
                 f"{fmt_num(PRIOR_BAND)}-nat band; raw P_first and P_all lean toward {lean} on a clean model, "
