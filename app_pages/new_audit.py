@@ -91,7 +91,7 @@ try:
         limit = int(st.number_input("Items", min_value=2, max_value=2000, value=20, step=1, key="limit"))
     if method == "probe":
         options["metrics"] = ",".join(st.multiselect(
-            "Metrics", ["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"],
+            "Metrics", ["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net"],
             default=["acc", "p_first", "p_all"], key="metrics", format_func=metric_name,
             help="Calibrated: the answer-token probabilities against each answer's own prior (the gold after the "
                  "question with its numbers masked); one more prefill per item. Use them on large samples."))

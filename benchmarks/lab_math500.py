@@ -69,26 +69,24 @@ def summary(run: Path) -> dict[str, Any]:
 
 
 def with_net(run: Path, model: str) -> Any:
-    """The run's r = 0 records with ``p_first_net``/``p_all_net``: log P_first and mean log P_all of the gold after
-    the question, minus the same after the neutral context, both scored by ``model`` (the run's own)."""
-    import math
-
+    """The run's r = 0 records with ``p_first_net``/``p_all_net`` where the run predates them: log P_first and mean
+    log P_all of the gold after the question, minus the same after the neutral context, scored by ``model`` (the
+    run's own) through the probe's own :func:`~zcp_core.probe.calibrate.neutral_values`, as ``zcp probe`` now
+    records them (a heavy test checks the two agree)."""
     import numpy as np
     import pandas as pd
 
     from zcp_core.backends import load_backend
-    from zcp_core.backends.base import ScoreRequest
-    from zcp_core.reference.card import NEUTRAL_CONTEXT
+    from zcp_core.probe.calibrate import neutral_values
 
     r = pd.read_parquet(run / "records.parquet")
     r = r[r["ratio"] == 0.0].copy()
-    golds = sorted(set(r["gold"].astype(str)))
-    scored = load_backend(model, cache="default").score([ScoreRequest(continuation=g, prompt=NEUTRAL_CONTEXT)
-                                                         for g in golds])
-    first = {g: (s.logprobs[0] if s.available and s.logprobs else math.nan) for g, s in zip(golds, scored, strict=True)}
-    mean = {g: (s.mean if s.available else math.nan) for g, s in zip(golds, scored, strict=True)}
-    r["p_first_net"] = np.log(r["p_first"].astype(float)) - r["gold"].astype(str).map(first)
-    r["p_all_net"] = np.log(r["p_all"].astype(float)) - r["gold"].astype(str).map(mean)
+    if "p_all_net" in r and r["p_all_net"].notna().any():
+        return r
+    nv = neutral_values(load_backend(model, cache="default"), r["gold"].astype(str).str.strip().tolist())
+    gold = r["gold"].astype(str).str.strip()
+    r["p_first_net"] = np.log(r["p_first"].astype(float)) - gold.map(lambda g: nv[g][0])
+    r["p_all_net"] = np.log(r["p_all"].astype(float)) - gold.map(lambda g: nv[g][1])
     return r
 
 

@@ -108,7 +108,7 @@ def test_confidence_summary_shape_and_headline_fallback():
     cfg = ProbeConfig(metrics=("acc", "p_first", "p_all"), n_resamples=500)
     out = confidence_summary(recs, cfg.metrics, **cfg.test_options())
     assert set(out) == {"metrics", "headline"}
-    assert set(out["metrics"]) == {"acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"}
+    assert set(out["metrics"]) == {"acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net"}
     for m in ("acc", "p_first", "p_all"):
         assert set(out["metrics"][m]) == {"n", "effect", "effect_ci", "effect_lower", "effect_size", "p", "bf10",
                                           "confidence", "bound", "direction", "reading", "ci_method",

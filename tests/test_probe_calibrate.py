@@ -56,9 +56,9 @@ def test_cli_calibrate_adds_the_calibrated_metrics():
     from zcp_core.cli.probe import with_calibration
     from zcp_core.errors import ZcpError
 
-    assert with_calibration(("acc", "p_first", "p_all"), True) == ("acc", "p_first", "p_all", "p_first_cal",
-                                                                     "p_all_cal")
-    assert with_calibration(("acc", "p_all"), True) == ("acc", "p_all", "p_all_cal")
+    assert with_calibration(("acc", "p_first", "p_all"), True) == ("acc", "p_first", "p_all", "p_first_net",
+                                                                     "p_first_cal", "p_all_net", "p_all_cal")
+    assert with_calibration(("acc", "p_all"), True) == ("acc", "p_all", "p_all_net", "p_all_cal")
     assert with_calibration(("acc",), False) == ("acc",)
     with pytest.raises(ZcpError, match="add one of them"):
         with_calibration(("acc",), True)
@@ -180,4 +180,31 @@ def test_confidence_table_keeps_measured_metrics_and_says_how_to_measure_the_res
     t = confidence_table(table_of(recs, ("acc", "p_all"), n_resamples=200))
     assert list(measured_rows(t)["metric"]) == ["acc", "p_all"]
     assert unmeasured_notes(t) == ["con: add con to --metrics", "p_first: add p_first to --metrics",
-                                   "p_first_cal: add --calibrate", "p_all_cal: add --calibrate"]
+                                   "p_first_cal: add --calibrate", "p_all_cal: add --calibrate",
+                                   "p_first_net: add --calibrate", "p_all_net: add --calibrate"]
+
+
+def test_net_rows_subtract_the_neutral_prior_per_token_mean_from_the_golds():
+    """Golden: the gold after the question minus the gold after ``The answer is \\boxed{``, first token and per-token
+    mean, each over its own tokens; r > 0 rows and unscorable golds carry their reason."""
+    from zcp_core.backends.base import TokenLogprobs
+    from zcp_core.probe.calibrate import NOT_ZERO_COT, net_rows
+    from zcp_core.schema import Item
+
+    class Fake:
+        supports_logprobs = True
+
+        def score(self, reqs):
+            assert all(r.prompt == "The answer is \\boxed{" for r in reqs)
+            # "12" is cut into 1 token here, "7" into 2: the contexts need not cut a gold alike
+            table = {"12": (-2.0,), "7": (-1.0, -3.0)}
+            return [TokenLogprobs(tuple("x" * len(table[r.continuation])), table[r.continuation]) for r in reqs]
+
+    items = [Item(id="a", question="q", answer="12"), Item(id="b", question="q", answer=" 7 "),
+             Item(id="a", question="q", answer="12")]
+    lps = [TokenLogprobs(("1", "2"), (-0.5, -1.5)), TokenLogprobs(("7",), (-1.0,)), None]
+    got = net_rows(Fake(), items, [0.0, 0.0, 0.5], lps)
+    assert got[0] == (-0.5 - -2.0, -1.0 - -2.0, "")
+    assert got[1] == (-1.0 - -1.0, -1.0 - -2.0, "")
+    assert got[2] == (pytest.approx(float("nan"), nan_ok=True), pytest.approx(float("nan"), nan_ok=True),
+                      NOT_ZERO_COT)

@@ -1,8 +1,9 @@
-"""``--calibrate auto``: where the twins' answers are a priori less likely, the probe reads calibrated P metrics.
+"""``--calibrate auto``: template twins are read net of the neutral prior; other twins by the audited model's prior.
 
-Why: on MATH-500 template twins the untouched model's raw P_all null rejects (Holm-adjusted p 0.032,
-``benchmarks/results/probe_math500_null.md``) while the calibrated forms do not. A golden table of the choice, the
-report's sentence, and the CLI end to end with the real embedded model on MATH-500's shipped templates.
+Why: on MATH-500 template twins the untouched model's raw P_all null fails at two twin seeds, while P_all net of
+the neutral prior passes and catches both lab controls (``benchmarks/results/lab_math500.md``). A golden table of
+the choice, the report's sentence, and the CLI end to end with the real embedded model on MATH-500's shipped
+templates.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def test_unknown_mode_is_refused():
         choose_calibration("yes", PS, [])
 
 
-CAL_HEADLINE = {"metric": "p_all_cal"}
+CAL_HEADLINE = {"metric": "p_all_net"}
 
 
 PRIOR_SUMMARY = {"neutral_prior": {"pooled": {"n_pairs": 1240, "diff": 0.1047, "ci90": [0.03, 0.18]}}}
@@ -127,8 +128,8 @@ PRIOR_SUMMARY = {"neutral_prior": {"pooled": {"n_pairs": 1240, "diff": 0.1047, "
                       "prior_model": "SmolLM2-135M-Instruct"}, "headline": CAL_HEADLINE, **PRIOR_SUMMARY},
      "the twins' answers are 0.105 nats a priori less likely than the originals' under SmolLM2-135M-Instruct "
      "(90% CI 0.030 to 0.180, 1240 pairs), beyond the 0.050-nat band; raw P_first and P_all lean toward "
-     "'contaminated' on a clean model, so the verdict reads calibrated P_all. Raw and calibrated are shown side by "
-     "side."),
+     "'contaminated' on a clean model, so the verdict reads P_all net of the neutral prior. Raw, net and calibrated "
+     "are shown side by side."),
     ({"calibration": {"basis": "prior_outside_band", "neutral_prior_diff": -0.08, "prior_model": "m"},
       "headline": CAL_HEADLINE},
      "a priori more likely than the originals' under m, beyond the 0.050-nat band; raw P_first and P_all lean "
@@ -139,8 +140,10 @@ PRIOR_SUMMARY = {"neutral_prior": {"pooled": {"n_pairs": 1240, "diff": 0.1047, "
      "originals' under m, inside the 0.050-nat band, so raw P_first and P_all are read as they are."),
     ({"calibration": {"basis": "template_twins"}, "headline": CAL_HEADLINE},
      "as for every probe of template twins: on MATH-500 the untouched model's raw P_all reads its originals as "
-     "contaminated even with twins balanced at the source, and calibrated P_all does not, so the verdict reads "
-     "calibrated P_all. Raw and calibrated are shown side by side."),
+     "contaminated even with twins balanced at the source, while P_all net of the neutral prior passes that null "
+     "and still catches the lab's memorised builds, so the verdict reads P_all net of the neutral prior."),
+    ({"calibration": {"basis": "template_twins"}, "headline": {"metric": "p_all_cal"}},
+     "so the verdict reads calibrated P_all"),
     ({"calibration": {"basis": "template_twins", "neutral_prior_diff": 0.4376, "prior_model": "m"},
       "headline": CAL_HEADLINE, **PRIOR_SUMMARY},
      "Here the twins' answers are 0.438 nats a priori less likely than the originals' under m (90% CI 0.030 to "
@@ -184,8 +187,20 @@ def test_cli_calibrates_math500_template_twins_and_shows_the_audited_models_prio
     assert pri["pooled"]["n_pairs"] == pri["numeric"]["n_pairs"] + pri["other"]["n_pairs"]
     assert cal == {"mode": "auto", "on": True, "basis": "template_twins", "neutral_prior_diff": pri["pooled"]["diff"],
                    "prior_model": "SmolLM2-135M-Instruct"}
-    assert s["headline"]["metric"] == "p_all_cal" and s["flags"]["metric"] == "p_all_cal"
-    assert {"p_all", "p_all_cal"} <= set(s["metrics"])  # raw beside calibrated
+    assert s["headline"]["metric"] == "p_all_net" and s["flags"]["metric"] == "p_all_net"
+    assert {"p_all", "p_all_cal", "p_all_net"} <= set(s["metrics"])  # raw beside both corrections
+    # the net form is log P_all minus the gold's per-token mean after the neutral context, as lab_math500.py
+    # recomputes it for runs that predate it
+    import numpy as np
+    import pandas as pd
+
+    from zcp_core.backends import load_backend
+    from zcp_core.probe.calibrate import neutral_values
+
+    r = pd.read_parquet(out / "records.parquet")
+    nv = neutral_values(load_backend("smollm2"), r["gold"].str.strip().tolist())
+    again = np.log(r["p_all"]) - r["gold"].str.strip().map(lambda g: nv[g][1])
+    assert np.allclose(r["p_all_net"], again, atol=1e-4)
     rep = report(out)
     assert any("as for every probe of template twins" in n and "Here the twins' answers are" in n for n in rep.notes)
     kept = tmp_path / "q"

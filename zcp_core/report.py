@@ -48,6 +48,8 @@ METRIC_NAMES: dict[str, str] = {
     "acc": "accuracy (Acc)", "con": "consistency with its own CoT (Con)",
     "p_first": "P(first answer token)", "p_all": "P(all answer tokens)",
     "p_first_cal": "P(first answer token), calibrated", "p_all_cal": "P(all answer tokens), calibrated",
+    "p_first_net": "P(first answer token), net of the neutral prior",
+    "p_all_net": "P(all answer tokens), net of the neutral prior",
     "rouge_l": "ROUGE-L", "edit_sim": "edit similarity", "bleurt": "BLEURT",
 }
 #: Tests in words.

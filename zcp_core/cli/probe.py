@@ -68,11 +68,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_overwrite(p)
     p.add_argument("--metrics", default="acc,p_first,p_all", help="comma list of acc,con,p_first,p_all")
     p.add_argument("--calibrate", nargs="?", const="on", default="auto", choices=list(CALIBRATE_MODES),
-                   help="also measure p_first_cal/p_all_cal, each logit metric against its answer's own prior (the "
-                        "gold after the question with its numbers masked; one more prefill per item), and lead with "
-                        "p_all_cal. auto (default): on where the twins' answers are a priori less (or more) likely than the "
+                   help="also measure each logit metric net of its answer's neutral prior (p_first_net/p_all_net: "
+                        "the gold after 'The answer is \\boxed{'), which leads the verdict, and calibrated "
+                        "(p_first_cal/p_all_cal: the gold after the question with its numbers masked; one more prefill "
+                        "per item). auto (default): on where the twins' answers are a priori less (or more) likely than the "
                         f"originals' by more than {PRIOR_BAND} nats, as the audited model scores this run's own pairs "
-                        "(numeric twins: off); --calibrate alone means on")
+                        "(template twins: always on; numeric twins: off); --calibrate alone means on")
     p.add_argument("--ratios", default="0", help="truncation ratios, e.g. 0,0.25,0.5,0.75,1")
     p.add_argument("--limit", type=positive_int, default=None, help="first N originals (and their twins)")
     p.add_argument("--cot-tokens", type=int, default=256, help="full-CoT token cap")
@@ -263,8 +264,8 @@ def probe_cmd(args: argparse.Namespace) -> int:
                      flag_metric=args.flag_metric or default_flag_metric(choice.on))
     notes["calibration"] = choice.as_dict()
     if choice.on and choice.basis != "asked":
-        log(f"calibration on (--calibrate auto: {choice.basis.replace('_', ' ')}): p_first_cal/p_all_cal are "
-            "measured and lead the verdict where they have one")
+        log(f"calibration on (--calibrate auto: {choice.basis.replace('_', ' ')}): p_first_net/p_all_net (net of "
+            "the neutral prior) and p_first_cal/p_all_cal are measured, and p_all_net leads the verdict")
     paths = tuple(p for p in (args.dataset, args.reference, args.paraphrased) if p)
     log(f"probing {len(original)} originals, {len(reference)} twins"
         + (f", {len(para)} paraphrases" if para else "") + f" on {args.model}; CoT generated: {config.needs_cot}")
@@ -290,19 +291,22 @@ def probe_cmd(args: argparse.Namespace) -> int:
 
 
 def default_flag_metric(calibrated: bool) -> str:
-    """The flag metric when ``--flag-metric`` is not given: P_all, calibrated when calibration is on (the raw
-    per-item p leans the same way as the raw test where the twins' answers are a priori less likely)."""
-    return f"{DEFAULT_FLAG_METRIC}_cal" if calibrated else DEFAULT_FLAG_METRIC
+    """The flag metric when ``--flag-metric`` is not given: P_all, net of the neutral prior when calibration is on
+    (the raw per-item p leans the same way as the raw test where the twins' answers are a priori less likely, and
+    the calibrated one cancels memorisation keyed to the question's words: ``lab_math500.md``)."""
+    return f"{DEFAULT_FLAG_METRIC}_net" if calibrated else DEFAULT_FLAG_METRIC
 
 
 def with_calibration(metrics: tuple[str, ...], calibrate: bool) -> tuple[str, ...]:
-    """``metrics`` plus the calibrated form of each logit metric in it when ``calibrate`` (``--calibrate``)."""
+    """``metrics`` plus both corrected forms (net of the neutral prior, calibrated) of each logit metric in it when
+    ``calibrate`` (``--calibrate``)."""
     from zcp_core.errors import ZcpError
 
     if not calibrate:
         return metrics
-    extra = tuple(f"{m}_cal" for m in ("p_first", "p_all") if m in metrics and f"{m}_cal" not in metrics)
-    if not extra and not any(m.endswith("_cal") for m in metrics):
+    extra = tuple(f"{m}{suffix}" for m in ("p_first", "p_all") for suffix in ("_net", "_cal")
+                  if m in metrics and f"{m}{suffix}" not in metrics)
+    if not extra and not any(m.endswith(("_cal", "_net")) for m in metrics):
         raise ZcpError("--calibrate calibrates p_first and p_all: add one of them to --metrics")
     return metrics + extra
 

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from zcp_core.lab.config import (
     BUILD_FILE,
-    DEFAULT_DATASET,
     LAB_RUN_KIND,
     PARAPHRASE_KINDS,
     TRAIN_CODE_VERSION,
@@ -101,13 +100,15 @@ def alias_for(cfg: LabConfig) -> str:
 
 
 def _dataset_prefix(cfg: LabConfig) -> str:
-    """``math500-`` for a build on ``data/math500/test.jsonl``; nothing on the default dataset (GSM8K), so a build on
-    another benchmark never takes over ``lab:direct``."""
-    from zcp_core.data import resolve_dataset
+    """``math500-`` for a build on a bundled benchmark other than GSM8K (``data/math500/test.jsonl``), so it never
+    takes over ``lab:direct``; nothing on GSM8K or on a file of the user's own (named as before)."""
+    from zcp_core.data import install_root, resolve_dataset
 
-    if resolve_dataset(cfg.dataset) == resolve_dataset(DEFAULT_DATASET):
+    path = resolve_dataset(cfg.dataset).resolve()
+    bundled = install_root().resolve() / "data"
+    if not path.is_relative_to(bundled) or path.parent.name == "gsm8k":
         return ""
-    return f"{resolve_dataset(cfg.dataset).parent.name}-"
+    return f"{path.parent.name}-"
 
 
 def _profile_alias(cfg: LabConfig) -> str:

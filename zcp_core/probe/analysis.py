@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from zcp_core.stats import ContinuousTest, TestResult
 
 BINARY = ("acc", "con")
-CONTINUOUS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
-ALL_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
+CONTINUOUS = ("p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net")
+ALL_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net")
 #: Scalar keys of a metric's confidence entry, the columns of tables that hold them (e.g. the lab's).
 CONFIDENCE_KEYS = ("n", "effect", "effect_lower", "effect_size", "p", "bf10", "confidence", "bound", "direction")
 #: The keys a metric loses below ``stats.MIN_PAIRS`` pairs (they would read as a verdict).
@@ -38,7 +38,7 @@ VERDICT_KEYS = ("p", "bf10", "confidence")
 SAMPLE_SIZES = (50, 100, 200, 500, 1000)
 # Headline preference: the logprob metric is stable at 50-100 items (paper), accuracy is the fallback.
 # A calibrated P_all leads when the user asked for it: it is the form that survives a twin's answer prior.
-HEADLINE_ORDER = ("p_all_cal", "p_all", "acc", "p_first_cal", "p_first", "con")
+HEADLINE_ORDER = ("p_all_net", "p_all_cal", "p_all", "acc", "p_first_net", "p_first_cal", "p_first", "con")
 
 
 def _zero(records: pd.DataFrame) -> pd.DataFrame:
@@ -100,7 +100,7 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
     arms = set(records["arm"]) if len(records) else set()
     for m in ALL_METRICS:
         if m not in metrics:
-            out[m] = "not measured (add --calibrate)" if m.endswith("_cal") else f"not measured (add {m} to --metrics)"
+            out[m] = "not measured (add --calibrate)" if m.endswith(("_cal", "_net")) else f"not measured (add {m} to --metrics)"
             continue
         if suspect_arm not in arms or "reference" not in arms:
             out[m] = f"no {suspect_arm if suspect_arm not in arms else 'reference'} arm in the records"
@@ -128,7 +128,7 @@ def metric_tests(records: pd.DataFrame, metrics: Sequence[str], suspect_arm: str
         else:
             if g["gap"].isna().all():
                 z = _zero(records)
-                col = "calibration_reason" if m.endswith("_cal") else "logprob_reason"
+                col = "calibration_reason" if m.endswith(("_cal", "_net")) else "logprob_reason"
                 reasons = sorted({str(x) for x in z[col] if x}) if col in z else []
                 out[m] = f"unavailable: {', '.join(reasons) or 'no logprobs'}"
                 continue

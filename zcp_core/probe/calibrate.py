@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 MASK = "N"
 #: Calibrated metric -> the raw metric it calibrates.
 CALIBRATED = {"p_first_cal": "p_first", "p_all_cal": "p_all"}
+#: Metric net of the neutral prior -> the raw metric it corrects (measured with calibration; see :func:`net_rows`).
+NET = {"p_first_net": "p_first", "p_all_net": "p_all"}
+#: Every corrected form -> its raw metric.
+CORRECTED = {**CALIBRATED, **NET}
 NOT_ZERO_COT = "calibrated at r = 0 only (a chain of thought restates the masked numbers)"
 
 
@@ -110,6 +114,47 @@ def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float],
     return out
 
 
+def neutral_values(backend: Any, golds: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Each gold's (first-token, mean per-token) log-probability right after the question-free context
+    ``The answer is \\boxed{`` (:data:`~zcp_core.reference.card.NEUTRAL_CONTEXT`), raw; NaN where the backend
+    cannot score. One batched call over the distinct golds."""
+    from zcp_core.backends import ScoreRequest
+    from zcp_core.reference.card import NEUTRAL_CONTEXT
+
+    uniq = sorted(set(golds))
+    scored = backend.score([ScoreRequest(continuation=g, prompt=NEUTRAL_CONTEXT) for g in uniq]) if uniq else []
+    return {g: ((s.logprobs[0], s.mean) if s.available and s.logprobs else (math.nan, math.nan))
+            for g, s in zip(uniq, scored, strict=True)}
+
+
+def net_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float], gold_lps: Sequence[Any]
+             ) -> list[tuple[float, float, str]]:
+    """(``p_first_net``, ``p_all_net``, reason) per row: the gold's log P_first and mean log P_all after the
+    question, minus the same after the neutral context.
+
+    Why: calibration's masked question keeps the question's words, so a model that memorised the answer keyed to
+    them recalls it in both contexts and the difference cancels it (on MATH-500's probe-format lab build, P_all's
+    AUROC fell from 0.935 to 0.572). The neutral context holds no question: what it takes out is how likely the
+    answer string is a priori, which is what unbalanced twins differ in (``lab_math500.md``). Each side is a
+    per-token mean over its own tokens, so the two contexts need not cut the gold alike. r = 0 rows only.
+    """
+    out: list[tuple[float, float, str]] = [(math.nan, math.nan, NOT_ZERO_COT)] * len(items)
+    rows = [i for i, r in enumerate(ratios) if r == 0.0]
+    if not rows:
+        return out
+    if not backend.supports_logprobs:
+        return [(math.nan, math.nan, "unavailable")] * len(items)
+    neutral = neutral_values(backend, [items[i].answer.strip() for i in rows])
+    for i in rows:
+        lp = gold_lps[i]
+        first, mean = neutral[items[i].answer.strip()]
+        if lp is None or not lp.available or not lp.logprobs or math.isnan(mean):
+            out[i] = (math.nan, math.nan, "unavailable")
+            continue
+        out[i] = (lp.logprobs[0] - first, sum(lp.logprobs) / len(lp.logprobs) - mean, "")
+    return out
+
+
 #: ``--calibrate``: ``auto`` (on where the twins' answers are a priori less, or more, likely), ``on`` or ``off``.
 CalibrateMode = Literal["auto", "on", "off"]
 CALIBRATE_MODES: tuple[str, ...] = get_args(CalibrateMode)
@@ -129,7 +174,8 @@ class CalibrationChoice:
 
     Attributes:
         mode: The ``--calibrate`` mode asked for.
-        on: Whether ``p_first_cal``/``p_all_cal`` are measured (the headline then reads ``p_all_cal``).
+        on: Whether the corrected forms (``p_*_net``, ``p_*_cal``) are measured (the headline then reads
+            ``p_all_net``).
         basis: One of :data:`BASES`: the user asked (``on``, or a calibrated metric in ``--metrics``) or
             declined (``off``); under ``auto``: no P metric to calibrate; numeric twins (whose generator's balance
             is shown at scale: off); template twins (on, as measured on MATH-500); for other twins, the audited
@@ -155,7 +201,7 @@ def needs_prior(metrics: Sequence[str], twins: Sequence[Item]) -> bool:
     """Whether a probe scores its neutral prior: a P metric is measured and the twins are not all numeric (the one
     generator whose balance is shown at scale). :func:`choose_calibration` reads it under ``auto``; the report
     shows it under every mode."""
-    return any(m in metrics for m in (*CALIBRATED, *CALIBRATED.values())) and not _all_numeric(twins)
+    return any(m in metrics for m in (*CORRECTED, *CALIBRATED.values())) and not _all_numeric(twins)
 
 
 def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Sequence[Item],
@@ -170,7 +216,7 @@ def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Seque
     """
     if mode not in CALIBRATE_MODES:
         raise ValueError(f"--calibrate must be one of {', '.join(CALIBRATE_MODES)}, not {mode!r}")
-    if mode == "on" or any(m in CALIBRATED for m in metrics):  # a calibrated metric named in --metrics is asked for
+    if mode == "on" or any(m in CORRECTED for m in metrics):  # a corrected metric named in --metrics is asked for
         return CalibrationChoice(mode, True, "asked")
     if mode == "off":
         return CalibrationChoice(mode, False, "declined")
@@ -184,8 +230,9 @@ def choose_calibration(mode: CalibrateMode, metrics: Sequence[str], twins: Seque
     model = None if diff is None or prior is None else prior.model
     if any(_method(t).startswith("template") for t in twins):
         # decided by measurement (docs/methods/templates.md, lab_math500.md): on MATH-500 the untouched model's raw
-        # P_all null fails even with twins balanced at the source, and calibrated P_all passes it and catches the
-        # lab's controls, so template twins are read calibrated whatever one run's prior says (shown beside it)
+        # P_all null fails even with twins balanced at the source, and P_all net of the neutral prior passes it and
+        # catches both lab controls at two twin seeds, so template twins are read corrected whatever one run's
+        # prior says (shown beside it)
         return CalibrationChoice(mode, True, "template_twins", diff, model)
     if diff is not None:
         # one threshold read the same way on both sides: a point estimate beyond the band turns calibration on,

@@ -54,17 +54,18 @@ MAX_RETRIES = 3
 #: Zero-CoT answers that are not graded: a box that holds no number or opens with a word where a numeric gold's
 #: number should be, and a prefilled box the model never closed (what it wrote is prose, not an answer). They leave the accuracy pairs; an empty box still counts as wrong.
 NOT_GRADED: tuple[str, ...] = ("not_a_number", "unclosed")
-Metric = Literal["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal"]
-METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
+Metric = Literal["acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net"]
+METRICS: tuple[str, ...] = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net")
 BINARY_METRICS = ("acc", "con")
 #: Metrics read from the gold answer's token logprobs.
-LOGIT_METRICS = ("p_first", "p_all", "p_first_cal", "p_all_cal")
+LOGIT_METRICS = ("p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net")
 Arm = Literal["original", "paraphrased", "reference"]
 AnswerFormat = Literal["auto", "free", "number"]
 ANSWER_FORMATS: tuple[str, ...] = ("auto", "free", "number")
 RECORD_COLUMNS = (
     "arm", "id", "pair_id", "ratio", "question", "gold", "completion", "pred", "pred_source", "grade_status",
-    "acc", "con", "p_first", "p_all", "logprob_reason", "p_first_cal", "p_all_cal", "calibration_reason",
+    "acc", "con", "p_first", "p_all", "logprob_reason", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net",
+    "calibration_reason",
     "answer_tokens", "answer_stop", "attempts",
     "cot_text", "cot_tokens", "cot_cap", "cot_capped", "cot_answer", "cot_correct", "twin",
 )
@@ -155,7 +156,7 @@ class ProbeConfig:
     @property
     def calibrated(self) -> bool:
         """Whether a calibrated metric is asked for (one more prefill per item)."""
-        return any(m.endswith("_cal") for m in self.metrics)
+        return any(m.endswith(("_cal", "_net")) for m in self.metrics)
 
     @property
     def needs_cot(self) -> bool:

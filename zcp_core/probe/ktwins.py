@@ -30,7 +30,7 @@ __all__ = ["DEFAULT_FDR", "DEFAULT_FLAG_METRIC", "DEFAULT_TWINS", "FLAG_METRICS"
            "FlagRule", "TwinScores", "bh_flags", "item_pvalues", "pseudo_null_pvalues", "twin_scores",
            "twin_test"]
 
-FlagMetric = Literal["p_all", "p_first", "p_all_cal", "p_first_cal", "acc"]
+FlagMetric = Literal["p_all", "p_first", "p_all_cal", "p_first_cal", "p_all_net", "p_first_net", "acc"]
 FLAG_METRICS: tuple[str, ...] = get_args(FlagMetric)
 DEFAULT_FDR = 0.1
 #: Twins each original is scored against by default (``zcp probe --twins K``; the probe builds K + 1, the last
@@ -146,7 +146,7 @@ def item_pvalues(records: pd.DataFrame, metric: str, suspect_arm: str = "origina
     from zcp_core.stats import conformal_item_pvalues
 
     sc = twin_scores(records, metric, suspect_arm)
-    f = (lambda v: v) if metric.endswith("_cal") else _logged
+    f = (lambda v: v) if metric.endswith(("_cal", "_net")) else _logged
     keep = [i for i, t in enumerate(sc.twins) if len(t) >= MIN_ITEM_TWINS]
     if not keep:
         return pd.DataFrame(columns=list(ITEM_COLUMNS))
@@ -180,7 +180,7 @@ def pseudo_null_pvalues(records: pd.DataFrame, metric: str, seed: int = 0) -> pd
     from zcp_core.stats import conformal_item_pvalues
 
     sc = twin_scores(records, metric, "original")
-    f = (lambda v: v) if metric.endswith("_cal") else _logged
+    f = (lambda v: v) if metric.endswith(("_cal", "_net")) else _logged
     keep = [i for i, t in enumerate(sc.twins) if len(t) >= MIN_ITEM_TWINS + 1]
     if not keep:
         return pd.DataFrame(columns=list(ITEM_COLUMNS))

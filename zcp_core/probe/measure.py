@@ -48,7 +48,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from zcp_core.probe.calibrate import calibrate_rows
+from zcp_core.probe.calibrate import calibrate_rows, net_rows
 from zcp_core.probe.config import (
     LOGIT_METRICS,
     MAX_RETRIES,
@@ -288,6 +288,8 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     ratios = [r for _, _, r in rows_items]
     cal = (calibrate_rows(backend, flat_items, ratios, lps, config) if config.calibrated and flat_items
            else [(math.nan, math.nan, "not measured")] * len(flat_items))
+    net = (net_rows(backend, flat_items, ratios, lps) if any(m.endswith("_net") for m in config.metrics)
+           and flat_items else [(math.nan, math.nan, "not measured")] * len(flat_items))
     cot_ans = {}
     for it, cot in zip(items, cots):
         if cot is not None:
@@ -295,8 +297,8 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
             ans = extract_answer(cot.text, "final").answer
             cot_ans[it.id] = (ans, grade(ans, it.answer).correct)
     rows = []
-    for (it, cot, r), c, att, sp, (p1, pa, why), (c1, ca_, cwhy) in zip(rows_items, outs, attempts, spent, scores,
-                                                                        cal):
+    for (it, cot, r), c, att, sp, (p1, pa, why), (c1, ca_, cwhy), (n1, na, nwhy) in zip(
+            rows_items, outs, attempts, spent, scores, cal, net):
         pred, source, status, correct = grade_zero_cot(c.text, it.answer, config)
         ca, cc = cot_ans.get(it.id, (None, None))
         con = None
@@ -310,7 +312,11 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
             "p_first": p1 if "p_first" in config.metrics else math.nan,
             "p_all": pa if "p_all" in config.metrics else math.nan, "logprob_reason": why,
             "p_first_cal": c1 if "p_first_cal" in config.metrics else math.nan,
-            "p_all_cal": ca_ if "p_all_cal" in config.metrics else math.nan, "calibration_reason": cwhy,
+            "p_all_cal": ca_ if "p_all_cal" in config.metrics else math.nan,
+            "p_first_net": n1 if "p_first_net" in config.metrics else math.nan,
+            "p_all_net": na if "p_all_net" in config.metrics else math.nan,
+            # one reason column for both corrections: the calibration's, else the net form's
+            "calibration_reason": cwhy or (nwhy if any(m.endswith("_net") for m in config.metrics) else ""),
             "answer_tokens": sp, "answer_stop": _answer_stop(c), "attempts": att,
             "cot_text": cot.text if cot else None, "cot_tokens": cot.n_tokens if cot else None,
             "cot_cap": config.cot_tokens if cot else None, "cot_capped": cot.capped if cot else None,
@@ -322,6 +328,7 @@ def probe_items(backend: Any, items: Sequence[Item], config: ProbeConfig, arm: s
     for col, dtype in (("con", "boolean"), ("cot_capped", "boolean"), ("cot_correct", "boolean"),
                        ("cot_tokens", "Int64"), ("cot_cap", "Int64"), ("twin", "Int64"), ("acc", bool),
                        ("p_first", float), ("p_all", float), ("p_first_cal", float), ("p_all_cal", float),
+                       ("p_first_net", float), ("p_all_net", float),
                        ("ratio", float)):
         df[col] = df[col].astype(dtype)
     return df

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 COLUMNS = ("Metric", "Pairs", "Test", "Difference", "95% CI", "Lower bound", "Cohen's d_z", "p-value",
            "Bayes factor bound", "Confidence C", "Reading")
 #: Metrics in the order every surface lists them.
-ORDER = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
+ORDER = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net")
 #: Which arm is tested against the twins, in words (the CLI's ``--arm``).
 ARM_WORDS = {"original": "originals against their twins", "paraphrased": "paraphrases against the twins"}
 #: The flips of the items table in words (``orig_only``...), as counts are labelled.
@@ -271,7 +271,8 @@ def calibration_sentence(summary: Mapping[str, Any]) -> str:
     cal = summary.get("calibration") or {}
     basis, diff = cal.get("basis"), cal.get("neutral_prior_diff")
     lead = (summary.get("headline") or {}).get("metric")
-    reads = ("so the verdict reads calibrated P_all" if lead == "p_all_cal" else
+    reads = ("so the verdict reads P_all net of the neutral prior" if lead == "p_all_net" else
+             "so the verdict reads calibrated P_all" if lead == "p_all_cal" else
              f"but calibrated P_all has no verdict in this run, so the verdict reads {metric_name(lead)}: read it "
              "with that lean in mind" if lead else "but no metric has a verdict in this run")
     if summary.get("original_arm") and basis in ("prior_outside_band", "template_twins"):
@@ -289,15 +290,15 @@ def calibration_sentence(summary: Mapping[str, Any]) -> str:
                 f"{fmt_num(PRIOR_BAND)}-nat band, so raw P_first and P_all are read as they are.")
     if basis == "prior_outside_band" and est and diff is not None:
         lean = "'contaminated'" if diff > 0 else "'clean'"
-        return (f"Calibrated metrics are on (--calibrate auto): the twins' answers are {est}, beyond the "
+        return (f"Corrected metrics are on (--calibrate auto): the twins' answers are {est}, beyond the "
                 f"{fmt_num(PRIOR_BAND)}-nat band; raw P_first and P_all lean toward {lean} on a clean model, "
-                f"{reads}. Raw and calibrated are shown side by side.")
+                f"{reads}. Raw, net and calibrated are shown side by side.")
     if basis == "template_twins":
         here = f" Here the twins' answers are {est}." if est else ""
-        return ("Calibrated metrics are on (--calibrate auto), as for every probe of template twins: on MATH-500 "
+        return ("Corrected metrics are on (--calibrate auto), as for every probe of template twins: on MATH-500 "
                 "the untouched model's raw P_all reads its originals as contaminated even with twins balanced at "
-                f"the source, and calibrated P_all does not, {reads}.{here} Raw and calibrated are shown side by "
-                "side.")
+                "the source, while P_all net of the neutral prior passes that null and still catches the lab's "
+                f"memorised builds, {reads}.{here} Raw, net and calibrated are shown side by side.")
     if basis == "unknown_balance":
         return ("No twin card shows whether these twins' answers are a priori as likely as the originals': "
                 "`--calibrate on` reads P_first and P_all net of each answer's own prior.")

@@ -36,7 +36,7 @@ COLUMN_WORDS = {
     "cot_correct_original": "Correct with full CoT (original)", "cot_correct_reference": "Correct with full CoT (twin)",
 }
 #: The probe's metrics, in the order the app shows them.
-PROBE_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal")
+PROBE_METRICS = ("acc", "con", "p_first", "p_all", "p_first_cal", "p_all_cal", "p_first_net", "p_all_net")
 #: Each metric in words, capitalised to open a label or caption: the report layer's names
 #: (``report.metric_name``), so a figure names a metric as every table and sentence does.
 METRIC_LABELS = {m: capital(metric_name(m)) for m in PROBE_METRICS}
