@@ -32,6 +32,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Zero-CoT probe", "probe_cost", "Cost of r = 0 against a 256-token chain then truncation (`free` answers): generated tokens", "24.8x"),
     ("Zero-CoT probe", "probe_cost_number", "The same with `--answer-format number`: generated tokens", "35.5x"),
     ("Zero-CoT probe", "probe_cost_lab", "The same on the lab model `lab:direct`: generated tokens", "2.0x"),
+    ("Zero-CoT probe", "lab_math500", "MATH-500 lab, probe-format build, template twins at seed B: P_all net of the neutral prior, AUROC C vs U", "0.893"),
     ("Zero-CoT probe", "probe_throughput", "Probe at r = 0 against its forward-pass floor, first 200 GSM8K test items at K = 4 and a spare (`free`): wall time", "1.43x"),
     ("Zero-CoT probe", "probe_throughput_number", "The same with `--answer-format number`: wall time", "1.30x"),
     ("Zero-CoT probe", "probe_full_throughput", "Whole GSM8K test set on 2 CPU cores, seconds (twins of an older generator)", "980.5"),
