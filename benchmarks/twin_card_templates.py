@@ -40,7 +40,7 @@ def _paired_ci(diffs: list[float]) -> tuple[float, float, float]:
 
 
 def _roundness_rows(originals: dict, twins: list[dict]) -> list[tuple[str, str, str, bool]]:
-    from zcp_core.reference.card import _value
+    from zcp_core.reference.card import answer_value as _value
     from zcp_core.reference.draw import roundness
 
     pairs = [(a, b) for t in twins if (a := _value(originals[t["original_id"]].answer)) is not None
@@ -142,7 +142,7 @@ def _other_prior(originals: dict, twins: list[dict]) -> list[str]:
 
 
 def _rational(answer: str) -> Fraction | None:
-    from zcp_core.reference.card import _value
+    from zcp_core.reference.card import answer_value as _value
 
     return _value(answer)
 
