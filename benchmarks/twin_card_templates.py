@@ -136,9 +136,9 @@ def _other_prior(originals: dict, twins: list[dict]) -> list[str]:
     lp = neutral_priors(load_backend("smollm2"), [x for p in pairs for x in p])
     m, lo, hi = _paired_ci([lp[a] - lp[b] for a, b in pairs])
     return [f"Neutral prior over those {len(pairs)} other pairs, original minus twin: {m:+.3f} nats (95% CI "
-            f"[{lo:+.3f}, {hi:+.3f}]). Their twins are written in the original's form with its digit counts where a "
-            "draw allows, yet remain a priori less likely; on these items prefer the calibrated P metrics "
-            "(`zcp probe --calibrate`), which subtract each answer's prior: its log-probability after the question with its numbers masked.", ""]
+            f"[{lo:+.3f}, {hi:+.3f}]). Their twins keep the original's form and digit counts, yet remain a priori "
+            "less likely; `zcp probe` reads template twins net of each answer's neutral prior (`p_all_net`, "
+            "lab_math500.md), and scores that prior with the model it audits, over every twin.", ""]
 
 
 def _rational(answer: str) -> Fraction | None:
