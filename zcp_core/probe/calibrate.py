@@ -83,6 +83,16 @@ def calibration_requests(items: Sequence[Item], prefill: str, config: ProbeConfi
             for it in items]
 
 
+def _zero_cot_rows(backend: Any, ratios: Sequence[float]) -> tuple[list[tuple[float, float, str]], list[int]]:
+    """The rows a corrected metric is measured on (r = 0) and the default triple of every row: NaN with the reason
+    (not at r = 0; ``unavailable`` for every row when r = 0 rows exist and the backend gives no logprobs, and then no
+    rows)."""
+    rows = [i for i, r in enumerate(ratios) if r == 0.0]
+    if rows and not backend.supports_logprobs:
+        return [(math.nan, math.nan, "unavailable")] * len(ratios), []
+    return [(math.nan, math.nan, NOT_ZERO_COT)] * len(ratios), rows
+
+
 def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float], gold_lps: Sequence[Any],
                    config: ProbeConfig) -> list[tuple[float, float, str]]:
     """(``p_first_cal``, ``p_all_cal``, reason) per row; one batched score call over the r = 0 rows.
@@ -97,12 +107,9 @@ def calibrate_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float],
     Returns:
         One triple per row; the reason is ``""`` when calibrated.
     """
-    out: list[tuple[float, float, str]] = [(math.nan, math.nan, NOT_ZERO_COT)] * len(items)
-    rows = [i for i, r in enumerate(ratios) if r == 0.0]
+    out, rows = _zero_cot_rows(backend, ratios)
     if not rows:
         return out
-    if not backend.supports_logprobs:
-        return [(math.nan, math.nan, "unavailable")] * len(items)
     priors = backend.score(calibration_requests([items[i] for i in rows], config.suffix + "{", config), progress=True)
     for i, pr in zip(rows, priors):
         lp = gold_lps[i]
@@ -138,12 +145,9 @@ def net_rows(backend: Any, items: Sequence[Item], ratios: Sequence[float], gold_
     answer string is a priori, which is what unbalanced twins differ in (``lab_math500.md``). Each side is a
     per-token mean over its own tokens, so the two contexts need not cut the gold alike. r = 0 rows only.
     """
-    out: list[tuple[float, float, str]] = [(math.nan, math.nan, NOT_ZERO_COT)] * len(items)
-    rows = [i for i, r in enumerate(ratios) if r == 0.0]
+    out, rows = _zero_cot_rows(backend, ratios)
     if not rows:
         return out
-    if not backend.supports_logprobs:
-        return [(math.nan, math.nan, "unavailable")] * len(items)
     neutral = neutral_values(backend, [items[i].answer.strip() for i in rows])
     for i in rows:
         lp = gold_lps[i]
