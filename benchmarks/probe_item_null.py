@@ -9,6 +9,9 @@ For each probe run given (folders holding ``records.parquet``), on the flag metr
   probability of a flag under a complete null (it should not lie wholly above q). The draws share one run's
   answers, so they are not independent: the interval is that of independent draws and is too narrow by an
   unknown amount;
+* the benchmark level of every metric the run measured (its own test, C and p); with ``--family RUN ...``,
+  Holm across the P_first and P_all tests of the named runs (the benign fine-tunes: no test may reject at a
+  Holm-adjusted 0.05);
 * where the run's items carry a lab split (``C`` trained on, ``U`` held out; ``--splits FILE``), flagged C
   and U and the false discovery proportion among the flags, with its exact 95% interval.
 
@@ -47,6 +50,38 @@ def _splits(path: Path | None) -> dict[str, str]:
     return {str(r["id"]): str(r.get("split") or "") for r in rows}
 
 
+def _metrics(run: Path) -> dict[str, dict]:
+    """The run's benchmark-level results by metric (its manifest summary)."""
+    m = json.loads((run / "manifest.json").read_text()).get("summary", {}).get("metrics") or {}
+    return {k: v for k, v in m.items() if isinstance(v, dict)}
+
+
+def _level(bench: dict) -> str:
+    if bench.get("confidence") is None:
+        return f"not read ({bench.get('reason') or 'no verdict'})"
+    ci = bench.get("effect_ci") or [None, None]
+    diff = (f", mean difference {bench['effect']:+.4f} (95% CI {ci[0]:+.4f} to {ci[1]:+.4f})"
+            if bench.get("effect") is not None and None not in ci else "")
+    return f"C {bench['confidence']:.3f}, p {bench['p']:.3g}{diff} over {bench['n']} pairs"
+
+
+def family_lines(runs: list[Path]) -> list[str]:
+    """Holm across the P_first and P_all tests of the named runs: the benign fine-tunes' family."""
+    from zcp_core.lab.quality import holm
+
+    tests = [(f"{run.name} {k}", float(v["p"])) for run in runs for k, v in _metrics(run).items()
+             if k in ("p_first", "p_all") and v.get("p") is not None]
+    if not tests:
+        return []
+    adj = holm([p for _, p in tests])
+    smallest = float(np.nanmin(adj))
+    return ["## Benign fine-tunes: Holm across their P tests", "",
+            "Target: no P_first or P_all test of the benign fine-tunes rejects at a Holm-adjusted 0.05.", "",
+            "| test | p | Holm-adjusted p |", "|---|---|---|",
+            *[f"| {name} | {p:.3g} | {a:.3g} |" for (name, p), a in zip(tests, adj)], "",
+            f"Smallest Holm-adjusted p: {smallest:.3g}; target {'met' if smallest >= 0.05 else 'NOT met'}.", ""]
+
+
 def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, str]) -> list[str]:
     """One run's section: real shares, pseudo-null flag probability, and flags against the truth."""
     records = pd.read_parquet(run / "records.parquet")
@@ -59,11 +94,10 @@ def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, st
     made = str(json.loads((run / "manifest.json").read_text()).get("command") or "not recorded").replace(
         str(ROOT) + "/", "")
     manifest = json.loads((run / "manifest.json").read_text())
-    bench = (manifest.get("summary", {}).get("metrics") or {}).get(metric) or {}
-    level = (f"C {bench['confidence']:.3f}, p {bench['p']:.3g} over {bench['n']} pairs"
-             if bench.get("confidence") is not None else str(bench.get("reason") or "no verdict"))
+    levels = "; ".join(f"{k} {_level(v)}" for k, v in _metrics(run).items()
+                       if not str(v.get("reason") or "").startswith("not measured"))
     lines = [f"## {run.name}", "", f"- Run: `{made}` (model {manifest.get('model')}).",
-             f"- Benchmark level on {metric} (the run's own test): {level}.",
+             f"- Benchmark level (the run's own test, every metric it measured): {levels}.",
              f"- Items with a p on {metric}: {int(ok.sum())}; distinct twins per item: "
              + ", ".join(f"{int(k)}: {int(v)}" for k, v in hist.items())
              + f"; comparators per item: {', '.join(map(str, sorted(set(real['comparators'].tolist()))))}.",
@@ -103,6 +137,8 @@ def main() -> None:
     ap.add_argument("--q", type=float, default=0.1)
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--splits", type=Path, default=None, help="items jsonl with a split field (C / U)")
+    ap.add_argument("--family", nargs="*", type=Path, default=[],
+                    help="runs (among RUN) whose P_first/P_all tests form one Holm family (the benign fine-tunes)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     FlagRule(args.metric, args.q)  # validates both
@@ -111,6 +147,7 @@ def main() -> None:
                     "zcp_core.stats.itemp (conformal per-item p; the original against all twins but the spare)"), ""]
     for run in args.runs:
         lines += run_lines(run, args.metric, args.q, args.draws, splits)
+    lines += family_lines(args.family)
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
 

@@ -14,6 +14,10 @@ reseed.
 Results files are named by role (``twin_card`` for the default generator, ``twin_card_lab`` for the one the lab
 pins, ``zcp_core.lab.config.LAB_AMBIGUITY``), never by generator version; each file's header names the version.
 
+The card also builds K twins per item (``--twins K``, the probe's default K) and reports the coverage at K = 1
+(items with a twin) and at K (items with at least 2 distinct twins, the least a per-item p needs), with the
+histogram of distinct twins per item.
+
 ``--round-rule preferred`` measures the other side of the trade: roundness only preferred, so the items
 ``required`` refuses for roundness get a twin, and the card shows what that costs in roundness balance.
 """
@@ -84,16 +88,37 @@ def _tie_lines(twins: list[dict]) -> list[str]:
     return out
 
 
+def _k_lines(path: Path, k: int, n: int, seconds: float, command: str) -> list[str]:
+    """Coverage at K twins per item: items with a twin, items with at least 2 distinct twins, the histogram."""
+    from collections import Counter
+
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+    per: dict[str, set[str]] = {}
+    for r in rows:
+        per.setdefault(str(r["original_id"]), set()).add(str(r["question"]))
+    hist = Counter(len(v) for v in per.values())
+    hist[0] = n - len(per)
+    two = sum(v for c, v in hist.items() if c >= 2)
+    return [f"## Coverage at K = {k} twins per item", "",
+            f"Twins: `{command}`; {seconds:.0f} s wall.", "",
+            f"- K = 1: {len(per)} of {n} items have a twin ({len(per) / n:.1%}).",
+            f"- K = {k}: {two} of {n} items have at least 2 distinct twins ({two / n:.1%}), the least a per-item p "
+            f"needs; {sum(len(v) for v in per.values())} twins in all, none repeating another of its item.",
+            "- Distinct twins per item: " + ", ".join(f"{c}: {hist.get(c, 0)}" for c in range(k + 1)) + ".", ""]
+
+
 def main() -> int:
     from scipy.stats import binomtest
 
     from zcp_core.data import load_items
+    from zcp_core.probe.ktwins import DEFAULT_TWINS
     from zcp_core.reference.numeric import method_for
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--round-rule", choices=["required", "preferred"], default="required")
     ap.add_argument("--ambiguity", choices=["tie", "hold"], default="tie", help="tie: v7 (default); hold: v5")
     ap.add_argument("--out", default=None, help="run folder (default runs/bench-twin-card[-lab][-round-preferred])")
+    ap.add_argument("--twins", type=int, default=None, help="K for the coverage section (default: the probe's K)")
     ap.add_argument("--result", default=None, help="default benchmarks/results/twin_card[_lab][_round_preferred].md")
     args = ap.parse_args()
     method = method_for(args.round_rule, args.ambiguity)
@@ -111,6 +136,15 @@ def main() -> int:
     coin_twin = sum(t["metadata"]["side"]["coin"] == "larger" for t in twins)
     larger = round(card["larger_share"] * card["n_pairs"])
     fails = build["failures_by_kind"]
+    k = args.twins or DEFAULT_TWINS
+    extra = ([] if args.round_rule == "required" else ["--round-rule", args.round_rule]) + (
+        [] if args.ambiguity == "tie" else ["--ambiguity", args.ambiguity])
+    k_clock = Clock()
+    k_cmd = ["reference", "build", "--dataset", DATASET, "--seed", str(SEED), "--twins", str(k), *extra,
+             "--prior-model", "none", "--out", args.out + f"-k{k}"]
+    zcp(*k_cmd)
+    k_lines = _k_lines(Path(args.out + f"-k{k}") / "reference.jsonl", k, n, k_clock(),
+                       "zcp " + " ".join(k_cmd[:-2]))
     body = [
         f"Twins: `zcp reference build --dataset {DATASET} --seed {SEED}"
         f"{'' if args.round_rule == 'required' else ' --round-rule ' + args.round_rule}"
@@ -130,6 +164,7 @@ def main() -> int:
         f"({', '.join(f'{k}: {fails.get(k, 0)}' for k in NEW_RULES)}).", "",
         *_kept_lines(twins, args.round_rule),
         *_tie_lines(twins),
+        *k_lines,
         "## Twin card (`zcp reference build --json`, key `twin_card`)", "", "| key | value |", "|---|---|",
         *[f"| {k} | {json.dumps(v)} |" for k, v in sorted(card.items()) if k != "leading_digit_share"], "",
     ]
