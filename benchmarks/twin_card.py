@@ -103,7 +103,8 @@ def _k_lines(path: Path, k: int, n: int, seconds: float, command: str) -> list[s
             f"Twins: `{command}`; {seconds:.0f} s wall.", "",
             f"- K = 1: {len(per)} of {n} items have a twin ({len(per) / n:.1%}).",
             f"- K = {k}: {two} of {n} items have at least 2 distinct twins ({two / n:.1%}), the least a per-item p "
-            f"needs; {sum(len(v) for v in per.values())} twins in all, none repeating another of its item.",
+            f"needs; {len(rows)} twins in all, {len(rows) - sum(len(v) for v in per.values())} of them repeating "
+            "another twin of its item (question text identical).",
             "- Distinct twins per item: " + ", ".join(f"{c}: {hist.get(c, 0)}" for c in range(k + 1)) + ".", ""]
 
 
