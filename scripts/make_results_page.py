@@ -42,7 +42,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Zero-CoT probe", "probe_demo_null", "A demo-sized run of the untouched model, first 40 GSM8K test items (22 pairs): P_first's C", "0.666"),
     ("Zero-CoT probe", "probe_test_size", "Benchmark test at K twins: null cells whose rejection interval holds the nominal level (skewed and heavy-tailed nulls, K = 1 to 8, n = 20 to 700)", "72 of 72"),
     ("Zero-CoT probe", "backend_throughput", "Batched `score` against one item at a time", "1.17"),
-    ("Twins", "twin_card", "Twin card, generator v7: GSM8K test items with a twin", "55.0%"),
+    ("Twins", "twin_card", "Twin card, default generator: GSM8K test items with at least 2 distinct twins at K = 4", "54.3%"),
     ("Twins", "twin_coverage_distinct", "Default generator (v8, distinct twins, order rule): GSM8K test items with a twin at K = 1", "54.9%"),
     ("Twins", "twin_card_lab", "Twin card, the lab's generator: GSM8K test items with a twin", "52.7%"),
     ("Twins", "twin_card_round_preferred", "Twin card, default generator with `--round-rule preferred`: coverage", "64.6%"),
