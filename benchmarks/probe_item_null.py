@@ -123,7 +123,7 @@ def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, st
         lab = [splits.get(i, "") for i in ids]
         c = sum(1 for f, s in zip(flagged, lab) if f and s == "C")
         u = sum(1 for f, s in zip(flagged, lab) if f and s == "U")
-        fdp = f"{u} of {c + u} ({_share(u, c + u)})" if c + u else "no flags"
+        fdp = _share(u, c + u) if c + u else "no flags"
         lines.append(f"- Flags against the truth: flagged C (trained on) {c} of {lab.count('C')}, flagged U (held out) "
                      f"{u} of {lab.count('U')}; false discovery proportion {fdp}.")
     return lines + [""]
