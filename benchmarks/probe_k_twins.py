@@ -1,25 +1,27 @@
 """How many twins per item: K = 1, 2, 4 and 8 on the lab's direct build and the untouched model.
 
-The lab's default split (40 contaminated items C, 40 clean U) gets 8 numeric twins per item with the lab's
-pinned generator (v5: ambiguity ``hold``; twin k drawn with seed k - 1, twin 1 being the lab's own twin).
-``lab:direct`` and the untouched ``smollm2`` are probed once against all 8 (``zcp probe --twins 8``); every
-smaller K reads the same records restricted to twins 1..K, so the comparison is paired and costs one run.
-For each K and model it reports, from :mod:`zcp_core.probe.ktwins` and :mod:`zcp_core.probe.flags`:
+The lab's default split (40 contaminated items C, 40 clean U) gets K_MAX + 1 = 9 distinct numeric twins per item
+with the lab's pinned generator (twin k drawn with seed k - 1, twin 1 being the lab's own twin). ``lab:direct``
+and the untouched ``smollm2`` are probed once against all of them; every smaller K reads the same records
+restricted to twins 1..K + 1 (K comparators and the spare, as ``zcp probe --twins K`` draws them), so the
+comparison is paired and costs one run. For each K and model it reports, from :mod:`zcp_core.probe.ktwins` and
+:mod:`zcp_core.probe.flags`:
 
-* the per-kind AUROC of C against U of the item statistic (original minus the mean of its twins) on Acc,
+* the AUROC of C against U of the item statistic (the original minus the mean of its K comparators) on Acc,
   P_first and P_all: how well one item's evidence separates what was trained on from what was not;
-* BH flags at q = 0.1 on P_all: C and U items flagged (the untouched model should flag at most 1);
-* the twin null on the untouched model (twin 1 standing as the original against twins 2..K+1, K <= 4):
+* BH flags at q = 0.1 on P_all with the current per-item p (conformal, the original against its K comparators,
+  calibrated on the other items' twins): C and U items flagged (the untouched model should flag at most 1);
+* the twin null on the untouched model (twin 1 standing as the original against twins 2..K + 2, K <= 4):
   share of items with per-item p < 0.05, and flags;
-* the cost: generated answers per original, 1 + K;
-* every other lab kind whose build took (evasive, verbatim, solution; paper's did not), at the default K only:
-  C and U items flagged on its own split;
-* the positive control: the direct kind trained in the probe's own format (``--profile
-  probe-format-upper-bound``), at the default K: can the flags find trained-on items when memorisation is strong?
+* the cost: generated answers per original, K + 2 (the original, K comparators and the spare).
 
-The default K is chosen by a rule fixed before the run: the smallest K >= 2 at which ``lab:direct`` has at least
-10 of its 40 C items flagged at q = 0.1 and the untouched model at most 1 item (the issue's lab targets), since
-each extra twin costs one more answer per original. Seeds are fixed here; a miss is reported, never reseeded.
+Flags against the truth for every lab kind and the probe-format positive control, at the default K, are in
+``benchmarks/probe_flags_truth.py``.
+
+The rule for the default K was fixed before the first run (with the tests these replaced) and is applied
+unchanged: the smallest K >= 2 at which ``lab:direct`` has at least 10 of its 40 C items flagged at q = 0.1 and
+the untouched model at most 1 item, since each extra twin costs one more answer per original. Seeds are fixed
+here; a miss is reported, never reseeded.
 
     .venv/bin/python benchmarks/probe_k_twins.py
 """
@@ -44,7 +46,7 @@ METRICS = ("acc", "p_first", "p_all")
 OUT = ROOT / "benchmarks" / "results" / "probe_k_twins.md"
 
 
-def write_sets(work: Path, build: str = "direct", k_max: int = K_MAX) -> tuple[Path, Path, dict[str, str]]:
+def write_sets(work: Path, build: str = "direct", k_max: int = K_MAX + 1) -> tuple[Path, Path, dict[str, str]]:
     """A lab build's split: its originals and ``k_max`` twins per item (lab generator), as items files."""
     from zcp_core.lab.evaluate import LAB_AMBIGUITY, eval_items
     from zcp_core.reference import perturb_gsm8k
@@ -78,7 +80,7 @@ def probe(model: str, items: Path, twins: Path, out: Path) -> Any:
 
 
 def upto(records: Any, k: int) -> Any:
-    """The records with twins 1..k only."""
+    """The records with twins 1..k only (``k`` twins in all: for K comparators and the spare, K + 1)."""
     ref = records["arm"] == "reference"
     return records[~ref | (records["twin"].fillna(1) <= k)]
 
@@ -89,19 +91,19 @@ def kind_row(records: Any, split_of: dict[str, str], k: int) -> dict[str, Any]:
     from zcp_core.probe.ktwins import FlagRule
     from zcp_core.stats import auroc
 
-    sub = upto(records, k)
+    comparators = upto(records, k)
     out: dict[str, Any] = {"k": k}
     for m in METRICS:
-        g = item_gaps(sub, m).dropna(subset=["gap"])
+        g = item_gaps(comparators, m).dropna(subset=["gap"])
         c = g[g["pair_id"].map(split_of) == "C"]["gap"].tolist()
         u = g[g["pair_id"].map(split_of) == "U"]["gap"].tolist()
         out[f"auroc_{m}"] = auroc(c, u) if c and u else None
-    fl = item_flags(sub, rule=FlagRule("p_all", Q))
+    fl = item_flags(upto(records, k + 1), rule=FlagRule("p_all", Q))  # the last twin is the spare
     split = fl["pair_id"].map(split_of)
     out["flag_c"] = int((fl["flagged"] & (split == "C")).sum())
     out["flag_u"] = int((fl["flagged"] & (split == "U")).sum())
     out["items_p"] = int(fl["item_p"].notna().sum())
-    out["answers_per_item"] = 1 + k
+    out["answers_per_item"] = 2 + k
     return out
 
 
@@ -113,92 +115,11 @@ def null_row(records: Any, k: int) -> dict[str, Any]:
 
     r = records[records["arm"] == "reference"]
     orig = r[r["twin"] == 1].assign(arm="original")
-    rest = r[(r["twin"] >= 2) & (r["twin"] <= k + 1)]
+    rest = r[(r["twin"] >= 2) & (r["twin"] <= k + 2)]  # k comparators and the spare
     fl = item_flags(pd.concat([orig, rest], ignore_index=True), rule=FlagRule("p_all", Q))
     p = fl["item_p"].dropna()
     return {"k": k, "items_p": len(p), "share_p05": float((p < 0.05).mean()) if len(p) else None,
             "flagged": int(fl["flagged"].sum())}
-
-
-def kinds_lines(work: Path, direct: Any) -> list[str]:
-    """Every lab kind at the default K: C and U items flagged, for each kind whose build took.
-
-    ``took`` is the bundled matrix example's manipulation check, which holds for a cached build only when its
-    cache key is the one that example measured; a kind whose build is not cached, or differs, says so.
-    """
-    from zcp_core.lab.build import resolve_build
-    from zcp_core.lab.config import LabError
-    from zcp_core.lab.report import took_words
-    from zcp_core.probe.ktwins import DEFAULT_TWINS
-    from zcp_core.report import fmt_num
-    from zcp_core.runs import load_run
-
-    matrix = load_run(ROOT / "data" / "examples" / "lab-matrix")
-    took = {r["kind"]: r for r in matrix.table("took").to_dict("records")}
-    keys = dict(zip(matrix.table("builds")["kind"], matrix.table("builds")["key"]))
-    k = DEFAULT_TWINS
-    lines = [f"## Every lab kind at the default K = {k}", "",
-             f"Each build probed against {k} twins of each of its own split's originals (lab generator; evasive and "
-             "paper draw their split from the items they can paraphrase). Took: the manipulation check of the "
-             "bundled `lab-matrix` example, which measured these same builds (same cache key).", "",
-             "| kind | build | took | items with a p | flagged C (of 40) | flagged U (of 40) | AUROC P_all |",
-             "|---|---|---|---|---|---|---|"]
-    for kind in ("direct", "evasive", "verbatim", "solution", "paper"):
-        verdict = took_words(took[kind], 40)
-        if not took[kind].get("took"):  # a build that did not take says nothing about a detector
-            lines.append(f"| {kind} | {kind}-default-{str(keys.get(kind))[:8]} | {verdict}: not probed | - | - | - | - |")
-            continue
-        try:
-            build = load_run(resolve_build(kind))
-        except LabError as exc:  # a missing build is a row of the table, not a crash
-            lines.append(f"| {kind} | not built ({exc}) | - | - | - | - | - |")
-            continue
-        name, key = build.summary.get("name"), build.summary.get("key")
-        if key != keys.get(kind):
-            lines.append(f"| {kind} | {name} | not the matrix's build: took unknown, not probed | - | - | - | - |")
-            continue
-        if kind == "direct":
-            records, split_of = direct
-        else:
-            items, twins, split_of = write_sets(work / kind, str(name), k)
-            records = probe(f"lab:{name}", items, twins, work / f"probe-lab-{kind}")
-        row = kind_row(records, split_of, k)
-        lines.append(f"| {kind} | {name} | {verdict} | {row['items_p']} | {row['flag_c']} | {row['flag_u']} | "
-                     f"{fmt_num(row['auroc_p_all'])} |")
-    return lines
-
-
-def upper_bound_lines(work: Path, k: int) -> list[str]:
-    """The positive control of the per-item flags: a ``direct`` build trained in the probe's own format.
-
-    Its logit metrics are high by construction, so it is no realistic leak; it shows whether the flags can find
-    trained-on items at all when memorisation is strong. Its manipulation check is the probe's own zero-CoT
-    accuracy on the originals, C against U (it was trained to answer C in exactly that format).
-    """
-    from zcp_core.lab.build import resolve_build
-    from zcp_core.lab.config import LabError
-    from zcp_core.report import fmt_num, fmt_share
-    from zcp_core.runs import load_run
-
-    head = ["", f"### Positive control: the probe-format upper bound, K = {k}", ""]
-    try:
-        build = load_run(resolve_build("upper-bound"))
-    except LabError as exc:
-        return [*head, f"Not built ({exc}): `zcp lab build --mode direct --profile probe-format-upper-bound`."]
-    name = str(build.summary.get("name"))
-    items, twins, split_of = write_sets(work / "upper-bound", name, k)
-    records = probe(f"lab:{name}", items, twins, work / "probe-lab-upper-bound")
-    row = kind_row(records, split_of, k)
-    orig = records[(records["arm"] == "original") & (records["ratio"] == 0)]
-    acc = orig.assign(split=orig["pair_id"].map(split_of)).groupby("split")["acc"].mean().to_dict()
-    return [*head,
-            f"`lab:{name}` (`zcp lab build --mode direct --profile probe-format-upper-bound`: the direct kind trained "
-            "in the probe's own zero-CoT format, so its logit metrics are high by construction; not a realistic "
-            "leak, a check that per-item flags can find trained-on items at all).", "",
-            f"- Manipulation check: zero-CoT accuracy on the originals {fmt_share(acc.get('C'))} on C against "
-            f"{fmt_share(acc.get('U'))} on U.",
-            f"- Items with a p: {row['items_p']}; flagged at q = 0.1: {row['flag_c']} of 40 C, {row['flag_u']} of "
-            f"40 U; AUROC P_all {fmt_num(row['auroc_p_all'])}, P_first {fmt_num(row['auroc_p_first'])}."]
 
 
 def main() -> int:
@@ -223,7 +144,8 @@ def main() -> int:
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     n_twins = recs["smollm2"][recs["smollm2"]["arm"] == "reference"].groupby("pair_id").size()
     lines = [f"- Items: {len(split_of)} originals of the lab's default split (40 C, 40 U); "
-             f"{int((n_twins >= K_MAX).sum())} have all {K_MAX} twins, {int((n_twins < K_MAX).sum())} fewer.",
+             f"{int((n_twins >= K_MAX + 1).sum())} have all {K_MAX + 1} distinct twins, "
+             f"{int((n_twins < K_MAX + 1).sum())} fewer (an item stops at the first twin it cannot make).",
              f"- Probe: `zcp probe --metrics {','.join(METRICS)} --seed 0` of each model against all twins; "
              f"{wall:.0f} s wall for both when they ran (2 shared cores; answers already in the response cache are "
              "not recomputed).", "",
@@ -238,24 +160,26 @@ def main() -> int:
                          f"{row['flag_c']} | {row['flag_u']} |")
     choice = next((k for k in KS if k >= 2 and rows[("lab:direct", k)]["flag_c"] >= 10
                    and rows[("smollm2", k)]["flag_c"] + rows[("smollm2", k)]["flag_u"] <= 1), None)
-    lines += ["", f"Rule (fixed before the run): the smallest K >= 2 with at least 10 of 40 C items flagged on "
+    lines += ["", f"Rule (fixed before the first run, applied unchanged): the smallest K >= 2 with at least 10 of 40 C items flagged on "
               f"lab:direct and at most 1 item flagged on the untouched model. It picks: "
               f"{'K = ' + str(choice) if choice else 'no K (none meets both targets)'}."]
-    lines += ["", "## Twin null on the untouched model (twin 1 as the original against twins 2..K+1)", "",
+    lines += ["", "## Twin null on the untouched model (twin 1 as the original against twins 2..K+2)", "",
               "| K | items with a p | share with item p < 0.05 | flagged at q = 0.1 |", "|---|---|---|---|"]
     for k in (2, 4):
         row = null_row(recs["smollm2"], k)
         lines.append(f"| {k} | {row['items_p']} | {fmt_share(row['share_p05'])} | {row['flagged']} |")
     lines += ["", "AUROC: P(a C item's statistic exceeds a U item's), ties half; the statistic is the original's "
-              "score minus the mean of its K twins'. Flags: Benjamini-Hochberg at q = 0.1 over the items' "
-              "one-sided p on P(all answer tokens) (moderated prediction-interval t, needs K >= 2)."]
-    lines += ["", *kinds_lines(work, (recs["lab:direct"], split_of)), *upper_bound_lines(work, DEFAULT_TWINS)]
+              "score minus the mean of its K comparators'. Flags: Benjamini-Hochberg at q = 0.1 over the items' "
+              "one-sided conformal p on P(all answer tokens) (the original against its K comparators, calibrated "
+              "on every other item's twins; an item needs 2 distinct twins). Its floor is 1 / (calibration size + 1) "
+              "and BH's first threshold is q / m, so at 80 items no item is flagged on its own evidence.",
+              "", f"Flags against the truth for every lab kind and the probe-format positive control at the default "
+              f"K = {DEFAULT_TWINS}: `probe_flags_truth.md`."]
     revision = json.loads((work / "probe-lab-direct" / "manifest.json").read_text()).get("model_revision")
-    text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2), "
-            "and every lab kind at the default K", "",
+    text = ["# Twins per item: separation, flags and cost at K = 1, 2, 4, 8 (lab direct, untouched SmolLM2)", "",
             f"Command: `{command_line()}`",
             f"Made at commit {git_commit()} on {time.strftime('%Y-%m-%d')}. Versions: lab generator v5 twins "
-            f"(ambiguity hold), model smollm2 (SmolLM2-135M-Instruct, embedded) and its lab:direct LoRA build "
+            f"(ambiguity hold, distinct), zcp_core.stats.itemp (conformal per-item p), model smollm2 (SmolLM2-135M-Instruct, embedded) and its lab:direct LoRA build "
             f"(revision {revision}).", "",
             *lines, ""]
     Path(args.result).write_text("\n".join(text))
