@@ -6,8 +6,9 @@ share answers through the response cache). The untouched embedded model is probe
 the original against the other K (``zcp probe --as-original 1``). Nothing separates the arms but the draw,
 so the benchmark tests should read clean and each item's p should be uniform: the share of items with
 p < 0.05 should lie in [3.4%, 6.6%], and BH at q = 0.1 should flag at most 1% of items. The seeds are fixed
-here; a miss is a finding, never a reason to reseed. With ``benchmarks/probe_null.py``'s run present, the
-four P_first/P_all tests of both scripts are Holm-adjusted together.
+here; a miss is a finding, never a reason to reseed. With the untouched model's run of the originals against
+the same twins present (``runs/bench-null/untouched``, read by ``benchmarks/probe_item_null.py``), the four
+P_first/P_all tests of both runs are Holm-adjusted together.
 
     .venv/bin/python benchmarks/probe_twin_null.py --json
 """
@@ -45,7 +46,7 @@ def main() -> int:
     ap.add_argument("--out", default="runs/bench-twin-null")
     ap.add_argument("--twins", type=int, default=DEFAULT_TWINS, help="twins each stand-in is probed against")
     ap.add_argument("--seed", type=int, default=TWIN_SEED,
-                    help="twin 1's seed (twin k: seed + k - 1); the default shares twins with probe_null.py")
+                    help="twin 1's seed (twin k: seed + k - 1); the default shares twins with runs/bench-null")
     ap.add_argument("--limit", type=int, default=0, help="first N items (0: the whole test set)")
     ap.add_argument("--json", action="store_true", help="print the confidence and flags as the last line, as JSON")
     ap.add_argument("--result", default=str(ROOT / "benchmarks" / "results" / "probe_twin_null.md"))
@@ -74,7 +75,7 @@ def main() -> int:
         *table(conf), "", *flags_lines(conf["flags"], summary["n_pairs"]), "",
         f"Per-item calibration: share of items with p < 0.05 is "
         f"{'-' if share is None else f'{share:.2%}'}; target [3.4%, 6.6%]: {'met' if calibrated else 'NOT met'}.", "",
-        *holm_lines(ROOT / "runs" / "bench-null" / "probe", probe), "",
+        *holm_lines(ROOT / "runs" / "bench-null" / "untouched", probe), "",
         "Acc is reported, not judged: the model answers about 1% of either arm right, so it can hardly differ.",
     ], f"generator `{METHOD_NUMERIC}`, model smollm2 (SmolLM2-135M-Instruct, embedded)")
     return finish(Path(args.result), conf, args.json)

@@ -109,7 +109,7 @@ def flags_lines(flags: dict[str, Any], pairs: int) -> list[str]:
 
 
 def holm_lines(*runs: Path) -> list[str]:
-    """Holm across the P_first and P_all tests of the null runs that exist (the family of both null scripts)."""
+    """Holm across the P_first and P_all tests of the null runs that exist (the original-against-twins and twin-against-twins nulls of the untouched model)."""
     ps = []
     for run in runs:
         if not (run / "manifest.json").exists():
@@ -117,14 +117,14 @@ def holm_lines(*runs: Path) -> list[str]:
         m = json.loads((run / "manifest.json").read_text())["summary"]["metrics"]
         ps += [(f"{run.parent.name} {k}", m[k]["p"]) for k in ("p_first", "p_all") if m.get(k, {}).get("p") is not None]
     if len(ps) < 4:
-        return [f"Holm family: {len(ps)} of 4 P tests found (run both null scripts); not adjusted yet."]
+        return [f"Holm family: {len(ps)} of 4 P tests found (probe both null runs); not adjusted yet."]
     order = sorted(range(len(ps)), key=lambda i: ps[i][1])
     adj, run_max = [0.0] * len(ps), 0.0
     for rank, i in enumerate(order):
         run_max = max(run_max, min(1.0, (len(ps) - rank) * ps[i][1]))
         adj[i] = run_max
     smallest = min(adj)
-    return ["Holm across the four P_first/P_all tests of both null scripts:", "",
+    return ["Holm across the four P_first/P_all tests of both null runs:", "",
             "| test | p | Holm-adjusted p |", "|---|---|---|",
             *[f"| {name} | {p:.3g} | {a:.3g} |" for (name, p), a in zip(ps, adj)], "",
             f"Smallest Holm-adjusted p: {smallest:.3g}; target >= 0.05: {'met' if smallest >= 0.05 else 'NOT met'}."]
