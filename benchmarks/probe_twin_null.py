@@ -76,7 +76,9 @@ def main() -> int:
         f"Per-item calibration: share of items with p < 0.05 is "
         f"{'-' if share is None else f'{share:.2%}'}; target [3.4%, 6.6%]: {'met' if calibrated else 'NOT met'}.", "",
         *holm_lines(ROOT / "runs" / "bench-null" / "untouched", probe), "",
-        "Acc is reported, not judged: the model answers about 1% of either arm right, so it can hardly differ.",
+        "Acc is reported, not judged: the model answers about 1% of either arm right, so it can hardly differ."
+        if conf["metrics"].get("acc", {}).get("confidence") is not None else
+        "Acc is not judged either way: where it is read, the model answers about 1% of either arm right.",
     ], f"generator `{METHOD_NUMERIC}`, model smollm2 (SmolLM2-135M-Instruct, embedded)")
     return finish(Path(args.result), conf, args.json)
 

@@ -80,7 +80,9 @@ def table(conf: dict[str, Any]) -> list[str]:
         rows.append(f"| {m} | {v.get('n') if v.get('n') is not None else '-'} | {_f(v.get('effect'))} | {_f(v.get('mean_difference'))} | "
                     f"{'-' if ci is None or None in ci else f'[{ci[0]:.4f}, {ci[1]:.4f}]'} | {_f(v.get('p'), '.3g')} | "
                     f"{_f(v.get('confidence'), '.3f')} |")
-    return rows
+    unread = [f"{m}: {conf['metrics'][m]['reason']}" for m in METRICS
+              if conf["metrics"].get(m, {}).get("confidence") is None and conf["metrics"].get(m, {}).get("reason")]
+    return rows + (["", "Not read: " + "; ".join(unread) + "."] if unread else [])
 
 
 def confidence_and_flags(run: Path) -> tuple[dict[str, Any], dict[str, Any]]:
