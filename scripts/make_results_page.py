@@ -24,7 +24,7 @@ PAGE = ROOT / "docs" / "results.md"
 MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Zero-CoT probe", "probe_clean_null", "A clean model reads clean: embedded SmolLM2, first 400 GSM8K test items (274 pairs), C on every metric", "0.500"),
     ("Zero-CoT probe", "probe_full", "Untouched embedded model, original against twin, whole GSM8K test set (726 pairs)", "0.559"),
-    ("Zero-CoT probe", "probe_twin_null", "Twin null: twin 1 against twin 2 of the same items (P_all's C)", "0.500"),
+    ("Zero-CoT probe", "probe_twin_null", "Twin null: twin 1 against twins 2 to 5 of the same items (P_all's C)", "0.500"),
     ("Zero-CoT probe", "probe_twin_of_twin", "Twin of twin: twin 1 against a twin of twin 1 (P_all's C)", "0.500"),
     ("Zero-CoT probe", "probe_gsm8k50", "Embedded model, first 50 GSM8K test items (P_first's C; too few pairs for the clean target)", "0.730"),
     ("Zero-CoT probe", "probe_calibration", "Calibrated P_all, whole test set: share of pairs where the original beats its twin (twins of an older generator)", "48.2%"),
