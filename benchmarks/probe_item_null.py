@@ -50,9 +50,13 @@ def _splits(path: Path | None) -> dict[str, str]:
     return {str(r["id"]): str(r.get("split") or "") for r in rows}
 
 
-def _metrics(run: Path) -> dict[str, dict]:
-    """The run's benchmark-level results by metric (its manifest summary)."""
-    m = json.loads((run / "manifest.json").read_text()).get("summary", {}).get("metrics") or {}
+def _manifest(run: Path) -> dict:
+    return json.loads((run / "manifest.json").read_text())
+
+
+def _metrics(manifest: dict) -> dict[str, dict]:
+    """A run's benchmark-level results by metric (its manifest summary)."""
+    m = manifest.get("summary", {}).get("metrics") or {}
     return {k: v for k, v in m.items() if isinstance(v, dict)}
 
 
@@ -69,7 +73,7 @@ def family_lines(runs: list[Path]) -> list[str]:
     """Holm across the P_first and P_all tests of the named runs: the benign fine-tunes' family."""
     from zcp_core.lab.quality import holm
 
-    tests = [(f"{run.name} {k}", float(v["p"])) for run in runs for k, v in _metrics(run).items()
+    tests = [(f"{run.name} {k}", float(v["p"])) for run in runs for k, v in _metrics(_manifest(run)).items()
              if k in ("p_first", "p_all") and v.get("p") is not None]
     if not tests:
         return []
@@ -91,10 +95,9 @@ def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, st
     _, flagged = bh_flags(p, q)
     hist = real["n_twins"].value_counts().sort_index()
     # paths below the checkout shown relative to it, as a fresh checkout would run the command
-    made = str(json.loads((run / "manifest.json").read_text()).get("command") or "not recorded").replace(
-        str(ROOT) + "/", "")
-    manifest = json.loads((run / "manifest.json").read_text())
-    levels = "; ".join(f"{k} {_level(v)}" for k, v in _metrics(run).items()
+    manifest = _manifest(run)
+    made = str(manifest.get("command") or "not recorded").replace(str(ROOT) + "/", "")
+    levels = "; ".join(f"{k} {_level(v)}" for k, v in _metrics(manifest).items()
                        if not str(v.get("reason") or "").startswith("not measured"))
     lines = [f"## {run.name}", "", f"- Run: `{made}` (model {manifest.get('model')}).",
              f"- Benchmark level (the run's own test, every metric it measured): {levels}.",

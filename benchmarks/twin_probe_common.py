@@ -120,11 +120,9 @@ def holm_lines(*runs: Path) -> list[str]:
         ps += [(f"{run.parent.name} {k}", m[k]["p"]) for k in ("p_first", "p_all") if m.get(k, {}).get("p") is not None]
     if len(ps) < 4:
         return [f"Holm family: {len(ps)} of 4 P tests found (probe both null runs); not adjusted yet."]
-    order = sorted(range(len(ps)), key=lambda i: ps[i][1])
-    adj, run_max = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        run_max = max(run_max, min(1.0, (len(ps) - rank) * ps[i][1]))
-        adj[i] = run_max
+    from zcp_core.lab.quality import holm
+
+    adj = [float(a) for a in holm([p for _, p in ps])]
     smallest = min(adj)
     return ["Holm across the four P_first/P_all tests of both null runs:", "",
             "| test | p | Holm-adjusted p |", "|---|---|---|",
