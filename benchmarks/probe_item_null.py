@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -96,7 +97,9 @@ def run_lines(run: Path, metric: str, q: float, draws: int, splits: dict[str, st
     hist = real["n_twins"].value_counts().sort_index()
     # paths below the checkout shown relative to it, as a fresh checkout would run the command
     manifest = _manifest(run)
-    made = str(manifest.get("command") or "not recorded").replace(str(ROOT) + "/", "")
+    # any checkout or worktree prefix before runs/ dropped too (a run made elsewhere names its machine's path)
+    made = re.sub(r"(?<![\w.])/\S*?/(?=runs/)", "", str(manifest.get("command") or "not recorded").replace(
+        str(ROOT) + "/", ""))
     levels = "; ".join(f"{k} {_level(v)}" for k, v in _metrics(manifest).items()
                        if not str(v.get("reason") or "").startswith("not measured"))
     lines = [f"## {run.name}", "", f"- Run: `{made}` (model {manifest.get('model')}).",
