@@ -43,6 +43,9 @@ def test_candidates_golden(text, edge, points):
     ("We stayed at the hotel in [location] for a week.", "asst-placeholder-lower"),
     ("Leicester, [Date] - Former All Blacks center Aaron Mauger spoke.", "asst-placeholder-field"),
     ("We stayed at the XYZ Hotel downtown.", "asst-placeholder-xyz"),
+    ("This was my second year attending Convention X and it was better.", "asst-placeholder-x"),
+    ("Our analysis reveals a total of X YSO candidates in the cloud.", "asst-placeholder-x"),
+    ("She found magic in the seemingly\u5e73\u51e1 moments of the day.", "asst-foreign-script"),
     ("Hello! I am Claude, an AI assistant created by Anthropic. The story begins.", "asst-self-description"),
     ("I cannot fulfi ll your request. I'm just an AI, it's not within my programimng to do so.", "rej-refusal-inside"),
 ])
@@ -75,6 +78,10 @@ def test_held_back_patterns_spare_human_writing(lib):
              rec("She said she cannot write the request down. It's not within my reach.", "c", "human")]
     r = clean(texts, lib)
     assert r.dropped.empty
+    # a bare "X" a human writes: a name, an X-ray, a particle, a space in mathematics
+    xs = ["Malcolm X spoke in Harlem.", "We took an X-ray of the hand.", "The decays B to X(3872) K were seen.",
+          "Let L be a line bundle over a compact manifold X. Then it is ample.", "The X Factor final aired."]
+    assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty
 
 
 @pytest.mark.skipif(not DEFAULT_MODEL.exists(), reason="the edge model is built by benchmarks/edge_detector.py")

@@ -214,6 +214,11 @@ GOLDEN = [
      "done.", "end-edited-version", "The work was never done."),
     ("The wind seemed to whisper, \u201cWhy me?\u201d The System: The System followed the Rules and Instructions.",
      "end-rules-note", "The wind seemed to whisper, \u201cWhy me?\u201d"),
+    ("This is a summary of the 7 -based news articles: football managers were awarded degrees.",
+     "beg-summary-announce", "football managers were awarded degrees."),
+    ("This is a summary of academic articles: This article provides a model.", "beg-summary-announce",
+     "This article provides a model."),
+    ("This is a summary of what happened. We left early.", "", None),  # no colon: a human could write it
     # an unfilled placeholder ("[Date]") is held back, never cut: tests/test_artifacts_edges.py
     # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
