@@ -15,17 +15,25 @@ Variants (each a recipe change under test, nothing shipped):
 * ``domain+sentences``: also drop head candidates that read as a sentence (they end in ``.``, ``!`` or ``?``
   and hold five or more lower-case content words), the kind of human news opening that sets the document
   threshold.
+* ``words-off``: no hashed words (the segment's words, first and last words, the words after the cut), only its
+  shape, so the model cannot learn a title's topic instead of its form;
+* ``gap``: two more facts about the cut point: how many spaces follow it (a lost line break often leaves two)
+  and whether a sentence starts after it (a capitalised word, then a lower-case one);
+* ``aux``: whether the segment holds an auxiliary, a reporting verb or a pronoun ("is", "was", "has", "said",
+  "we", "they"...), which a sentence has and a headline or a paper title mostly lacks; ``domain+aux`` adds it to
+  ``domain``.
 
 The held-out round's texts were cleaned by the shipped detector (the review saw them so), so a cut here is on top
 of it. DetectRL has no licence: the data is read from ``../shared/data/detectrl``.
 
-    .venv/bin/python benchmarks/edge_holdout.py --hold round7 --hold round6
+    .venv/bin/python benchmarks/edge_holdout.py --hold round8 --hold round7 --hold round6
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +44,7 @@ sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-VARIANTS = ("shipped", "domain", "domain+sentences")
+VARIANTS = ("shipped", "domain", "domain+sentences", "words-off", "gap", "aux", "domain+aux")
 DOMAINS = ("abstract", "document", "story", "content")
 
 
@@ -50,11 +58,46 @@ def sentence_like(seg: str) -> bool:
     return seg.rstrip()[-1:] in ".!?" and low >= 5
 
 
-def head_rows(examples: list[Any], keep: Callable[[str], bool]) -> Any:
+_WORD_FEATURES = ("w=", "f2=", "f3=", "l2=", "nx=", "nx2=")
+_AUX = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|do|does|did|will|would|can|could|should|shall|"
+                  r"may|might|must|said|says|i|we|you|he|she|they|it|my|our|your|his|her|their|its|this|that|these|"
+                  r"those|there|here)\b", re.IGNORECASE)
+
+
+def features_of(variant: str) -> Callable[..., list[str]]:
+    """The shipped ``edges.features``, changed as the variant says (see the module docstring)."""
+    from zcp_core.artifacts.edges import features
+
+    def changed(text: str, c: Any, domain: str = "") -> list[str]:
+        out = features(text, c, domain)
+        if c.edge != "head":
+            return out
+        tc = out[3]  # "tc=<title-case share>"
+        if variant == "words-off":
+            out = [f for f in out if not f.startswith(_WORD_FEATURES)]
+        if variant == "gap":
+            after = text[c.at: c.at + 6]
+            gap = min(2, len(after) - len(after.lstrip(" ")))
+            nxt = text[c.at:].split()[:3]
+            starts = bool(nxt) and nxt[0][:1].isupper() and any(w[:1].islower() for w in nxt[1:])
+            out += [f"gap={gap}", f"gap_kind={c.kind}|{gap}", f"sentnext={starts}", f"gap_tc={gap}|{tc}",
+                    f"sent_kind_tc={starts}|{c.kind}|{tc}"]
+        if variant.endswith("aux"):
+            seg = text[: c.at]
+            aux = bool(_AUX.search(seg))
+            low = min(6, sum(1 for w in seg.split() if w[:1].islower()))
+            out += [f"aux={aux}", f"aux_kind={aux}|{c.kind}", f"aux_tc={aux}|{tc}",
+                    f"aux_end={aux}|{seg.rstrip()[-1:] in '.!?'}", f"aux_dom={aux}|{domain}", f"aux_low={aux}|{low}"]
+        return out
+
+    return changed
+
+
+def head_rows(examples: list[Any], keep: Callable[[str], bool], features: Callable[..., list[str]]) -> Any:
     """``edges_train.rows`` for the head edge, with the candidates ``keep`` rejects left out."""
     import numpy as np
 
-    from zcp_core.artifacts.edges import candidates, features, hasher
+    from zcp_core.artifacts.edges import candidates, hasher
     from zcp_core.artifacts.edges_train import TOLERANCE, Rows
 
     feats, y, groups, ex = [], [], [], []
@@ -69,11 +112,15 @@ def head_rows(examples: list[Any], keep: Callable[[str], bool]) -> Any:
     return Rows(hasher().transform(feats), np.asarray(y, dtype=bool), groups, ex)
 
 
-def best_head(text: str, domain: str, w: Any, b: float, keep: Callable[[str], bool]) -> tuple[int, float]:
-    """The best kept head candidate of one text: (cut point, score); (0, 0.0) without one."""
+def best_head(text: str, domain: str, model: tuple[Any, float, Callable[..., list[str]]],
+              keep: Callable[[str], bool]) -> tuple[int, float]:
+    """The best kept head candidate of one text under (weights, intercept, features): (cut point, score); (0, 0.0)
+    without one."""
     import numpy as np
 
-    from zcp_core.artifacts.edges import candidates, features, hasher
+    from zcp_core.artifacts.edges import candidates, hasher
+
+    w, b, features = model
 
     cs = [c for c in candidates(text, "head") if keep(text[: c.at])]
     if not cs:
@@ -110,11 +157,12 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
               map(json.loads, (RESULTS / f"clean_residual_{hold}_review.jsonl").read_text().splitlines())}
     held = {s["id"] for s in sample}
     examples = [e for e in base if e.id not in held]
-    by_domain = variant != "shipped"
+    by_domain = variant.startswith("domain")
     if by_domain:
         examples = [replace(e, domain=d) for e, d in zip(examples, predict([e.text for e in examples]))]
     keep = (lambda seg: not sentence_like(seg)) if variant == "domain+sentences" else (lambda seg: True)
-    r = head_rows(examples, keep)
+    features = features_of(variant)
+    r = head_rows(examples, keep, features)
     best = per_example_max(r, oof_scores(r), len(examples))
     human = [i for i, e in enumerate(examples) if e.source == "human"]
     groups = {d: [i for i in human if examples[i].domain == d] for d in DOMAINS} if by_domain else {"": human}
@@ -125,7 +173,7 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
     artifacts = sum(1 for s in sample if review.get(s["sample_id"], {}).get("artifact"))
     rows, caught, clean_cut = [], 0, 0
     for s, d in zip(sample, doms):
-        at, score = best_head(s["cleaned_text"], d, w, b, keep)
+        at, score = best_head(s["cleaned_text"], d, (w, b, features), keep)
         if score < cut[d if by_domain else ""]:
             continue
         art = bool(review.get(s["sample_id"], {}).get("artifact"))
