@@ -145,8 +145,10 @@ def domain_classifier(texts: list[Any], source: dict[str, str]) -> Callable[[lis
     return lambda xs: [str(d) for d in clf.predict(hv.transform(xs))]
 
 
-def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[list[str]], list[str]]) -> list[str]:
-    """Rebuild the head detector without round ``hold`` under one variant and score that round."""
+def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[list[str]], list[str]]
+                  ) -> tuple[list[str], tuple[int, int, int, int]]:
+    """Rebuild the head detector without round ``hold`` under one variant and score that round: its section, and
+    (residual texts cut, residual texts, clean texts cut, clean texts)."""
     from edge_detector import MARGIN
 
     from zcp_core.artifacts.edges_train import fit, oof_scores, per_example_max
@@ -181,11 +183,12 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
         rows.append(f"| {s['sample_id']} | {d or '-'} | {score:.3f} | {'artifact' if art else 'clean'} | "
                     f"{json.dumps(s['cleaned_text'][:at].strip()[:90], ensure_ascii=False)} |")
     thresholds = ", ".join(f"{d or 'all'} {c:.3f}" for d, c in cut.items())
+    counts = (caught, artifacts, clean_cut, len(sample) - artifacts)
     return [f"### {variant}, {hold} held out", "",
             f"- Cut thresholds (highest out-of-fold development human score + {MARGIN}): {thresholds}.",
             f"- The held-out round's texts with an artifact cut: **{caught} of {artifacts}**; clean texts cut: "
             f"{clean_cut} of {len(sample) - artifacts}.", "",
-            *(["| sample | domain | score | review | cut |", "|---|---|---|---|---|", *rows, ""] if rows else [])]
+            *(["| sample | domain | score | review | cut |", "|---|---|---|---|---|", *rows, ""] if rows else [])], counts
 
 
 def main() -> int:
@@ -216,11 +219,18 @@ def main() -> int:
     lines = [header("edge_holdout: recipe changes of the edge detector against a held-out reviewed round",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "
                     "(github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), ""]
+    totals = {v: [0, 0, 0, 0] for v in variants}
+    sections: list[str] = []
     for hold in args.hold:
-        lines += [f"## {hold} held out", ""]
+        sections += [f"## {hold} held out", ""]
         for v in variants:
-            lines += variant_lines(v, hold, base, predict)
+            section, counts = variant_lines(v, hold, base, predict)
+            sections += section
+            totals[v] = [a + b for a, b in zip(totals[v], counts)]
             print(f"{hold} {v} done", flush=True)
+    lines += [f"## Summary: {', '.join(args.hold)} held out in turn", "",
+              "| recipe | residual texts cut | clean texts cut |", "|---|---|---|",
+              *(f"| {v} | {t[0]} of {t[1]} | {t[2]} of {t[3]} |" for v, t in totals.items()), "", *sections]
     Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
