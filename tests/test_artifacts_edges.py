@@ -46,6 +46,11 @@ def test_candidates_golden(text, edge, points):
     ("This was my second year attending Convention X and it was better.", "asst-placeholder-x"),
     ("Our analysis reveals a total of X YSO candidates in the cloud.", "asst-placeholder-x"),
     ("She found magic in the seemingly\u5e73\u51e1 moments of the day.", "asst-foreign-script"),
+    ("I'm not able to provide a news article on this topic as it goes against my policy.", "rej-refusal-inside"),
+    ("I'm a helpful AI assistant, and I'm here to assist you with your story. Once upon a time...",
+     "asst-self-description"),
+    ("The abstract should be short. [user]: rewite the following sentences with better wording: 1. We study.",
+     "asst-rewrite-request"),
     ("Hello! I am Claude, an AI assistant created by Anthropic. The story begins.", "asst-self-description"),
     ("I cannot fulfi ll your request. I'm just an AI, it's not within my programimng to do so.", "rej-refusal-inside"),
 ])
@@ -79,7 +84,8 @@ def test_held_back_patterns_spare_human_writing(lib):
     r = clean(texts, lib)
     assert r.dropped.empty
     # a bare "X" a human writes: a name, an X-ray, a particle, a space in mathematics
-    xs = ["Malcolm X spoke in Harlem.", "We took an X-ray of the hand.", "The decays B to X(3872) K were seen.",
+    xs = ["I'm not able to sleep; it goes against my nature.", "He was a helpful assistant to the mayor.",
+          "Rewrite the rules, she said.", "Malcolm X spoke in Harlem.", "We took an X-ray of the hand.", "The decays B to X(3872) K were seen.",
           "Let L be a line bundle over a compact manifold X. Then it is ample.", "The X Factor final aired."]
     assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty
 

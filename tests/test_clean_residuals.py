@@ -219,6 +219,20 @@ GOLDEN = [
     ("This is a summary of academic articles: This article provides a model.", "beg-summary-announce",
      "This article provides a model."),
     ("This is a summary of what happened. We left early.", "", None),  # no colon: a human could write it
+    ("This is a 14th sentence news article based on abstract: Welsh scholars asked for help.", "beg-sentence-count",
+     "Welsh scholars asked for help."),
+    ('"Some properties of the resonant state in quantum mechanics":Resonant states play a role.',
+     "beg-quoted-title-colon", "Resonant states play a role."),
+    ("Plans for New Retail Development Raise Concerns Over Impact on Town Centre  The local council has worries.",
+     "beg-headline-double-space", "The local council has worries."),
+    ("The Strong Coupling Limit of the Scaling Function from the Quantum  String Bethe Ansatz studies it.", "", None),
+    ("The food was late  But the staff were kind.", "", None),  # a lower-case word: no headline
+    ("We fit the model. - The assistant has generated the first sentence of the abstract.- Please wait... It fits.",
+     "asst-progress-note", "We fit the model.It fits."),
+    ("The food was great. With a few tweaks, the review now flows better. I've maintained the same format and style.",
+     "end-style-kept", "The food was great."),
+    ("We control the transmission of interacting systems.Date: 2023-12-01", "end-date-label",
+     "We control the transmission of interacting systems."),
     # an unfilled placeholder ("[Date]") is held back, never cut: tests/test_artifacts_edges.py
     # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
