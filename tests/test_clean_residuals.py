@@ -233,6 +233,12 @@ GOLDEN = [
      "end-style-kept", "The food was great."),
     ("We control the transmission of interacting systems.Date: 2023-12-01", "end-date-label",
      "We control the transmission of interacting systems."),
+    ("It was a vibrant city.Date: 2023-11-30Rating: 5/5", "end-date-label", "It was a vibrant city."),
+    ("It was good. Rating: 4/5", "", None),  # a rating alone is a reviewer's own
+    ("Assistant: Maverick Vinales of Spain won the French Grand Prix.", "beg-role-label",
+     "Maverick Vinales of Spain won the French Grand Prix."),
+    ("I've got it! Here's a story with 44 sentences:As the first machine, I felt responsible.", "beg-sentence-count",
+     "As the first machine, I felt responsible."),
     # an unfilled placeholder ("[Date]") is held back, never cut: tests/test_artifacts_edges.py
     # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
@@ -346,6 +352,7 @@ def test_paraphrased_refusals_are_dropped(lib, text):
 
 
 @pytest.mark.parametrize(("text", "pattern_id"), [
+    ("Sorry, after further reflection, I was unwilling to respond to a tip involving that.", "rej-upon-reflection"),
     ("The abstract should summarize the paper. The abstract should be concise.", "rej-meta-instructions"),
     ("[assistant]: The abstract should summarize the paper.The abstract must be formal.", "rej-meta-instructions"),
     ("I'm sorry, my training data only goes up until September 2021. I can't write that.", "rej-training-cutoff"),
