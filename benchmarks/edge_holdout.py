@@ -76,7 +76,7 @@ def features_of(variant: str) -> Callable[..., list[str]]:
         out = features(text, c, domain)
         if c.edge != "head":
             return out
-        tc = out[3]  # "tc=<title-case share>"
+        tc = next(f for f in out if f.startswith("tc="))  # the title-case share
         if variant == "words-off":
             out = [f for f in out if not f.startswith(_WORD_FEATURES)]
         if variant == "gap":
@@ -125,7 +125,6 @@ def best_head(text: str, domain: str, model: tuple[Any, float, Callable[..., lis
     from zcp_core.artifacts.edges import candidates, hasher
 
     w, b, features = model
-
     cs = [c for c in candidates(text, "head") if keep(text[: c.at])]
     if not cs:
         return 0, 0.0
@@ -149,6 +148,12 @@ def domain_classifier(texts: list[Any], source: dict[str, str]) -> Callable[[lis
     return lambda xs: [str(d) for d in clf.predict(hv.transform(xs))]
 
 
+def sample_rows(name: str) -> list[dict[str, Any]]:
+    """The rows of ``clean_residual_<name>sample.jsonl`` (its header line left out)."""
+    lines = (RESULTS / f"clean_residual_{name}sample.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if "sample_id" in r]
+
+
 def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[list[str]], list[str]]
                   ) -> tuple[list[str], tuple[int, int, int, int]]:
     """Rebuild the head detector without round ``hold`` under one variant and score that round: its section, and
@@ -157,16 +162,13 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
 
     from zcp_core.artifacts.edges_train import fit, oof_scores, per_example_max
 
-    sample = [r for r in map(json.loads, (RESULTS / f"clean_residual_{hold}_sample.jsonl").read_text().splitlines())
-              if "sample_id" in r]
+    sample = sample_rows(f"{hold}_")
     review = {r["sample_id"]: r for r in
               map(json.loads, (RESULTS / f"clean_residual_{hold}_review.jsonl").read_text().splitlines())}
     held = {s["id"] for s in sample}
     examples = [e for e in base if e.id not in held]
     if variant == "criteria-negatives":
-        early = {r["id"] for name in PRE_CRITERIA
-                 for r in map(json.loads, (RESULTS / f"clean_residual_{name}sample.jsonl").read_text().splitlines())
-                 if "sample_id" in r}
+        early = {r["id"] for name in PRE_CRITERIA for r in sample_rows(name)}
         examples = [e for e in examples if not (e.source == "review-clean" and e.id in early)]
     by_domain = variant.startswith("domain")
     if by_domain:

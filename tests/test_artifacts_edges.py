@@ -83,10 +83,12 @@ def test_held_back_patterns_spare_human_writing(lib):
              rec("She said she cannot write the request down. It's not within my reach.", "c", "human")]
     r = clean(texts, lib)
     assert r.dropped.empty
-    # a bare "X" a human writes: a name, an X-ray, a particle, a space in mathematics
+    # near misses of the newer held-back patterns: a refusal-like aside, a human assistant, a rewrite, and a bare
+    # "X" a human writes (a name, an X-ray, a particle, a space in mathematics, a TV show)
     xs = ["I'm not able to sleep; it goes against my nature.", "He was a helpful assistant to the mayor.",
-          "Rewrite the rules, she said.", "Malcolm X spoke in Harlem.", "We took an X-ray of the hand.", "The decays B to X(3872) K were seen.",
-          "Let L be a line bundle over a compact manifold X. Then it is ample.", "The X Factor final aired."]
+          "Rewrite the rules, she said.", "Malcolm X spoke in Harlem.", "We took an X-ray of the hand.",
+          "The decays B to X(3872) K were seen.", "Let L be a line bundle over a compact manifold X. Then it is ample.",
+          "The X Factor final aired."]
     assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty
 
 
