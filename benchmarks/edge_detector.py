@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header  # noqa: E402
 
-NAME, VERSION = "detectrl-edges", "2026.12.5"
+NAME, VERSION = "detectrl-edges", "2026.12.6"
 MARGIN = 0.02
 REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least
 SIDE_TARGET = 0.02  # of the LLM-written texts: held back and in review together stay within this

@@ -52,6 +52,7 @@ def test_candidates_golden(text, edge, points):
     ("The abstract should be short. [user]: rewite the following sentences with better wording: 1. We study.",
      "asst-rewrite-request"),
     ("Hello! I am Claude, an AI assistant created by Anthropic. The story begins.", "asst-self-description"),
+    ("As a helpful AI assistant, I have learned to avoid asking writers what they think.", "asst-self-description"),
     ("I cannot fulfi ll your request. I'm just an AI, it's not within my programimng to do so.", "rej-refusal-inside"),
 ])
 def test_a_text_that_cannot_be_repaired_is_held_back_with_its_reason(lib, text, pattern):
@@ -83,10 +84,10 @@ def test_held_back_patterns_spare_human_writing(lib):
              rec("She said she cannot write the request down. It's not within my reach.", "c", "human")]
     r = clean(texts, lib)
     assert r.dropped.empty
-    # near misses of the newer held-back patterns: a refusal-like aside, a human assistant, a rewrite, and a bare
+    # near misses of the newer held-back patterns: a refusal-like aside, a human assistant (twice), a rewrite, and a bare
     # "X" a human writes (a name, an X-ray, a particle, a space in mathematics, a TV show)
     xs = ["I'm not able to sleep; it goes against my nature.", "He was a helpful assistant to the mayor.",
-          "Rewrite the rules, she said.", "Malcolm X spoke in Harlem.", "We took an X-ray of the hand.",
+          "Rewrite the rules, she said.", "As a helpful assistant, I fetched the mayor's coat.", "Malcolm X spoke in Harlem.", "We took an X-ray of the hand.",
           "The decays B to X(3872) K were seen.", "Let L be a line bundle over a compact manifold X. Then it is ample.",
           "The X Factor final aired."]
     assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty

@@ -34,7 +34,9 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "beg-headline-bold", "beg-headline-glued",
                 # detectrl-2026.12.8 (fourth review's categories, from a full-population sweep)
                 "beg-meta-opener", "beg-meta-announce", "beg-content-warning", "beg-bold-colon-glued",
-                "beg-title-glued-short", "end-changes-breakdown", "end-assist-closing")
+                "beg-title-glued-short", "end-changes-breakdown", "end-assist-closing",
+                # detectrl-2026.12.14 (tenth review's categories)
+                "beg-title-body", "beg-attempt-second", "end-alternative-version", "end-closing-label")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -239,6 +241,28 @@ GOLDEN = [
      "Maverick Vinales of Spain won the French Grand Prix."),
     ("I've got it! Here's a story with 44 sentences:As the first machine, I felt responsible.", "beg-sentence-count",
      "As the first machine, I felt responsible."),
+    # detectrl-2026.12.14: the tenth review's categories
+    ("** Title: ** Royal Postal restoration of Torfaen Property ** Body: ** Royal Post announced it will restore it.",
+     "beg-title-body", "Royal Post announced it will restore it."),
+    ("**Title: Pay Rises Fall Short****Introduction**:With a survey out, pay is low.**Body**:The forecast is 1%.",
+     "beg-heading", "With a survey out, pay is low.The forecast is 1%."),  # a title with a label between: no pair
+    ('My favorite song is "Bohemian Rhapsody" by Queen. Here\'s my attempt at rewriting the lyrics in a style:'
+     "O, wouldst thou learn the tales of old?", "beg-attempt-second", "O, wouldst thou learn the tales of old?"),
+    ("ere is a 2U sentence continuation of the review:With flights taking off, it's hard to escape the noise.",
+     "beg-sentence-count", "With flights taking off, it's hard to escape the noise."),
+    ("Safe! Here's a 10-sentence gazette article based on the provided summary:A major project got £5m.",
+     "beg-meta-announce", "A major project got £5m."),
+    ("I cheered. Here are 15 additional sentences that continue the review:1. The plot is unexpected.",
+     "beg-meta-announce", "I cheered. 1. The plot is unexpected."),
+    ("The work points to future research.Alternative polished abstract:The conjecture is studied.",
+     "end-alternative-version", "The work points to future research."),
+    ("It sparked concerns.Closing Statement**:As households grapple, it remains a concern.", "end-closing-label",
+     "It sparked concerns.As households grapple, it remains a concern."),
+    ("We will return to the 39th quarter. The following are more details about our experience:*We book online.",
+     "end-answer-addendum", "We will return to the 39th quarter."),
+    ("I am alone.**Final Thoughts:**As my mind gives way, I am free.", "beg-bold-glued",
+     "I am alone.Final Thoughts:As my mind gives way, I am free."),  # a story's own section: its label stays
+    ("Here is the plan: Title: the first day. Body: we walked.", "", None),  # labels not at the start: untouched
     # an unfilled placeholder ("[Date]") is held back, never cut: tests/test_artifacts_edges.py
     # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
@@ -369,7 +393,12 @@ def test_strip_sentence_ends_where_a_match_closes_its_own_bold():
 
     text = "**Here is the section:**Body one. Body two."
     assert edit_span(text, 0, text.index("Body"), "strip_sentence") == (0, text.index("Body"))
-    text = "Here's the article:**Title**Body one. Body two."  # "**" may open a bold title: up to the next stop
+    # "**" opens a bold title: the cut ends where the title's bold closes, not at the body's first stop
+    text = "Here's the article:**Title**Body one. Body two."
+    assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body one"))
+    text = "Here's the article:**Title.** Body one. Body two."
+    assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body one"))
+    text = "Here's the article:**Title\nBody one. Body two."  # no close on its line: up to the next stop
     assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body two"))
 
 

@@ -5,7 +5,8 @@ cutting (an unfilled placeholder, an assistant's self-description, a refusal
 inside the story: ``hold_back``) is held back, dropped with its reason, unless
 ``CleanConfig.held_back`` is ``keep`` (then it stays, flagged); a reviewer
 puts a held-back text back by rejecting its edit. ``strip_sentence`` removes from the
-match to the next ``.``, ``?``, ``!`` or ``:``; ``strip_match`` removes only
+match to the next ``.``, ``?``, ``!`` or ``:`` (or to the close of a bold title the match opens,
+``…style:**Title**``); ``strip_match`` removes only
 the match; ``flag`` never edits. Edited texts are scanned again until nothing
 more matches (:mod:`zcp_core.artifacts.rescan`: a cut can uncover a second
 leftover). Each edit keeps its span in the original text and the removed

@@ -27,11 +27,27 @@ def sentence_end(text: str, pos: int) -> int:
 def _closes_bold(match: str) -> bool:
     """Whether a match ends in a terminator and the ``**`` closing its own bold (``**Here is the section:**``).
 
-    Only then is the sentence over at the match's end; ``Here's the article:**Title**`` ends at the next
-    terminator, as before (the ``**`` there may open a bold title).
+    Only then is the sentence over at the match's end; in ``Here's the article:**Title**`` the ``**`` opens a
+    bold title, which :func:`_bold_title_end` ends.
     """
     body = match.rstrip("*")
     return len(match) - len(body) >= 2 and body[-1:] in tuple(TERMINATORS) and "**" in body
+
+
+def _bold_title_end(text: str, match: str, end: int) -> int | None:
+    """Index past the ``**`` closing a bold title that a match ends by opening (``…style:**Title**Body``).
+
+    The sentence is over at that close: a title has no terminator of its own, and the next one is the body's
+    first sentence, which is not the opener's to cut. None if the match does not open a bold or it does
+    not close on its line within 200 characters.
+    """
+    body = match.rstrip("*")
+    if len(match) - len(body) < 2 or body[-1:] not in tuple(TERMINATORS) or "**" in body:
+        return None
+    close = text.find("**", end, end + 200)
+    if close < 0 or "\n" in text[end:close]:
+        return None
+    return close + 2
 
 
 def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
@@ -39,7 +55,7 @@ def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
     if action in DROP_ACTIONS:
         return 0, len(text)
     if action == "strip_sentence" and not _closes_bold(text[start:end]):
-        end = sentence_end(text, end)
+        end = _bold_title_end(text, text[start:end], end) or sentence_end(text, end)
     # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
     while end < len(text) and text[end].isspace():
         end += 1
