@@ -18,6 +18,10 @@ Each ``--previous`` pair (repeatable, oldest first) is an earlier round: its lib
 header), its share and interval are listed in the report, and its ids are checked to be disjoint from this sample.
 Each ``--note`` (repeatable) is a sentence added to the report's list, e.g. on how this round's reviewer read the
 guidelines differently from earlier ones.
+
+``--second-review R2.jsonl`` is a second reading of the same sample by reviewers blind to the first: the report
+adds how often the two readings agree (Cohen's kappa) and the residual by the second reading and by either. The
+stored measurement stays the first reading's, the one declared before the review.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an earlier round's sample and review files, listed in the report (repeatable, oldest first)")
     ap.add_argument("--note", action="append", default=[], metavar="TEXT",
                     help="a sentence added to the report's list (repeatable)")
+    ap.add_argument("--second-review", type=Path, default=None, metavar="REVIEW",
+                    help="a second, blind reading of the same sample: agreement and its residual are reported")
     return ap
 
 
@@ -116,6 +122,42 @@ def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:
         out.append(f"- Edits that removed a text's own content (over-cuts), by the reviewer's reading: {len(over)}"
                    + (f" ({', '.join(over)})" if over else "") + ".")
     return out
+
+
+def _ci(k: int, n: int) -> str:
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    return f"{k} of {n} ({k / n:.2%}; 95% interval {ci.low:.2%} to {ci.high:.2%})"
+
+
+def agreement_lines(texts: list[dict], first: dict, second: dict, source: str) -> list[str]:
+    """A second, blind reading beside the first: its residual, the union, and Cohen's kappa on artifact marks."""
+    from sklearn.metrics import cohen_kappa_score
+
+    missing = [t["sample_id"] for t in texts if t["sample_id"] not in second]
+    if missing:
+        raise SystemExit(f"{source}: {len(missing)} sampled texts not reviewed (first: {missing[0]})")
+    a = [bool(first[t["sample_id"]]["artifact"]) for t in texts]
+    b = [bool(second[t["sample_id"]]["artifact"]) for t in texts]
+    n = len(texts)
+    both = sum(x and y for x, y in zip(a, b))
+    only_a = [t["sample_id"] for t, x, y in zip(texts, a, b) if x and not y]
+    only_b = [t["sample_id"] for t, x, y in zip(texts, a, b) if y and not x]
+    kappa = cohen_kappa_score(a, b) if len(set(a + b)) > 1 else float("nan")
+    over = [t["sample_id"] for t in texts if second[t["sample_id"]].get("over_cut")]
+    return ["", "## A second, blind reading", "",
+            f"Reviewers who saw neither the first reading nor the patterns marked the same {n} texts under the same "
+            f"criteria (`{source}`). The stored measurement above stays the first reading's, declared before the "
+            "review.", "",
+            f"- Second reading: {_ci(sum(b), n)} hold an artifact.",
+            f"- Either reading (a text counts if one reviewer marked it): {_ci(sum(x or y for x, y in zip(a, b)), n)}.",
+            f"- Both readings: {_ci(both, n)}.",
+            f"- Agreement on every text: {sum(x == y for x, y in zip(a, b))} of {n}; Cohen's kappa on the artifact "
+            f"marks {kappa:.2f}.",
+            f"- Marked by the first reading only: {len(only_a)}" + (f" ({', '.join(only_a)})" if only_a else "")
+            + f"; by the second only: {len(only_b)}" + (f" ({', '.join(only_b)})" if only_b else "") + ".",
+            f"- Over-cuts by the second reading: {len(over)}" + (f" ({', '.join(over)})" if over else "") + "."]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"| {span} |")
     if not rate.with_artifact:
         lines.append("| (none) | | | | | |")
+    if args.second_review:
+        second = {r["sample_id"]: r for r in _rows(args.second_review)}
+        lines += agreement_lines(texts, review, second, _rel(args.second_review))
     lines += previous_rounds(args.previous, {str(t["id"]) for t in texts})
     args.result.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{rate.with_artifact} of {rate.reviewed} hold an artifact ({rate.share:.2%}; 95% CI "

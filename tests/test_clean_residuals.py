@@ -506,12 +506,17 @@ def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
     assert set(NEW_PATTERNS + WIDENED) <= hit  # each new or widened pattern finds DetectRL texts
 
 
-def test_residual_report_refuses_a_sample_of_another_library(tmp_path):
-    """A review measures the library its sample was drawn with: another library's sample is refused, nothing written."""
+def _residual_module():
     spec = importlib.util.spec_from_file_location("clean_residual", ROOT / "benchmarks" / "clean_residual.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_residual_report_refuses_a_sample_of_another_library(tmp_path):
+    """A review measures the library its sample was drawn with: another library's sample is refused, nothing written."""
+    mod = _residual_module()
     sample, review = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
     sample.write_text('{"header": true, "versions": "pattern library detectrl-0 (sha256 000000000000)"}\n'
                       '{"sample_id": "s001", "id": "a"}\n')
@@ -519,3 +524,20 @@ def test_residual_report_refuses_a_sample_of_another_library(tmp_path):
     with pytest.raises(SystemExit, match="another library"):
         mod.main(["--sample", str(sample), "--review", str(review), "--result", str(tmp_path / "out.md")])
     assert not (tmp_path / "out.md").exists()
+
+
+def test_second_reading_agreement_golden():
+    """Two readings of four texts: 1 both, 1 first only, 1 second only, 1 neither; kappa 0 (chance agreement)."""
+    mod = _residual_module()
+    texts = [{"sample_id": f"s{i}"} for i in range(4)]
+    first = {f"s{i}": {"artifact": m} for i, m in enumerate([True, True, False, False])}
+    second = {f"s{i}": {"artifact": m, "over_cut": i == 3} for i, m in enumerate([True, False, True, False])}
+    lines = mod.agreement_lines(texts, first, second, "r2.jsonl")
+    assert "- Second reading: 2 of 4 (50.00%; 95% interval 6.76% to 93.24%) hold an artifact." in lines
+    assert any(x.startswith("- Either reading (a text counts if one reviewer marked it): 3 of 4 (75.00%")
+               for x in lines)
+    assert "- Agreement on every text: 2 of 4; Cohen's kappa on the artifact marks 0.00." in lines
+    assert "- Marked by the first reading only: 1 (s1); by the second only: 1 (s2)." in lines
+    assert "- Over-cuts by the second reading: 1 (s3)." in lines
+    with pytest.raises(SystemExit, match="r2.jsonl: 1 sampled texts not reviewed"):
+        mod.agreement_lines(texts, first, {k: v for k, v in second.items() if k != "s0"}, "r2.jsonl")
