@@ -35,6 +35,7 @@ sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header  # noqa: E402
 
 NAME, VERSION = "detectrl-edges", "2026.12.6"
+TOP_HUMANS = 3  # development human texts listed beside the cut they set
 MARGIN = 0.02
 REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least
 SIDE_TARGET = 0.02  # of the LLM-written texts: held back and in review together stay within this
@@ -168,12 +169,15 @@ def main() -> int:
     examples, counts = examples_from(result, texts, source, reviews)
     print(json.dumps(counts), flush=True)
     human = [i for i, e in enumerate(examples) if e.source == "human"]
-    cut, review, figures, humans = {}, {}, {}, {}
+    cut, review, figures, humans, tops = {}, {}, {}, {}, {}
     for edge in EDGES:
         r = rows(examples, edge)
         oof = oof_scores(r)
         best = per_example_max(r, oof, len(examples))
         hum = humans[edge] = np.array([best[i] for i in human])
+        # the development human texts that set the cut (reported, kept out of the model file)
+        tops[edge] = [(examples[i].id, float(best[i]), examples[i].text[:60]) for i in
+                      sorted(human, key=lambda i: -best[i])[:TOP_HUMANS]]
         pos = [i for i, e in enumerate(examples) if (e.head if edge == "head" else e.tail)]
         cut[edge] = float(min(0.999, hum.max() + MARGIN)) if len(pos) >= MIN_POSITIVES else OFF
         review[edge] = float(min(cut[edge], np.quantile(hum, 1 - REVIEW_SHARE))) if len(pos) >= MIN_POSITIVES else OFF
@@ -239,6 +243,11 @@ def main() -> int:
               "once, in `clean_residual.md`.", "",
               *(f"- {edge}: {f.get('llm_cut_share', 0):.2%} of the LLM-written texts reach the cut, "
                 f"{f.get('llm_review_share', 0):.2%} go to review." for edge, f in figures.items()), "",
+              "", f"The {TOP_HUMANS} development human texts with the highest out-of-fold scores, which set the cut "
+              "(DetectRL has no licence: ids and their first words only):", "",
+              "| edge | text id | out-of-fold score | opening |", "|---|---|---:|---|",
+              *(f"| {edge} | {i} | {s:.3f} | {json.dumps(t.replace('|', '/'), ensure_ascii=False)} |"
+                for edge, rows_ in tops.items() if cut[edge] < OFF for i, s, t in rows_), "",
               f"Model file: `{Path(args.model).relative_to(ROOT)}`.", ""]
     Path(args.results).write_text("\n".join(lines))
     print("\n".join(lines))
