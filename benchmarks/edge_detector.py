@@ -49,17 +49,29 @@ _OPENER = re.compile(r"^\W*(?:here|sure|certainly|of course|okay|ok|this is|i |i
 HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
 
 
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def training_half(text_id: str) -> bool:
     """Whether an LLM-written text is in the detector's training half (the other half is left for review)."""
     return int(hashlib.sha256(text_id.encode()).hexdigest(), 16) % 2 == 0
 
 
-def reviewed(results: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(sample row, review row) pairs of every committed residual review."""
+def reviewed(results: Path, skip: tuple[Path, ...] = ()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(sample row, review row) pairs of every committed residual review, less the ``skip`` files.
+
+    A second, blind reading of a round (``*_second_review.jsonl``) is left out: it marks the same texts again, and
+    counting them twice would weigh that round double.
+    """
     out = []
+    skipped = {p.resolve() for p in skip}
     for rev in sorted(results.glob("clean_residual*_review.jsonl")):
         sample = Path(str(rev).replace("_review.jsonl", "_sample.jsonl"))
-        if not sample.exists():
+        if rev.name.endswith("_second_review.jsonl") or rev.resolve() in skipped or not sample.exists():
             continue
         rows = {r["sample_id"]: r for r in map(json.loads, sample.read_text().splitlines()) if "sample_id" in r}
         for r in map(json.loads, rev.read_text().splitlines()):
@@ -147,6 +159,8 @@ def main() -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "detectrl"))
     ap.add_argument("--model", default=str(ROOT / "zcp_core" / "artifacts" / "library" / "detectrl.edges.npz"))
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "edge_detector.md"))
+    ap.add_argument("--skip-review", action="append", default=[], type=Path, metavar="REVIEW",
+                    help="a review file left out of training (repeatable): rebuilds a detector frozen before it")
     args = ap.parse_args()
     data = Path(args.data)
     if not data.exists():
@@ -165,7 +179,7 @@ def main() -> int:
     lib = load_library()
     texts, source = load_all(data)
     result = clean(texts, lib)  # patterns only: the detector learns what they leave
-    reviews = reviewed(ROOT / "benchmarks" / "results")
+    reviews = reviewed(ROOT / "benchmarks" / "results", tuple(args.skip_review))
     examples, counts = examples_from(result, texts, source, reviews)
     print(json.dumps(counts), flush=True)
     human = [i for i, e in enumerate(examples) if e.source == "human"]
@@ -248,7 +262,7 @@ def main() -> int:
               "| edge | text id | out-of-fold score | opening |", "|---|---|---:|---|",
               *(f"| {edge} | {i} | {s:.3f} | {json.dumps(t.replace('|', '/'), ensure_ascii=False)} |"
                 for edge, rows_ in tops.items() if cut[edge] < OFF for i, s, t in rows_), "",
-              f"Model file: `{Path(args.model).relative_to(ROOT)}`.", ""]
+              f"Model file: `{_rel(Path(args.model))}`.", ""]
     Path(args.results).write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
