@@ -16,6 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def rel(path: Path) -> str:
+    """A path relative to the checkout when it is inside it (as results files name files), else as given."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def git_commit() -> str:
     """HEAD's full sha, with ``+uncommitted`` when tracked code (outside results) differs from it."""
     try:

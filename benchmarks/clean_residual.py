@@ -30,11 +30,12 @@ import argparse
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 # this checkout's zcp_core, not an installed one: the measurement is stored beside *this* library file
-from _provenance import ROOT, header  # noqa: E402
+from _provenance import ROOT, header, rel  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 TARGET = 0.03  # the residual a release may keep, as a point estimate
@@ -60,12 +61,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _rel(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
-
 
 def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]:
     """Report lines for earlier rounds: library version, share, Clopper–Pearson interval, overlap with this sample."""
@@ -89,7 +84,7 @@ def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]
         ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact") if n else None
         m = re.search(r"pattern library (\S+)", str(head.get("versions", "")))
         shared = len({str(t["id"]) for t in texts} & current_ids)
-        lines.append(f"| {i} | {m.group(1) if m else 'unknown'} | `{_rel(sample_path)}` | {n} | {k} | "
+        lines.append(f"| {i} | {m.group(1) if m else 'unknown'} | `{rel(sample_path)}` | {n} | {k} | "
                      f"{k / n if n else 0:.2%} | {f'{ci.low:.2%} to {ci.high:.2%}' if ci else '—'} | {clear} | {shared} |")
     return lines
 
@@ -124,6 +119,23 @@ def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:
     return out
 
 
+def load_review(path: Path, texts: list[dict]) -> dict[str, dict]:
+    """One review file's rows by ``sample_id``; refused in one line when it misses, repeats or adds a text."""
+    rows = _rows(path)
+    review = {r["sample_id"]: r for r in rows}
+    ids = [t["sample_id"] for t in texts]
+    missing = [i for i in ids if i not in review]
+    if missing:
+        raise SystemExit(f"{path}: {len(missing)} sampled texts not reviewed (first: {missing[0]})")
+    twice = [i for i, n in Counter(r["sample_id"] for r in rows).items() if n > 1]
+    if twice:
+        raise SystemExit(f"{path}: sample_id {twice[0]} is reviewed twice")
+    extra = sorted(set(review) - set(ids))
+    if extra:
+        raise SystemExit(f"{path}: {len(extra)} rows name no sampled text (first: {extra[0]})")
+    return review
+
+
 def _ci(k: int, n: int) -> str:
     from scipy.stats import binomtest
 
@@ -132,12 +144,10 @@ def _ci(k: int, n: int) -> str:
 
 
 def agreement_lines(texts: list[dict], first: dict, second: dict, source: str) -> list[str]:
-    """A second, blind reading beside the first: its residual, the union, and Cohen's kappa on artifact marks."""
+    """A second, blind reading beside the first (both checked by :func:`load_review`): its residual, the union,
+    and Cohen's kappa on artifact marks."""
     from sklearn.metrics import cohen_kappa_score
 
-    missing = [t["sample_id"] for t in texts if t["sample_id"] not in second]
-    if missing:
-        raise SystemExit(f"{source}: {len(missing)} sampled texts not reviewed (first: {missing[0]})")
     a = [bool(first[t["sample_id"]]["artifact"]) for t in texts]
     b = [bool(second[t["sample_id"]]["artifact"]) for t in texts]
     n = len(texts)
@@ -146,6 +156,8 @@ def agreement_lines(texts: list[dict], first: dict, second: dict, source: str) -
     only_b = [t["sample_id"] for t, x, y in zip(texts, a, b) if y and not x]
     kappa = cohen_kappa_score(a, b) if len(set(a + b)) > 1 else float("nan")
     over = [t["sample_id"] for t in texts if second[t["sample_id"]].get("over_cut")]
+    over_line = ([f"- Over-cuts by the second reading: {len(over)}" + (f" ({', '.join(over)})" if over else "") + "."]
+                 if any("over_cut" in r for r in second.values()) else [])
     return ["", "## A second, blind reading", "",
             f"Reviewers who saw neither the first reading nor the patterns marked the same {n} texts under the same "
             f"criteria (`{source}`). The stored measurement above stays the first reading's, declared before the "
@@ -157,7 +169,7 @@ def agreement_lines(texts: list[dict], first: dict, second: dict, source: str) -
             f"marks {kappa:.2f}.",
             f"- Marked by the first reading only: {len(only_a)}" + (f" ({', '.join(only_a)})" if only_a else "")
             + f"; by the second only: {len(only_b)}" + (f" ({', '.join(only_b)})" if only_b else "") + ".",
-            f"- Over-cuts by the second reading: {len(over)}" + (f" ({', '.join(over)})" if over else "") + "."]
+            *over_line]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,10 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     sample = _rows(args.sample)
     head = sample[0] if sample and sample[0].get("header") else {}
     texts = [r for r in sample if not r.get("header")]
-    review = {r["sample_id"]: r for r in _rows(args.review)}
-    missing = [t["sample_id"] for t in texts if t["sample_id"] not in review]
-    if missing:
-        raise SystemExit(f"{args.review}: {len(missing)} sampled texts not reviewed (first: {missing[0]})")
+    review = load_review(args.review, texts)
+    # read and check the second reading before anything is written: a bad file changes nothing
+    second = load_review(args.second_review, texts) if args.second_review else None
     lib = load_library()
     drawn_with = re.search(r"sha256 ([0-9a-f]{12})", str(head.get("versions", "")))
     if drawn_with and drawn_with.group(1) != lib.sha256[:12]:
@@ -228,9 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"| {span} |")
     if not rate.with_artifact:
         lines.append("| (none) | | | | | |")
-    if args.second_review:
-        second = {r["sample_id"]: r for r in _rows(args.second_review)}
-        lines += agreement_lines(texts, review, second, _rel(args.second_review))
+    if second is not None:
+        lines += agreement_lines(texts, review, second, rel(args.second_review))
     lines += previous_rounds(args.previous, {str(t["id"]) for t in texts})
     args.result.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{rate.with_artifact} of {rate.reviewed} hold an artifact ({rate.share:.2%}; 95% CI "

@@ -7,8 +7,9 @@ whose file hashes the model records, and from the committed reviews; nothing of 
   sha256 is even): the line that followed a cut "Title:" or "Headline:" label (itself a headline; also glued to
   the body with and without a space, since that is how the patterns miss them), the openers the patterns cut at
   the start and the closers they cut at the end (put back in front of or behind the cleaned text);
-* the reviewed texts of every earlier residual review (`benchmarks/results/clean_residual*_review.jsonl`): a
-  span marked as an artifact at a text's start or end is a positive, a text marked clean gives negatives;
+* the reviewed texts of every earlier residual review (`benchmarks/results/clean_residual*_review.jsonl`, less
+  the second, blind readings, which mark the same texts again, and any ``--skip-review`` file): a span marked as
+  an artifact at a text's start or end is a positive, a text marked clean gives negatives;
 * negatives: every candidate of the 4,507 development human texts (Multi_Domain and Direct_Prompt). The
   1,528 held-out human texts (Multi_LLM, disjoint from development) stay out of training and thresholds.
 
@@ -17,7 +18,9 @@ is the highest such score plus a margin, so no development human text would be c
 is the score above which 0.5% of them lie. The other half of the LLM-written texts is what a fresh residual
 review samples from (`benchmarks/clean_residual_sample.py --exclude-training`).
 
-    .venv/bin/python benchmarks/edge_detector.py
+    .venv/bin/python benchmarks/edge_detector.py [--skip-review REVIEW.jsonl ...]
+
+``--skip-review`` rebuilds a detector frozen before a review landed (the model file comes out byte-identical).
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
-from _provenance import header  # noqa: E402
+from _provenance import header, rel  # noqa: E402
 
 NAME, VERSION = "detectrl-edges", "2026.12.6"
-TOP_HUMANS = 3  # development human texts listed beside the cut they set
+TOP_HUMANS = 3  # development human texts listed beside the cut (the highest sets it)
 MARGIN = 0.02
 REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least
 SIDE_TARGET = 0.02  # of the LLM-written texts: held back and in review together stay within this
@@ -48,12 +51,6 @@ _TAIL_LABEL = re.compile(r"\s*\**\s*(?:abstract|body|article|story)\s*\**\s*:?\s
 _OPENER = re.compile(r"^\W*(?:here|sure|certainly|of course|okay|ok|this is|i |i'|below|as requested)", re.IGNORECASE)
 HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
 
-
-def _rel(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 def training_half(text_id: str) -> bool:
@@ -69,6 +66,8 @@ def reviewed(results: Path, skip: tuple[Path, ...] = ()) -> list[tuple[dict[str,
     """
     out = []
     skipped = {p.resolve() for p in skip}
+    if absent := [p for p in skip if not p.is_file()]:
+        raise SystemExit(f"--skip-review: {absent[0]} is not a file (a misspelt name would skip nothing)")
     for rev in sorted(results.glob("clean_residual*_review.jsonl")):
         sample = Path(str(rev).replace("_review.jsonl", "_sample.jsonl"))
         if rev.name.endswith("_second_review.jsonl") or rev.resolve() in skipped or not sample.exists():
@@ -257,12 +256,12 @@ def main() -> int:
               "once, in `clean_residual.md`.", "",
               *(f"- {edge}: {f.get('llm_cut_share', 0):.2%} of the LLM-written texts reach the cut, "
                 f"{f.get('llm_review_share', 0):.2%} go to review." for edge, f in figures.items()), "",
-              "", f"The {TOP_HUMANS} development human texts with the highest out-of-fold scores, which set the cut "
-              "(DetectRL has no licence: ids and their first words only):", "",
+              f"The {TOP_HUMANS} development human texts with the highest out-of-fold scores; the highest sets the "
+              "cut (DetectRL has no licence: ids and their first words only):", "",
               "| edge | text id | out-of-fold score | opening |", "|---|---|---:|---|",
               *(f"| {edge} | {i} | {s:.3f} | {json.dumps(t.replace('|', '/'), ensure_ascii=False)} |"
                 for edge, rows_ in tops.items() if cut[edge] < OFF for i, s, t in rows_), "",
-              f"Model file: `{_rel(Path(args.model))}`.", ""]
+              f"Model file: `{rel(Path(args.model))}`.", ""]
     Path(args.results).write_text("\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -539,5 +539,48 @@ def test_second_reading_agreement_golden():
     assert "- Agreement on every text: 2 of 4; Cohen's kappa on the artifact marks 0.00." in lines
     assert "- Marked by the first reading only: 1 (s1); by the second only: 1 (s2)." in lines
     assert "- Over-cuts by the second reading: 1 (s3)." in lines
-    with pytest.raises(SystemExit, match="r2.jsonl: 1 sampled texts not reviewed"):
-        mod.agreement_lines(texts, first, {k: v for k, v in second.items() if k != "s0"}, "r2.jsonl")
+    no_over = {k: {"artifact": v["artifact"]} for k, v in second.items()}  # a review without the field: no line
+    assert not any("Over-cuts" in x for x in mod.agreement_lines(texts, first, no_over, "r2.jsonl"))
+
+
+def test_residual_report_refuses_a_bad_second_reading_before_writing(tmp_path):
+    """A second reading that misses, repeats or adds a text is refused in one line, and nothing is written."""
+    mod = _residual_module()
+    from zcp_core.artifacts.residual import residual_path
+
+    lib = load_library()
+    stored = residual_path(lib)
+    before = stored.read_bytes() if stored.exists() else None
+    sample, review, second = tmp_path / "s.jsonl", tmp_path / "r.jsonl", tmp_path / "r2.jsonl"
+    sample.write_text('{"sample_id": "s001", "id": "a"}\n{"sample_id": "s002", "id": "b"}\n')
+    review.write_text('{"sample_id": "s001", "artifact": false}\n{"sample_id": "s002", "artifact": true}\n')
+    for body, why in [('{"sample_id": "s001", "artifact": false}\n', "1 sampled texts not reviewed"),
+                      ('{"sample_id": "s001", "artifact": false}\n{"sample_id": "s001", "artifact": true}\n'
+                       '{"sample_id": "s002", "artifact": true}\n', "sample_id s001 is reviewed twice"),
+                      ('{"sample_id": "s001", "artifact": false}\n{"sample_id": "s002", "artifact": true}\n'
+                       '{"sample_id": "s009", "artifact": true}\n', "1 rows name no sampled text")]:
+        second.write_text(body)
+        with pytest.raises(SystemExit, match=why):
+            mod.main(["--sample", str(sample), "--review", str(review), "--second-review", str(second),
+                      "--result", str(tmp_path / "out.md")])
+        assert not (tmp_path / "out.md").exists()
+        assert (stored.read_bytes() if stored.exists() else None) == before  # the stored measurement untouched
+
+
+def test_edge_training_reads_each_round_once_and_skips_on_request(tmp_path):
+    """A second, blind reading is never training data; --skip-review leaves a review out; a misspelt skip is refused."""
+    spec = importlib.util.spec_from_file_location("edge_detector", ROOT / "benchmarks" / "edge_detector.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name in ("round1", "round2"):
+        (tmp_path / f"clean_residual_{name}_sample.jsonl").write_text(
+            '{"header": true}\n{"sample_id": "s001", "id": "%s"}\n' % name)
+        (tmp_path / f"clean_residual_{name}_review.jsonl").write_text('{"sample_id": "s001", "artifact": true}\n')
+    (tmp_path / "clean_residual_round2_second_review.jsonl").write_text('{"sample_id": "s001", "artifact": false}\n')
+    pairs = mod.reviewed(tmp_path)
+    assert [(s["id"], r["artifact"]) for s, r in pairs] == [("round1", True), ("round2", True)]
+    skipped = mod.reviewed(tmp_path, (tmp_path / "clean_residual_round2_review.jsonl",))
+    assert [s["id"] for s, _ in skipped] == ["round1"]
+    with pytest.raises(SystemExit, match="--skip-review: .* is not a file"):
+        mod.reviewed(tmp_path, (tmp_path / "clean_residual_round3_review.jsonl",))
