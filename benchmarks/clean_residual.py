@@ -61,7 +61,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-
 def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]:
     """Report lines for earlier rounds: library version, share, Clopper–Pearson interval, overlap with this sample."""
     from scipy.stats import binomtest

@@ -52,7 +52,6 @@ _OPENER = re.compile(r"^\W*(?:here|sure|certainly|of course|okay|ok|this is|i |i
 HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
 
 
-
 def training_half(text_id: str) -> bool:
     """Whether an LLM-written text is in the detector's training half (the other half is left for review)."""
     return int(hashlib.sha256(text_id.encode()).hexdigest(), 16) % 2 == 0

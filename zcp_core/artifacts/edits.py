@@ -8,7 +8,7 @@ the stage before, and :func:`undo` unwinds the stages last first.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 TERMINATORS = ".?!:"
 #: Actions that take a whole text out: a rejection (the text is no text) and a hold-back (it cannot be repaired).
@@ -24,26 +24,23 @@ def sentence_end(text: str, pos: int) -> int:
     return min(idx) + 1 if idx else len(text)
 
 
-def _closes_bold(match: str) -> bool:
-    """Whether a match ends in a terminator and the ``**`` closing its own bold (``**Here is the section:**``).
-
-    Only then is the sentence over at the match's end; in ``Here's the article:**Title**`` the ``**`` opens a
-    bold title, which :func:`_bold_title_end` ends.
-    """
+def _trailing_bold(match: str) -> Literal["closes", "opens", ""]:
+    """What a match's trailing ``**`` after a terminator does: ``closes`` its own bold (``**Here is the section:**``,
+    the sentence is over at the match's end), ``opens`` a bold title (``Here's the article:**Title**``, ended by
+    :func:`_bold_title_end`), or ``""`` (no such ``**``)."""
     body = match.rstrip("*")
-    return len(match) - len(body) >= 2 and body[-1:] in tuple(TERMINATORS) and "**" in body
+    if len(match) - len(body) < 2 or body[-1:] not in tuple(TERMINATORS):
+        return ""
+    return "closes" if "**" in body else "opens"
 
 
-def _bold_title_end(text: str, match: str, end: int) -> int | None:
-    """Index past the ``**`` closing a bold title that a match ends by opening (``…style:**Title**Body``).
+def _bold_title_end(text: str, end: int) -> int | None:
+    """Index past the ``**`` closing the bold title a match opened at ``end`` (``…style:**Title**Body``).
 
     The sentence is over at that close: a title has no terminator of its own, and the next one is the body's
-    first sentence, which is not the opener's to cut. None if the match does not open a bold or it does
-    not close on its line within 200 characters.
+    first sentence, which is not the opener's to cut. None if the bold does not close on its line within 200
+    characters.
     """
-    body = match.rstrip("*")
-    if len(match) - len(body) < 2 or body[-1:] not in tuple(TERMINATORS) or "**" in body:
-        return None
     close = text.find("**", end, end + 200)
     if close < 0 or "\n" in text[end:close]:
         return None
@@ -54,8 +51,9 @@ def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
     """The characters an action removes for a match at [start, end)."""
     if action in DROP_ACTIONS:
         return 0, len(text)
-    if action == "strip_sentence" and not _closes_bold(text[start:end]):
-        end = _bold_title_end(text, text[start:end], end) or sentence_end(text, end)
+    bold = _trailing_bold(text[start:end]) if action == "strip_sentence" else ""
+    if action == "strip_sentence" and bold != "closes":
+        end = (_bold_title_end(text, end) if bold == "opens" else None) or sentence_end(text, end)
     # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
     while end < len(text) and text[end].isspace():
         end += 1
