@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header, rel  # noqa: E402
 
-NAME, VERSION = "detectrl-edges", "2026.12.6"
+NAME, VERSION = "detectrl-edges", "2026.12.7"
 TOP_HUMANS = 3  # development human texts listed beside the cut (the highest sets it)
 MARGIN = 0.02
 REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least

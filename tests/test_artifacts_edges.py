@@ -54,6 +54,8 @@ def test_candidates_golden(text, edge, points):
     ("Hello! I am Claude, an AI assistant created by Anthropic. The story begins.", "asst-self-description"),
     ("As a helpful AI assistant, I have learned to avoid asking writers what they think.", "asst-self-description"),
     ("I cannot fulfi ll your request. I'm just an AI, it's not within my programimng to do so.", "rej-refusal-inside"),
+    ("Did the stylist listen?I'm just an AI, I don't have personal opinions, but I want to help you.",
+     "asst-no-opinions"),
 ])
 def test_a_text_that_cannot_be_repaired_is_held_back_with_its_reason(lib, text, pattern):
     r = clean([rec(text), rec("We present a study of tides.", "h", "human")], lib)
@@ -89,7 +91,9 @@ def test_held_back_patterns_spare_human_writing(lib):
     xs = ["I'm not able to sleep; it goes against my nature.", "He was a helpful assistant to the mayor.",
           "Rewrite the rules, she said.", "As a helpful assistant, I fetched the mayor's coat.", "Malcolm X spoke in Harlem.", "We took an X-ray of the hand.",
           "The decays B to X(3872) K were seen.", "Let L be a line bundle over a compact manifold X. Then it is ample.",
-          "The X Factor final aired."]
+          "The X Factor final aired.", "As a helpful AI tool, the spell checker caught every typo.",
+          "\"I'm just an AI,\" the robot said, \"I don't have a heart.\"", "I'm an AI researcher, and I have personal opinions.",
+          "I don't have personal opinions on the mayor, I'm just an AI student."]
     assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty
 
 

@@ -36,7 +36,10 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "beg-meta-opener", "beg-meta-announce", "beg-content-warning", "beg-bold-colon-glued",
                 "beg-title-glued-short", "end-changes-breakdown", "end-assist-closing",
                 # detectrl-2026.12.14 (tenth review's categories)
-                "beg-title-body", "beg-attempt-second", "end-alternative-version", "end-closing-label")
+                "beg-title-body", "beg-attempt-second", "end-alternative-version", "end-closing-label",
+                # detectrl-2026.12.15 (review of 12.14: new categories; B1 inline sentence numbers is not a pattern)
+                "rej-not-appropriate", "asst-no-opinions", "asst-count-label", "beg-bracket-disclaimer",
+                "end-end-of-article", "end-changes-note")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -263,6 +266,53 @@ GOLDEN = [
     ("I am alone.**Final Thoughts:**As my mind gives way, I am free.", "beg-bold-glued",
      "I am alone.Final Thoughts:As my mind gives way, I am free."),  # a story's own section: its label stays
     ("Here is the plan: Title: the first day. Body: we walked.", "", None),  # labels not at the start: untouched
+    # detectrl-2026.12.15: precision fixes of the 12.14 patterns (each with the writer's near miss it now keeps)
+    ("It rose this year. **Closing Statement:** As households grapple, it remains a concern.", "end-closing-label",
+     "It rose this year. As households grapple, it remains a concern."),  # the space after the stop stays
+    ("We read the essays. Concluding Thoughts: Most of them were good.", "", None),  # a plain label is a writer's
+    ("The storm passed. Here's my take on it: it was loud.", "", None),
+    ("The sink leaked. Here's my attempt at fixing the sink: a wrench and tape.", "", None),
+    ("We toured the castle. Here's my attempt at continuing the review in a human style:The moat was deep.",
+     "beg-attempt-second", "The moat was deep."),
+    ("We loved it. Here is one sentence about the staff: they smiled.", "", None),  # "one sentence" is no count
+    ("We loved it. Here are two sentences about the staff: they smiled.", "beg-meta-announce",
+     "We loved it. they smiled."),
+    ("The cat slept all day. Another story: the dog ran off and came back.", "", None),
+    ("The work points ahead. Another possible version: The conjecture is studied.", "end-alternative-version",
+     "The work points ahead."),
+    ("The work points ahead.Another abstract:The conjecture is studied.", "end-alternative-version",
+     "The work points ahead."),  # glued to the stop
+    ("We ate well. Here are more tips for the road: pack water and a map.", "", None),
+    ("We ate well. Here are a few more tips for dining here:- Book ahead.- Arrive early.", "end-answer-addendum",
+     "We ate well."),
+    ("Title: Deep Learning for Text: A Survey of methods and data sets.", "beg-heading",
+     "Deep Learning for Text: A Survey of methods and data sets."),  # the colon in a title ends no title
+    ("Title: The Nobody Story: we walked home.", "beg-heading", "The Nobody Story: we walked home."),
+    ("**Headline:** Mail Returns to Torfaen**Body:**Royal Mail will restore deliveries.", "beg-title-body",
+     "Royal Mail will restore deliveries."),
+    # detectrl-2026.12.15: the twelfth review's categories
+    ("The hospital said it was not appropriate to provide information on individual patients.", "", None),
+    ("She touched many lives.Event Details (2 sentences):**1. The ceremony was somber.", "asst-count-label",
+     "She touched many lives.The ceremony was somber."),
+    ("Google UK reveals the top terms of 2016:Headlines:**- Euro 2016 was the top term.", "asst-count-label",
+     "Google UK reveals the top terms of 2016:- Euro 2016 was the top term."),
+    ("The menu is long. Appetizers (2 plates): bread and olives.", "", None),
+    ("Top stories today. Headlines: the storm, the vote.", "", None),
+    ("[Disclaimer: The following story incorporates the dark themes requested in the prompt. Reader discretion is "
+     "advised.]Trigger Warning: The following story contains themes of despair.I stare into the abyss.",
+     "beg-bracket-disclaimer", "I stare into the abyss."),
+    ("[Disclaimer: I am not a lawyer and this is not advice.] My landlord kept the deposit.", "", None),
+    ("[Note: this story is set in 1920.] The train pulled in.", "", None),
+    ("They protected the community from imminent threats. End of article.", "end-end-of-article",
+     "They protected the community from imminent threats."),
+    ("And then it was over. The end.", "", None),
+    ("I read it to the end of the article. It was long.", "", None),
+    ("The staff were kind.I made a few changes to improve the clarity, concision, and overall readability of the "
+     "review. I added a few words.", "end-changes-note", "The staff were kind."),
+    ("We study C60 dimers.In this version, I made several changes to improve the clarity of the abstract:1. I "
+     "rephrased it.", "end-changes-note", "We study C60 dimers."),
+    ("We loved the recipe. I made a few changes to the sauce and it was even better.", "", None),
+    ("I ate less sugar. I have made some changes to improve my diet, and I feel better.", "", None),
     # an unfilled placeholder ("[Date]") is held back, never cut: tests/test_artifacts_edges.py
     # human-like (12.6): none of these may be touched (shapes of DetectRL human texts)
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
@@ -382,6 +432,8 @@ def test_paraphrased_refusals_are_dropped(lib, text):
     ("I'm sorry, my training data only goes up until September 2021. I can't write that.", "rej-training-cutoff"),
     ("I understand that you are upset about the parking. However, I would like to point out that it is rude.",
      "rej-upset-user"),
+    ("It is important to respect the dignity of individuals. It is not appropriate to provide information or "
+     "commentary on violent acts.", "rej-not-appropriate"),
 ])
 def test_whole_text_refusals_and_echoes_are_dropped(lib, text, pattern_id):
     r = clean([rec(text)], lib)
@@ -400,6 +452,20 @@ def test_strip_sentence_ends_where_a_match_closes_its_own_bold():
     assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body one"))
     text = "Here's the article:**Title\nBody one. Body two."  # no close on its line: up to the next stop
     assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body two"))
+    text = "Here's the article:**"  # "**" at the text's end: the whole text is the opener
+    assert edit_span(text, 0, len(text), "strip_sentence") == (0, len(text))
+    # the match's "**" closes an earlier bold of its own ("closes"), or opens after a closed pair ("opens")
+    text = "**Note: here is the section:**Body one. Body two."
+    assert edit_span(text, 0, text.index("Body"), "strip_sentence") == (0, text.index("Body"))
+    text = "**Note:** Here's the article:**Title**Body one. Body two."
+    assert edit_span(text, 0, text.index("Title"), "strip_sentence") == (0, text.index("Body one"))
+    # a bold first paragraph, a bold run past 80 characters, or a bold phrase is no title: the body keeps its bold
+    text = "Here's the story:**First one. Second one.** Third one."
+    assert edit_span(text, 0, text.index("First"), "strip_sentence") == (0, text.index("**First"))
+    text = "Here's the article:**" + "Long words " * 9 + "here** Body one."
+    assert edit_span(text, 0, text.index("Long"), "strip_sentence") == (0, text.index("**Long"))
+    text = "Here's the article:**In a sad incident**, four died. Body two."
+    assert edit_span(text, 0, text.index("In a"), "strip_sentence") == (0, text.index("**In a"))
 
 
 def test_rescan_edits_are_spans_of_the_original(lib):

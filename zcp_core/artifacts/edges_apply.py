@@ -2,7 +2,10 @@
 
 Each cut is stored like a pattern edit (:mod:`zcp_core.artifacts.rescan`): a span of the *original* text (the
 cleaned span mapped back, whitespace next to it included), ``pattern_id`` ``learned:<name>-<version>:<edge>``,
-the model's ``score``, accepted unless a decision rejects its ``edit_id``. An edit it encloses is taken over, so
+the model's ``score``, accepted unless a decision rejects its ``edit_id``. Two rules cut first, each
+with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
+model's head decision then gives way to it) and sentence numbers left after a cut "1."
+(:mod:`zcp_core.artifacts.numbering`). An edit it encloses is taken over, so
 :func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
 :data:`MIN_KEPT` of the text, or nothing, goes to review instead.
 """
@@ -12,14 +15,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from zcp_core.artifacts.edges import EdgeDecision
 from zcp_core.artifacts.edits import apply_edits
+from zcp_core.artifacts.numbering import RULE_ID as NUMBER_RULE
+from zcp_core.artifacts.numbering import find_sentence_numbers
 from zcp_core.artifacts.rescan import _apply_pass, _positions
+from zcp_core.artifacts.titles import RULE_ID as TITLE_RULE
+from zcp_core.artifacts.titles import find_title
 
 if TYPE_CHECKING:
-    from zcp_core.artifacts.edges import EdgeDecision, EdgeModel
+    from zcp_core.artifacts.edges import EdgeModel
     from zcp_core.schema import TextRecord
 
 MIN_KEPT = 0.4
+RULES = (TITLE_RULE, NUMBER_RULE)  # the rules this stage applies before the model, by pattern id
 REVIEW_KIND = "edges_review"
 
 
@@ -33,6 +42,17 @@ def _span(text: str, d: EdgeDecision) -> tuple[int, int]:
         while s > 0 and text[s - 1].isspace():
             s -= 1
     return s, e
+
+
+def _rule_edit(tid: str, text: str, orig: str, pos: Sequence[int], span: tuple[int, int], rule: tuple[str, str],
+               decisions: Mapping[str, str]) -> dict[str, Any]:
+    """A rule's cut of ``text[span]`` as an edit of the original (``rule`` is its pattern id and family)."""
+    s, e = span
+    ts, te = pos[s], pos[e - 1] + 1
+    eid = f"{tid}:{rule[0]}:{ts}"
+    return {"edit_id": eid, "id": tid, "pattern_id": rule[0], "family": rule[1], "action": "strip_match",
+            "start": ts, "end": te, "original": orig[ts:te], "replacement": "", "match": text[s:e], "stage": 0,
+            "accepted": decisions.get(eid, "accept") == "accept", "applied": False}
 
 
 def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping[str, str],
@@ -60,6 +80,14 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
             out.append(t)  # a rewrite has no character map back to the original
             continue
         pos = _positions(len(orig), applied)
+        title = find_title(t.text)
+        if title is not None:
+            found = [d for d in found if d.edge != "head"]
+            s, e = _span(t.text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
+            if (len(t.text) - (e - s)) >= MIN_KEPT * len(t.text):
+                fresh.append(_rule_edit(t.id, t.text, orig, pos, (s, e), (TITLE_RULE, "beginning"), decisions))
+        for n in find_sentence_numbers(t.text):
+            fresh.append(_rule_edit(t.id, t.text, orig, pos, (n.start, n.end), (NUMBER_RULE, "beginning"), decisions))
         for d in found:
             s, e = _span(t.text, d)
             left = len(t.text) - (e - s)

@@ -8,9 +8,13 @@ the stage before, and :func:`undo` unwinds the stages last first.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Mapping, Sequence
 
 TERMINATORS = ".?!:"
+#: The longest bold title a match can open (``Here's the article:**Title**Body``); a longer bold run is the body.
+TITLE_MAX = 80
+_SENTENCE_IN_BOLD = re.compile(r"[.?!][\"”’)]?\s+\S")
 #: Actions that take a whole text out: a rejection (the text is no text) and a hold-back (it cannot be repaired).
 DROP_ACTIONS: tuple[str, ...] = ("drop_text", "hold_back")
 __all__ = ["DROP_ACTIONS", "TERMINATORS", "apply_edits", "edit_span", "sentence_end", "undo"]
@@ -27,24 +31,34 @@ def sentence_end(text: str, pos: int) -> int:
 def _trailing_bold(match: str) -> Literal["closes", "opens", ""]:
     """What a match's trailing ``**`` after a terminator does: ``closes`` its own bold (``**Here is the section:**``,
     the sentence is over at the match's end), ``opens`` a bold title (``Here's the article:**Title**``, ended by
-    :func:`_bold_title_end`), or ``""`` (no such ``**``)."""
+    :func:`_bold_title_end`), or ``""`` (no such ``**``). It closes a bold only if one is open in the match: an
+    earlier, closed pair (``**Note:** here's the article:**Title**``) leaves it opening."""
     body = match.rstrip("*")
     if len(match) - len(body) < 2 or body[-1:] not in tuple(TERMINATORS):
         return ""
-    return "closes" if "**" in body else "opens"
+    return "closes" if body.count("**") % 2 else "opens"
 
 
 def _bold_title_end(text: str, end: int) -> int | None:
     """Index past the ``**`` closing the bold title a match opened at ``end`` (``…style:**Title**Body``).
 
     The sentence is over at that close: a title has no terminator of its own, and the next one is the body's
-    first sentence, which is not the opener's to cut. None if the bold does not close on its line within 200
-    characters.
+    first sentence, which is not the opener's to cut. None if the bold is no title: it does not close on its line
+    within :data:`TITLE_MAX` characters, a sentence ends inside it, or the text after it goes on with a lower-case
+    word or a comma (``**In a sad incident**, four died``).
     """
-    close = text.find("**", end, end + 200)
-    if close < 0 or "\n" in text[end:close]:
+    close = text.find("**", end, end + TITLE_MAX + 2)
+    if close < 0 or "\n" in text[end:close] or _SENTENCE_IN_BOLD.search(text, end, close):
         return None
-    return close + 2
+    after = text[close + 2:].lstrip("*: \t")[:1]
+    return None if after.islower() or after in (",", ";") else close + 2
+
+
+def _bold_closes_on_line(text: str, end: int) -> bool:
+    """Whether the bold run opened at ``end`` closes, or a sentence ends inside it, before its line ends."""
+    line_end = text.find("\n", end)
+    line = text[end:line_end if line_end >= 0 else len(text)]
+    return "**" in line or _SENTENCE_IN_BOLD.search(line) is not None
 
 
 def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
@@ -52,8 +66,14 @@ def edit_span(text: str, start: int, end: int, action: str) -> tuple[int, int]:
     if action in DROP_ACTIONS:
         return 0, len(text)
     bold = _trailing_bold(text[start:end]) if action == "strip_sentence" else ""
-    if action == "strip_sentence" and bold != "closes":
-        end = (_bold_title_end(text, end) if bold == "opens" else None) or sentence_end(text, end)
+    title = _bold_title_end(text, end) if bold == "opens" else None
+    if title is not None:
+        end = title
+    elif bold == "opens" and _bold_closes_on_line(text, end):
+        # A bold first paragraph or phrase, not a title: the opener ends before its "**", and the body keeps its bold.
+        end = start + len(text[start:end].rstrip("*"))
+    elif action == "strip_sentence" and bold != "closes":
+        end = sentence_end(text, end)
     # Take the following whitespace too, so no stray gap is left; at the text's end take the preceding one.
     while end < len(text) and text[end].isspace():
         end += 1

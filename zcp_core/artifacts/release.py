@@ -225,16 +225,20 @@ def _edges_record(edges: str) -> dict[str, Any]:
 
 
 def _edges_summary(result: CleanResult, edges: str) -> dict[str, Any]:
-    """The edge detector's part of a run: texts it cut, texts it sent to review (``{}`` when it was off)."""
+    """The edge stage's part of a run: texts the detector cut, texts it sent to review, and texts each rule of
+    the stage cut (``{}`` when the stage was off)."""
     if edges == "none":
         return {}
     from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
-    from zcp_core.artifacts.edges_apply import REVIEW_KIND
+    from zcp_core.artifacts.edges_apply import REVIEW_KIND, RULES
 
     m = load_model(DEFAULT_MODEL if edges == "auto" else edges)
-    cuts = result.edits[result.edits["applied"] & result.edits["pattern_id"].str.startswith(m.pattern_id)]
+    applied = result.edits[result.edits["applied"]]
+    cuts = applied[applied["pattern_id"].str.startswith(m.pattern_id)]
     review = result.flags[result.flags["kind"].str.startswith(REVIEW_KIND)]
-    return {"name": f"{m.name}-{m.version}", "cut": int(cuts["id"].nunique()), "review": int(review["id"].nunique())}
+    rules = {r: int(applied.loc[applied["pattern_id"] == r, "id"].nunique()) for r in RULES}
+    return {"name": f"{m.name}-{m.version}", "cut": int(cuts["id"].nunique()), "review": int(review["id"].nunique()),
+            "rules": rules}
 
 
 def held_back_ids(result: CleanResult, library: PatternLibrary) -> set[str]:

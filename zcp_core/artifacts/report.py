@@ -151,8 +151,11 @@ def edges_facts(s: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     e = s.get("edges") or {}
     if not e:
         return ()
-    return (("Learned edge detector", f"{e['name']}: {fmt_count(e.get('cut'))} texts cut, "
-                                      f"{fmt_count(e.get('review'))} sent to review"),)
+    detector = f"{e['name']}: {fmt_count(e.get('cut'))} texts cut, {fmt_count(e.get('review'))} sent to review"
+    facts: tuple[tuple[str, str], ...] = (("Learned edge detector", detector),)
+    for rule, n in (e.get("rules") or {}).items():  # runs made before the stage's rules lack them
+        facts += ((f"Texts cut by {rule}", fmt_count(n)),)
+    return facts
 
 
 def held_back_facts(s: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

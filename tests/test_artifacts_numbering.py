@@ -1,0 +1,55 @@
+"""Sentence numbers left after a cut "1." are cut as a run from 2; a human inline list is not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zcp_core.artifacts import CleanConfig, clean, load_library
+from zcp_core.artifacts.edits import undo
+from zcp_core.artifacts.numbering import RULE_ID, find_sentence_numbers
+from zcp_core.schema import TextRecord
+
+# (text, the numbers cut)
+GOLDEN = [
+    ("Mia was excited for her birthday. 2. Today she would turn five. 3. Her parents had a plan. 4. It rained.",
+     [2, 3, 4]),
+    ('He left. 2. "Come back," she said. 3. He did not.', [2, 3]),
+    # a stray number that is not the next one does not break the run
+    ("She ran. 2. She came 3. in the race. 3. She smiled.", [2, 3]),
+    # a human list written inline: it starts where the list starts, or after its own "1."
+    ("The tower has three parts. 1. The base. 2. The shaft. 3. The top.", []),
+    ("1. Preheat the oven. 2. Mix the flour. 3. Bake.", []),
+    ("We reached capacity. 3. Electrostatic tower. 4. Cooling.", []),
+    # one number is no run; a number inside a sentence is no sentence number
+    ("She was born in 1990. 2. That was a good year.", []),
+    ("He scored 2. 5 points in the final, a record.", []),
+]
+
+
+@pytest.mark.parametrize("text, numbers", GOLDEN)
+def test_find_sentence_numbers_golden(text, numbers):
+    spans = find_sentence_numbers(text)
+    assert [s.n for s in spans] == numbers
+    assert all(text[s.start: s.end].strip() == f"{s.n}." for s in spans)
+
+
+def test_the_numbers_are_cut_recorded_and_undone():
+    text = "Here is a 4 sentence story: 1. Mia was excited. 2. Today she turned five. 3. It rained. 4. She laughed."
+    r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
+    assert r.texts[0].text == "Mia was excited. Today she turned five. It rained. She laughed."
+    assert (r.edits["pattern_id"] == RULE_ID).sum() == 3
+    assert undo(r.texts[0].text, r.edits) == text
+
+
+def test_no_human_text_of_detectrl_has_a_run(shared_data):
+    seen, hits = set(), []
+    for f in sorted(Path(shared_data, "detectrl").rglob("*_test.json")):
+        for i, row in enumerate(json.loads(f.read_text())):
+            if row["label"] == "human" and row["text"] not in seen:
+                seen.add(row["text"])
+                if find_sentence_numbers(row["text"]):
+                    hits.append(f"{f.name}:{i}")
+    assert len(seen) == 6035 and hits == []

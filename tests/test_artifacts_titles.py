@@ -1,0 +1,94 @@
+"""A title glued to a text that says it again is cut at the head, recorded like an edit, and never touches a human
+text of DetectRL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zcp_core.artifacts import CleanConfig, clean, load_library
+from zcp_core.artifacts.edits import undo
+from zcp_core.artifacts.titles import RULE_ID, find_title
+from zcp_core.schema import TextRecord
+
+# (text, the title cut, its form); None: nothing is cut
+GOLDEN = [
+    # a news headline, then a story that opens with its first words again
+    ("Harbour Town Council Approves New Ferry Timetable Harbour Town Council has approved a timetable that adds "
+     "two crossings a day.", "Harbour Town Council Approves New Ferry Timetable", "restart"),
+    ("Local Bakery Wins National Bread Award The local bakery on Mill Street was named the best in the country "
+     "on Monday.", "Local Bakery Wins National Bread Award", "restart"),
+    # a paper title glued to its abstract, which restates it
+    ("Spectral properties of the eclipsing binary XY CygniXY Cygni is an eclipsing binary whose spectral "
+     "properties we measure from new observations.", "Spectral properties of the eclipsing binary XY Cygni", "glue"),
+    ("Bistability of coupled lasers with delayed feedbackThe bistability of two coupled lasers with delayed "
+     "feedback is studied numerically.", "Bistability of coupled lasers with delayed feedback", "glue"),
+    # the body's own words before the restated name stay: the cut ends at the title
+    ("Riverside Mill Fails in Bid to Reopen Weir Local textile firm Riverside Mill has lost its appeal against "
+     "the closure.", "Riverside Mill Fails in Bid to Reopen Weir", "restart"),
+    # a double space (a lost line break) ends the title
+    ("Coastal Council Faces Questions Over Flood Spending  Wales's Coastal Council has been asked to explain its "
+     "budget.", "Coastal Council Faces Questions Over Flood Spending", "restart"),
+    # a letter an attack put in a word is no end of the title; a sentence opener glued after it is
+    ("Town council approves new budget for harbour roVds in WalesThe town council has approved a budget of £2m.",
+     "Town council approves new budget for harbour roVds in Wales", "restart"),
+    ("Harbour Boss Calls Ferry Timetable \"Chaos\"In a recent interview, dHarbour Boss Anna Reed criticised the "
+     "timetable.", None, None),
+    # human openings that repeat a name are no title: a sentence, a half clause, a lede the story goes on from
+    ("Oxford City Council said Oxford City Council tenants would be moved by March.", None, None),
+    ("Today marks one year since Wales football manager Gary Hill died. Gary Hill was 42.", None, None),
+    ("A lollipop man has been suspended after he stopped a fire engine. The lollipop man has not been named.",
+     None, None),
+    ("In a world of quiet machines, the robot waited. In a world where robots dream, it dreamt of rain.", None, None),
+    ("We study the relaxation of electron spins in quantum wells. We study it by solving kinetic equations.",
+     None, None),
+    # a glued sentence is no title (it has a verb and a pronoun), nor is a word split by an attack
+    ("The driver was hit outside the club in West Bromwich.The driver was taken to hospital.", None, None),
+    ("Iteration of closed geodesics in statioNary Lorentzian manifolds is an important topic.", None, None),
+    # a title that the text does not say again stays (the learned detector decides on it)
+    ("Cool Beans.A great coffee shop with friendly staff and good pastries.", None, None),
+]
+
+
+@pytest.mark.parametrize("text, title, form", GOLDEN)
+def test_find_title_golden(text, title, form):
+    found = find_title(text)
+    if title is None:
+        assert found is None, text[: found.at]
+        return
+    assert found is not None and (text[: found.at].rstrip(), found.form) == (title, form)
+
+
+def test_a_restated_title_is_cut_recorded_and_undone():
+    text = GOLDEN[0][0]
+    r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
+    e = r.edits[r.edits["pattern_id"] == RULE_ID]
+    assert len(e) == 1 and bool(e["applied"].iloc[0]) and e["original"].iloc[0].strip() == GOLDEN[0][1]
+    assert r.texts[0].text.startswith("Harbour Town Council has approved")
+    assert undo(r.texts[0].text, r.edits) == text
+    off = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="none"))
+    assert off.texts[0].text == text  # the rule belongs to the edge stage
+
+
+def test_no_human_text_of_detectrl_has_a_restated_title(shared_data):
+    """Human texts are never edited by the patterns, so their original is what the rule sees."""
+    seen, hits = set(), []
+    for f in sorted(Path(shared_data, "detectrl").rglob("*_test.json")):
+        for i, row in enumerate(json.loads(f.read_text())):
+            if row["label"] == "human" and row["text"] not in seen:
+                seen.add(row["text"])
+                if find_title(row["text"]) is not None:
+                    hits.append(f"{f.name}:{i}")
+    assert len(seen) == 6035 and hits == []
+
+
+def test_the_card_counts_the_rule_apart_from_the_detector():
+    from zcp_core.artifacts.report import edges_facts
+
+    old = {"edges": {"name": "detectrl-edges-x", "cut": 3, "review": 5}}  # a run made before the rule
+    assert [k for k, _ in edges_facts(old)] == ["Learned edge detector"]
+    new = {"edges": {**old["edges"], "rules": {RULE_ID: 2, "rule:sentence-numbers-1": 1}}}
+    facts = dict(edges_facts(new))
+    assert facts[f"Texts cut by {RULE_ID}"] == "2" and facts["Texts cut by rule:sentence-numbers-1"] == "1"
