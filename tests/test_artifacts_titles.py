@@ -25,6 +25,9 @@ GOLDEN = [
      "properties we measure from new observations.", "Spectral properties of the eclipsing binary XY Cygni", "glue"),
     ("Bistability of coupled lasers with delayed feedbackThe bistability of two coupled lasers with delayed "
      "feedback is studied numerically.", "Bistability of coupled lasers with delayed feedback", "glue"),
+    # a capital an attack put before the body's first word does not hide the glue
+    ("Local Radio Station Faces Complaints Over Rogue BroadcastsMIn a surprising turn, a local radio station faces "
+     "complaints over rogue broadcasts.", "Local Radio Station Faces Complaints Over Rogue Broadcasts", "glue"),
     # the body's own words before the restated name stay: the cut ends at the title
     ("Riverside Mill Fails in Bid to Reopen Weir Local textile firm Riverside Mill has lost its appeal against "
      "the closure.", "Riverside Mill Fails in Bid to Reopen Weir", "restart"),

@@ -84,6 +84,8 @@ def _echo(seg: str, after: str) -> tuple[int, float]:
 
 
 def _opens_like_a_sentence(word: str, seg: str) -> bool:
+    if len(word) >= 3 and word[:2].isupper() and word[2:3].islower():
+        word = word[1:]  # a capital an attack put before the body's first word ("BroadcastsMIn a shocking…")
     stems = {w.lower()[:5] for w in _CONTENT.findall(seg)}
     return (word.lower() in _STARTERS or (len(word) >= 4 and word.lower()[:5] in stems)
             or (word.isupper() and word in seg.split()))
