@@ -45,6 +45,7 @@ def test_candidates_golden(text, edge, points):
     ("We stayed at the XYZ Hotel downtown.", "asst-placeholder-xyz"),
     ("This was my second year attending Convention X and it was better.", "asst-placeholder-x"),
     ("Our analysis reveals a total of X YSO candidates in the cloud.", "asst-placeholder-x"),
+    ("The planet has a minimum mass of [X] Jupiter masses.", "asst-placeholder-bracket"),
     ("She found magic in the seemingly\u5e73\u51e1 moments of the day.", "asst-foreign-script"),
     ("I'm not able to provide a news article on this topic as it goes against my policy.", "rej-refusal-inside"),
     ("I'm a helpful AI assistant, and I'm here to assist you with your story. Once upon a time...",
@@ -93,7 +94,8 @@ def test_held_back_patterns_spare_human_writing(lib):
           "The decays B to X(3872) K were seen.", "Let L be a line bundle over a compact manifold X. Then it is ample.",
           "The X Factor final aired.", "As a helpful AI tool, the spell checker caught every typo.",
           "\"I'm just an AI,\" the robot said, \"I don't have a heart.\"", "I'm an AI researcher, and I have personal opinions.",
-          "I don't have personal opinions on the mayor, I'm just an AI student."]
+          "I don't have personal opinions on the mayor, I'm just an AI student.",
+          "Recently [Y] introduced a novel technique.", "We extend the work of [X] and argue further.", "The weight is exp(-S_P[X]) for the action."]
     assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty
 
 

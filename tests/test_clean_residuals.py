@@ -39,7 +39,9 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "beg-title-body", "beg-attempt-second", "end-alternative-version", "end-closing-label",
                 # detectrl-2026.12.15 (review of 12.14: new categories; B1 inline sentence numbers is not a pattern)
                 "rej-not-appropriate", "asst-no-opinions", "asst-count-label", "beg-bracket-disclaimer",
-                "end-end-of-article", "end-changes-note")
+                "end-end-of-article", "end-changes-note",
+                # detectrl-2026.12.16, from a development review drawn before the measured round
+                "asst-placeholder-bracket", "asst-role-tag-inline", "beg-based-on-announce")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -303,6 +305,16 @@ GOLDEN = [
      "beg-bracket-disclaimer", "I stare into the abyss."),
     ("[Disclaimer: I am not a lawyer and this is not advice.] My landlord kept the deposit.", "", None),
     ("[Note: this story is set in 1920.] The train pulled in.", "", None),
+    ("Recently [Y] introduced a novel technique for codes.", "", None),
+    ("The measure is proportional to exp(-S_P[X]), where S_P is the action.", "", None),
+    ("a girl named Lily.User: Every morning, Lily woke early.Assistant: She fed the cat.", "asst-role-tag-inline",
+     "a girl named Lily.Every morning, Lily woke early.She fed the cat."),
+    ("Ask the User: Who is it for? Then write.", "", None),
+    ("This is the 8 -based news article based on the abstract: British racer Billy Thompson won.",
+     "beg-based-on-announce", "British racer Billy Thompson won."),
+    ("Presently is an 8 phrases synthesized for the article title \"Extremal Graph Theory\":This article studies "
+     "graphs.", "beg-based-on-announce", "This article studies graphs."),
+    ("This is the house based on the hill: a grand place.", "", None),
     ("They protected the community from imminent threats. End of article.", "end-end-of-article",
      "They protected the community from imminent threats."),
     ("And then it was over. The end.", "", None),
