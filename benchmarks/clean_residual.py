@@ -58,15 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a sentence added to the report's list (repeatable)")
     ap.add_argument("--second-review", type=Path, default=None, metavar="REVIEW",
                     help="a second, blind reading of the same sample: agreement and its residual are reported")
+    ap.add_argument("--pool-last", type=int, default=0, metavar="K",
+                    help="also test whether this round and the last K --previous rounds share one rate, and pool them")
     return ap
 
 
-def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]:
-    """Report lines for earlier rounds: library version, share, Clopper–Pearson interval, overlap with this sample."""
-    from scipy.stats import binomtest
+def previous_rounds(pairs: list[list[Path]], current_ids: set[str], current: tuple[int, int] = (0, 0),
+                    pool_last: int = 0) -> list[str]:
+    """Report lines for earlier rounds: library version, share, Clopper–Pearson interval, overlap with this sample;
+    with ``pool_last`` k, whether this round (``current``: with an artifact, reviewed) and the last k earlier ones
+    are consistent with one rate (chi-square test of homogeneity) and their pooled share."""
+    from scipy.stats import binomtest, chi2_contingency
 
     if not pairs:
         return []
+    counts: list[tuple[int, int]] = []
     lines = ["", "## Previous rounds", "",
              "| round | library | sample | reviewed | with an artifact | share | 95% interval | clear-cut "
              "| ids shared with this sample |",
@@ -85,6 +91,16 @@ def previous_rounds(pairs: list[list[Path]], current_ids: set[str]) -> list[str]
         shared = len({str(t["id"]) for t in texts} & current_ids)
         lines.append(f"| {i} | {m.group(1) if m else 'unknown'} | `{rel(sample_path)}` | {n} | {k} | "
                      f"{k / n if n else 0:.2%} | {f'{ci.low:.2%} to {ci.high:.2%}' if ci else '—'} | {clear} | {shared} |")
+        counts.append((k, n))
+    if pool_last and current[1]:
+        pooled = [current, *counts[-pool_last:]]
+        k, n = sum(c[0] for c in pooled), sum(c[1] for c in pooled)
+        p = chi2_contingency([[a, b - a] for a, b in pooled])[1]
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        lines += ["", f"This round and the last {pool_last} rows above: chi-square test of one shared rate p = "
+                      f"{p:.2f}; pooled {k} of {n} ({k / n:.2%}; Clopper–Pearson 95% interval {ci.low:.2%} to "
+                      f"{ci.high:.2%}). They measured different libraries, so the pooled share summarises them; it "
+                      "measures none of them."]
     return lines
 
 
@@ -247,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("| (none) | | | | | |")
     if second is not None:
         lines += agreement_lines(texts, review, second, rel(args.second_review))
-    lines += previous_rounds(args.previous, {str(t["id"]) for t in texts})
+    lines += previous_rounds(args.previous, {str(t["id"]) for t in texts}, (rate.with_artifact, rate.reviewed),
+                             args.pool_last)
     args.result.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{rate.with_artifact} of {rate.reviewed} hold an artifact ({rate.share:.2%}; 95% CI "
           f"{rate.ci_low:.2%} to {rate.ci_high:.2%}); wrote {args.result}")

@@ -8,6 +8,7 @@ and, when present, the full DetectRL test splits, with no human text flagged.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -602,6 +603,22 @@ def test_residual_report_refuses_a_sample_of_another_library(tmp_path):
     with pytest.raises(SystemExit, match="another library"):
         mod.main(["--sample", str(sample), "--review", str(review), "--result", str(tmp_path / "out.md")])
     assert not (tmp_path / "out.md").exists()
+
+
+def test_pooled_rounds_golden(tmp_path):
+    """This round (19 of 320) pooled with the last two of three earlier rounds (10 and 13 of 320): 42 of 960."""
+    mod = _residual_module()
+    pairs = []
+    for j, k in enumerate([30, 10, 13]):
+        sample, review = tmp_path / f"s{j}.jsonl", tmp_path / f"r{j}.jsonl"
+        sample.write_text("\n".join(json.dumps({"sample_id": f"s{i}", "id": f"{j}-{i}"}) for i in range(320)))
+        review.write_text("\n".join(json.dumps({"sample_id": f"s{i}", "artifact": i < k}) for i in range(320)))
+        pairs.append([sample, review])
+    lines = mod.previous_rounds(pairs, set(), (19, 320), pool_last=2)
+    pooled = [x for x in lines if x.startswith("This round and the last 2 rows above")]
+    # scipy.stats.chi2_contingency([[19, 301], [10, 310], [13, 307]]) gives p = 0.208
+    assert len(pooled) == 1 and "p = 0.21; pooled 42 of 960 (4.38%;" in pooled[0]
+    assert mod.previous_rounds(pairs, set(), (19, 320)) == lines[: -2]  # no pooling unless asked
 
 
 def test_second_reading_agreement_golden():
