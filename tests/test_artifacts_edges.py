@@ -95,7 +95,9 @@ def test_held_back_patterns_spare_human_writing(lib):
           "The X Factor final aired.", "As a helpful AI tool, the spell checker caught every typo.",
           "\"I'm just an AI,\" the robot said, \"I don't have a heart.\"", "I'm an AI researcher, and I have personal opinions.",
           "I don't have personal opinions on the mayor, I'm just an AI student.",
-          "Recently [Y] introduced a novel technique.", "We extend the work of [X] and argue further.", "The weight is exp(-S_P[X]) for the action."]
+          "Recently [Y] introduced a novel technique.", "We extend the work of [X] and argue further.",
+          "We show that the class of [X] is divisible by the Lefschetz motive.",
+          "The image of [X] equals zero in the Chow group.", "The weight is exp(-S_P[X]) for the action."]
     assert clean([rec(t, f"x{i}", "human") for i, t in enumerate(xs)], lib).dropped.empty
 
 

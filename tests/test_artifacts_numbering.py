@@ -23,6 +23,10 @@ GOLDEN = [
     ("The tower has three parts. 1. The base. 2. The shaft. 3. The top.", []),
     ("1. Preheat the oven. 2. Mix the flour. 3. Bake.", []),
     ("We reached capacity. 3. Electrostatic tower. 4. Cooling.", []),
+    # a number after an abbreviation is no sentence number; a list opened after a colon has its own "1."
+    ("Murray moves up to No. 2. Federer drops to No. 3. Nadal stays fourth.", []),
+    ("The light curve is shown in Fig. 2. The fitted model is given in Eq. 3. We find a period of 3.2 days.", []),
+    ("Reasons:1. Cost. 2. Time. 3. Space.", []),
     # one number is no run; a number inside a sentence is no sentence number
     ("She was born in 1990. 2. That was a good year.", []),
     ("He scored 2. 5 points in the final, a record.", []),
@@ -41,6 +45,18 @@ def test_the_numbers_are_cut_recorded_and_undone():
     r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
     assert r.texts[0].text == "Mia was excited. Today she turned five. It rained. She laughed."
     assert (r.edits["pattern_id"] == RULE_ID).sum() == 3
+    assert undo(r.texts[0].text, r.edits) == text
+
+
+@pytest.mark.parametrize("text, cut", [
+    # a short run in a text whose head nothing cut stays; a long run, or one after a cut head, goes
+    ("Mia was excited. 2. Today she turned five. 3. It rained.", False),
+    ("Mia was excited. 2. Today she turned five. 3. It rained. 4. She laughed. 5. Then she slept.", True),
+    ("Here is a 3 sentence story: Mia was excited. 2. Today she turned five. 3. It rained.", True),
+])
+def test_the_rule_applies_after_a_cut_head_or_to_a_long_run(text, cut):
+    r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
+    assert ((r.edits["pattern_id"] == RULE_ID) & r.edits["applied"]).any() == cut
     assert undo(r.texts[0].text, r.edits) == text
 
 

@@ -50,6 +50,15 @@ GOLDEN = [
     # a glued sentence is no title (it has a verb and a pronoun), nor is a word split by an attack
     ("The driver was hit outside the club in West Bromwich.The driver was taken to hospital.", None, None),
     ("Iteration of closed geodesics in statioNary Lorentzian manifolds is an important topic.", None, None),
+    # words split by a capital inside them are no glue of a title ("GaAs", "MnAs", "LinkedIn")
+    ("Electron spin relaxation in GaAs quantum wells is studied by solving kinetic equations. We find that the "
+     "electron spin relaxation time is long.", None, None),
+    ("Spin injection from ferromagnetic MnAs into GaAs is demonstrated at room temperature using spin LEDs.",
+     None, None),
+    ("Recruiters increasingly screen candidates on LinkedIn before an interview, and recruiters say candidates "
+     "should update LinkedIn profiles.", None, None),
+    # a short title line a reviewer then opens with word for word is the reviewer's own
+    ("Great little phone Great little phone for the price, it works well.", None, None),
     # a title that the text does not say again stays (the learned detector decides on it)
     ("Cool Beans.A great coffee shop with friendly staff and good pastries.", None, None),
 ]
@@ -92,6 +101,47 @@ def test_the_card_counts_the_rule_apart_from_the_detector():
 
     old = {"edges": {"name": "detectrl-edges-x", "cut": 3, "review": 5}}  # a run made before the rule
     assert [k for k, _ in edges_facts(old)] == ["Learned edge detector"]
-    new = {"edges": {**old["edges"], "rules": {RULE_ID: 2, "rule:sentence-numbers-1": 1}}}
+    new = {"edges": {**old["edges"], "rules": {RULE_ID: 2, "rule:sentence-numbers-2": 1}}}
     facts = dict(edges_facts(new))
-    assert facts[f"Texts cut by {RULE_ID}"] == "2" and facts["Texts cut by rule:sentence-numbers-1"] == "1"
+    assert facts[f"Texts cut by {RULE_ID}"] == "2" and facts["Texts cut by rule:sentence-numbers-2"] == "1"
+
+
+def test_a_rejected_title_cut_is_recorded_and_not_applied():
+    text = GOLDEN[0][0]
+    lib = load_library()
+    first = clean([TextRecord(id="t", text=text, label="llm")], lib, config=CleanConfig(edges="auto"))
+    eid = first.edits.loc[first.edits["pattern_id"] == RULE_ID, "edit_id"].iloc[0]
+    again = clean([TextRecord(id="t", text=text, label="llm")], lib, decisions={eid: "reject"},
+                  config=CleanConfig(edges="auto"))
+    row = again.edits.set_index("edit_id").loc[eid]
+    assert not row["accepted"] and not row["applied"] and again.texts[0].text == text
+
+
+def test_a_title_too_long_to_cut_leaves_the_text_and_the_models_decision(tmp_path):
+    """A cut that would leave less than MIN_KEPT of the text is not made, and the detector still decides on the head
+    (here a copy of the bundled model that sends every head to review)."""
+    from dataclasses import replace
+
+    from zcp_core.artifacts.edges import load_model, save_model
+    from zcp_core.artifacts.edges_apply import MIN_KEPT
+
+    text = "Harbour Town Council Approves New Ferry Timetable Harbour Town Council agreed."
+    found = find_title(text)
+    assert found is not None and len(text) - found.at < MIN_KEPT * len(text)
+    shipped = load_model()
+    path = save_model(replace(shipped, review={**shipped.review, "head": 0.0}), tmp_path / "edges.npz")
+    r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges=str(path)))
+    assert r.texts[0].text == text and not (r.edits["pattern_id"] == RULE_ID).any()
+    assert "edges_review:head" in set(r.flags["kind"])
+
+
+def test_the_run_summary_counts_each_rule():
+    from zcp_core.artifacts.numbering import RULE_ID as NUMBERS
+    from zcp_core.artifacts.release import _edges_summary
+
+    texts = [TextRecord(id="a", text=GOLDEN[0][0], label="llm"),
+             TextRecord(id="b", text="Here is a 4 sentence story: 1. Mia was excited. 2. Today she turned five. "
+                                     "3. It rained. 4. She laughed.", label="llm"),
+             TextRecord(id="c", text="We present a study of tides.", label="human")]
+    r = clean(texts, load_library(), config=CleanConfig(edges="auto"))
+    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, NUMBERS: 1}

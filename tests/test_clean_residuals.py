@@ -316,6 +316,12 @@ GOLDEN = [
     ("Presently is an 8 phrases synthesized for the article title \"Extremal Graph Theory\":This article studies "
      "graphs.", "beg-based-on-announce", "This article studies graphs."),
     ("This is the house based on the hill: a grand place.", "", None),
+    ("This is a quick story for the prompt: I hope you enjoy it. The dragon slept.", "", None),
+    ("This is the first thing I wrote for the prompt, so be gentle: The dragon slept.", "", None),
+    ("We redid the kitchen last spring. I made some changes to improve the flow of the room, and now the island "
+     "sits by the window.", "", None),
+    ("Thanks for all the feedback! I made a few changes to improve the flow based on your comments. Part two is "
+     "coming next week.", "", None),
     ("They protected the community from imminent threats. End of article.", "end-end-of-article",
      "They protected the community from imminent threats."),
     ("And then it was over. The end.", "", None),

@@ -4,8 +4,9 @@ Each cut is stored like a pattern edit (:mod:`zcp_core.artifacts.rescan`): a spa
 cleaned span mapped back, whitespace next to it included), ``pattern_id`` ``learned:<name>-<version>:<edge>``,
 the model's ``score``, accepted unless a decision rejects its ``edit_id``. Two rules cut first, each
 with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
-model's head decision then gives way to it) and sentence numbers left after a cut "1."
-(:mod:`zcp_core.artifacts.numbering`). An edit it encloses is taken over, so
+model's head decision then gives way to it, unless the cut is rejected or would leave too little) and sentence
+numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut, or a long
+run). An edit it encloses is taken over, so
 :func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
 :data:`MIN_KEPT` of the text, or nothing, goes to review instead.
 """
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from zcp_core.artifacts.edges import EdgeDecision
 from zcp_core.artifacts.edits import apply_edits
 from zcp_core.artifacts.numbering import RULE_ID as NUMBER_RULE
-from zcp_core.artifacts.numbering import find_sentence_numbers
+from zcp_core.artifacts.numbering import applies, find_sentence_numbers
 from zcp_core.artifacts.rescan import _apply_pass, _positions
 from zcp_core.artifacts.titles import RULE_ID as TITLE_RULE
 from zcp_core.artifacts.titles import find_title
@@ -82,12 +83,17 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
         pos = _positions(len(orig), applied)
         title = find_title(t.text)
         if title is not None:
-            found = [d for d in found if d.edge != "head"]
             s, e = _span(t.text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
             if (len(t.text) - (e - s)) >= MIN_KEPT * len(t.text):
-                fresh.append(_rule_edit(t.id, t.text, orig, pos, (s, e), (TITLE_RULE, "beginning"), decisions))
-        for n in find_sentence_numbers(t.text):
-            fresh.append(_rule_edit(t.id, t.text, orig, pos, (n.start, n.end), (NUMBER_RULE, "beginning"), decisions))
+                edit = _rule_edit(t.id, t.text, orig, pos, (s, e), (TITLE_RULE, "beginning"), decisions)
+                fresh.append(edit)
+                if edit["accepted"]:  # the model's head decision gives way only to a cut that is made
+                    found = [d for d in found if d.edge != "head"]
+        numbers = find_sentence_numbers(t.text)
+        if applies(numbers, (int(e["start"]) for e in applied)):
+            for n in numbers:
+                fresh.append(_rule_edit(t.id, t.text, orig, pos, (n.start, n.end), (NUMBER_RULE, "beginning"),
+                                        decisions))
         for d in found:
             s, e = _span(t.text, d)
             left = len(t.text) - (e - s)
