@@ -14,7 +14,7 @@ DetectRL ships no licence: the sample is a small attributed excerpt for review
 inside this project (github.com/NLP2CT/DetectRL 3472f0ae3cc8).
 
 Usage: .venv/bin/python benchmarks/clean_residual_sample.py [--data ../shared/data/detectrl] [--n 320] [--seed 39]
-       [--exclude earlier_sample.jsonl] [--out benchmarks/results/clean_residual_sample.jsonl]
+       [--exclude earlier_sample.jsonl] [--out benchmarks/results/clean_residual_sample.jsonl] [--overwrite]
 """
 
 from __future__ import annotations
@@ -137,7 +137,11 @@ def main() -> int:
     ap.add_argument("--edges", default="none",
                     help="the edge detector the cleaning runs (as `zcp clean --edges`: auto, none or a model file); "
                          "with it on, the detector's training half of the LLM texts is left out of the draw")
+    ap.add_argument("--overwrite", action="store_true",
+                    help="replace an existing --out file (a sample a review may already mark)")
     args = ap.parse_args()
+    if Path(args.out).exists() and not args.overwrite:
+        ap.error(f"--out: {args.out} exists (a review may mark it); pass --overwrite to replace it")
     data = Path(args.data)
     if not data.exists():
         print(f"{data} is absent; nothing to sample", file=sys.stderr)

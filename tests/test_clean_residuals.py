@@ -685,3 +685,17 @@ def test_edge_training_reads_each_round_once_and_skips_on_request(tmp_path):
     assert [s["id"] for s, _ in skipped] == ["round1"]
     with pytest.raises(SystemExit, match="--skip-review: .* is not a file"):
         mod.reviewed(tmp_path, (tmp_path / "clean_residual_round3_review.jsonl",))
+
+
+def test_a_sample_file_is_not_replaced_without_overwrite(tmp_path, monkeypatch, capsys):
+    """A drawn sample may already be under review: drawing again to its path is refused in one line."""
+    spec = importlib.util.spec_from_file_location("clean_residual_sample", ROOT / "benchmarks" / "clean_residual_sample.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "s.jsonl"
+    out.write_text("kept\n")
+    monkeypatch.setattr("sys.argv", ["clean_residual_sample.py", "--out", str(out), "--data", str(tmp_path / "none")])
+    with pytest.raises(SystemExit):
+        mod.main()
+    assert "pass --overwrite" in capsys.readouterr().err and out.read_text() == "kept\n"
