@@ -5,19 +5,19 @@ A model asked for "a 26 sentence story" often numbers its sentences: "1. Awakeni
 "1." (``beg-numbered-first``) but cannot take out the rest: RE2 has no look-around, and a regex per number
 would also cut a human list written inline ("…capacity. 3. Electrostatic tower … 4. …").
 
-What tells them apart is where the run starts: the numbers left by a cut "1." start at **2**, right after the
-text's first sentence, and go up by one. A human inline list in DetectRL starts where its list starts (here at
+What tells them apart is where the run starts: the numbers left by a cut "1." start at **2**, after the text's
+first sentence, and go up by one. A human inline list in DetectRL starts where its list starts (here at
 3, after an earlier "1." and "2."), or at the text's head. So a run is cut only when
 
-* the first inline number of the text (``N.`` after a sentence end) is ``2.`` and comes after the first
-  sentence, and no ``1.`` precedes it;
+* the first inline number of the text (``N.`` after a sentence end, not after an abbreviation) is ``2.``, and
+  no ``1.`` precedes it;
 * at least :data:`MIN_RUN` numbers follow one another from 2 (2, 3, …), each after a sentence end;
 
 and then each number of the run is cut with the space after it, as an edit with pattern id :data:`RULE_ID`.
 The edge stage applies it (:func:`applies`) only to a text whose head the patterns already cut (an announcement,
 a "1.") or to a run of at least :data:`LONG_RUN` numbers, so a short run in a text the patterns left alone stays;
-a number after an abbreviation ("Fig. 2.", "No. 3.") is never a sentence number. No human text of DetectRL has such a run (a
-test asserts it).
+a number after an abbreviation ("Fig. 2.", "No. 3.") is never a sentence number. No human text of DetectRL
+has such a run (a test asserts it).
 """
 
 from __future__ import annotations
