@@ -112,10 +112,8 @@ def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:
     if head.get("edges_model"):
         out.append(f"- Cleaning: pattern library and the learned edge detector {head['edges_model']}; the detector's "
                    "training half of the LLM-written texts was left out of the draw.")
-        rules: dict[str, int] = {}
-        for t in texts:
-            for pid in {e["pattern_id"] for e in t.get("edits", []) if str(e["pattern_id"]).startswith("rule:")}:
-                rules[pid] = rules.get(pid, 0) + 1
+        rules = Counter(pid for t in texts
+                        for pid in {str(e["pattern_id"]) for e in t.get("edits", [])} if pid.startswith("rule:"))
         if rules:  # samples drawn before the edge stage had rules have none
             out.append("- The edge stage's rules cut in the sampled texts: "
                        + ", ".join(f"{pid} {n}" for pid, n in sorted(rules.items())) + ".")

@@ -4,7 +4,8 @@ The rules: a title the text restates (``zcp_core/artifacts/titles.py``) and sent
 "1." (``zcp_core/artifacts/numbering.py``). Three figures per rule, each against independent truth:
 
 * human texts: the rule on every distinct human text of DetectRL's test splits (patterns never edit them, so
-  their original is what the rule sees): how many it would cut (the rules' whole point is 0);
+  their original is what the rule sees), the number rule as if the text's head had been cut, the stricter check:
+  how many it would cut (the rules' whole point is 0);
 * LLM texts: how many of the distinct LLM-written texts, cleaned by the patterns only, it cuts, and a listing of
   its cuts for a reader to check;
 * reviewed rounds: on the cleaned texts of each reviewed round named (as the reviewers saw them), how many of the
@@ -23,6 +24,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Iterable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
@@ -36,17 +38,18 @@ def cell(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("|", "\\|")
 
 
-def cuts_of(text: str) -> list[tuple[str, str]]:
-    """What the two rules cut of one text: (rule, the text cut), the title first."""
+def cuts_of(text: str, starts: Iterable[int]) -> list[tuple[str, str]]:
+    """What the two rules cut of one text whose applied edits start at ``starts`` (offsets in the original; the
+    number rule needs a cut head or a long run): (rule, the text cut), the title first."""
     from zcp_core.artifacts.numbering import RULE_ID as NUMBERS
-    from zcp_core.artifacts.numbering import find_sentence_numbers
+    from zcp_core.artifacts.numbering import applies, find_sentence_numbers
     from zcp_core.artifacts.titles import RULE_ID as TITLES
     from zcp_core.artifacts.titles import find_title
 
     out = []
     if (title := find_title(text)) is not None:
         out.append((TITLES, f"{title.form}: {cell(text[: title.at].strip())}"))
-    if numbers := find_sentence_numbers(text):
+    if applies(numbers := find_sentence_numbers(text), starts):
         out.append((NUMBERS, f"{len(numbers)} numbers, {', '.join(str(n.n) for n in numbers[:4])}"
                              f"{'…' if len(numbers) > 4 else ''} (first after {cell(text[max(0, numbers[0].start - 40): numbers[0].start].strip())})"))
     return out
@@ -54,8 +57,9 @@ def cuts_of(text: str) -> list[tuple[str, str]]:
 
 def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
     """One reviewed round: its table rows, and counts (artifact texts, clean texts, of each cut)."""
-    sample = [r for r in map(json.loads, (RESULTS / f"clean_residual_{name}_sample.jsonl").read_text().splitlines())
-              if "sample_id" in r]
+    from edge_holdout import sample_rows
+
+    sample = sample_rows(f"{name}_")
     review = {r["sample_id"]: r for r in
               map(json.loads, (RESULTS / f"clean_residual_{name}_review.jsonl").read_text().splitlines())}
     counts = {"artifact": 0, "clean": 0, "artifact_cut": 0, "clean_cut": 0}
@@ -65,7 +69,7 @@ def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
         mark = f"{r.get('kind') or 'other'} artifact" if r["artifact"] else "clean"
         key = "artifact" if r["artifact"] else "clean"
         counts[key] += 1
-        found = cuts_of(s["cleaned_text"])
+        found = cuts_of(s["cleaned_text"], (int(e["start"]) for e in s.get("edits", [])))
         counts[f"{key}_cut"] += bool(found)
         rows += [f"| {name} {s['sample_id']} | {mark} | {rule} | {what} |" for rule, what in found]
     return rows, counts
@@ -93,10 +97,13 @@ def main() -> int:
     lib = load_library()
     texts, _ = load_all(data)
     human = [t for t in texts if t.label == "human"]
-    human_hits = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text))) for r in RULES}
+    # a human text as if its head had been cut: the number rule's finder alone, the stricter check
+    human_hits = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, (0,)))) for r in RULES}
     llm = [t for t in texts if t.label == "llm"]
     result = clean(llm, lib)  # patterns only: what the edge stage, and so its rules, see
-    cuts = [(t.id, rule, what) for t in result.texts for rule, what in cuts_of(t.text)]
+    applied = result.edits[result.edits["applied"]]
+    starts = applied.groupby("id")["start"].apply(list).to_dict()
+    cuts = [(t.id, rule, what) for t in result.texts for rule, what in cuts_of(t.text, starts.get(t.id, []))]
     lines = [header("edge_rules: what the edge stage's rules cut",
                     f"rules {', '.join(RULES)}; pattern library {lib.version} (sha256 {lib.sha256[:12]}); "
                     "DetectRL test splits (github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",

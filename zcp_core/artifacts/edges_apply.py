@@ -6,7 +6,7 @@ the model's ``score``, accepted unless a decision rejects its ``edit_id``. Two r
 with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
 model's head decision then gives way to it, unless the cut is rejected or would leave too little) and sentence
 numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut, or a long
-run). An edit it encloses is taken over, so
+run). An edit a cut encloses is taken over, so
 :func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
 :data:`MIN_KEPT` of the text, or nothing, goes to review instead.
 """
