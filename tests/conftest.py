@@ -44,6 +44,25 @@ def shared_data() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def detectrl_humans() -> dict[str, str]:
+    """Every distinct human text of DetectRL's test splits, by ``file:index`` of its first occurrence; skips the
+    test when the splits are absent."""
+    import json
+
+    data = SHARED / "detectrl"
+    if not data.exists():
+        pytest.skip("../shared/data/detectrl is not present on this machine")
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    for f in sorted(data.rglob("*_test.json")):
+        for i, row in enumerate(json.loads(f.read_text())):
+            if row["label"] == "human" and row["text"] not in seen:
+                seen.add(row["text"])
+                out[f"{f.name}:{i}"] = row["text"]
+    return out
+
+
 @pytest.fixture(scope="module")
 def lab_cache(tmp_path_factory):
     """A private ZCP_CACHE for lab builds, and the first 60 GSM8K test items in it (enough traceable items for
