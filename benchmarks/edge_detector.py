@@ -9,13 +9,17 @@ whose file hashes the model records, and from the committed reviews; nothing of 
   the start and the closers they cut at the end (put back in front of or behind the cleaned text);
 * the reviewed texts of every earlier residual review (`benchmarks/results/clean_residual*_review.jsonl`, less
   the second, blind readings, which mark the same texts again, and any ``--skip-review`` file): a span marked as
-  an artifact at a text's start or end is a positive, a text marked clean gives negatives;
+  an artifact at a text's start or end is a positive, a text marked clean gives negatives, but only in a review
+  made under the written criteria (round 6 on: the five reviews before them could call a glued headline the
+  story's content);
 * negatives: every candidate of the 4,507 development human texts (Multi_Domain and Direct_Prompt). The
   1,528 held-out human texts (Multi_LLM, disjoint from development) stay out of training and thresholds.
 
 Thresholds come from out-of-fold scores (5 grouped folds) of the development human texts, per edge: ``cut``
 is the highest such score plus a margin, so no development human text would be cut out of fold; ``review``
-is the score above which 0.5% of them lie. The other half of the LLM-written texts is what a fresh residual
+is the score above which 0.5% of them lie. ``gate_cut`` (head only) is the highest out-of-fold score of a
+candidate shaped like a glued title (:func:`zcp_core.artifacts.titles.glued_title`) in a development human
+text or a reviewed text marked clean, plus the margin: such a candidate is cut at it. The other half of the LLM-written texts is what a fresh residual
 review samples from (`benchmarks/clean_residual_sample.py --exclude-training`).
 
     .venv/bin/python benchmarks/edge_detector.py [--skip-review REVIEW.jsonl ...]
@@ -37,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header, rel  # noqa: E402
 
-NAME, VERSION = "detectrl-edges", "2026.12.7"
+NAME, VERSION = "detectrl-edges", "2026.12.8"
 TOP_HUMANS = 3  # development human texts listed beside the cut (the highest sets it)
 MARGIN = 0.02
 REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least
@@ -49,6 +53,10 @@ DEV_DIRS = ("Multi_Domain", "Direct_Prompt")
 _LEAD_LABEL = re.compile(r"^\W*\**\s*(?:title|headline)\s*\**\s*[:—]\s*\**\s*", re.IGNORECASE)
 _TAIL_LABEL = re.compile(r"\s*\**\s*(?:abstract|body|article|story)\s*\**\s*:?\s*\**\s*$", re.IGNORECASE)
 _OPENER = re.compile(r"^\W*(?:here|sure|certainly|of course|okay|ok|this is|i |i'|below|as requested)", re.IGNORECASE)
+# Reviews made before the written criteria (clean_residual_criteria.md, first used by round 6): under them a
+# headline glued to its story could be called the story's content, so a text they call clean is no known
+# negative; what they call an artifact still is one.
+BEFORE_CRITERIA = frozenset(f"clean_residual{r}_review.jsonl" for r in ("_tuning", "", "_round3", "_round4", "_round5"))
 HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
 
 
@@ -74,7 +82,7 @@ def reviewed(results: Path, skip: tuple[Path, ...] = ()) -> list[tuple[dict[str,
         rows = {r["sample_id"]: r for r in map(json.loads, sample.read_text().splitlines()) if "sample_id" in r}
         for r in map(json.loads, rev.read_text().splitlines()):
             if r.get("sample_id") in rows:
-                out.append((rows[r["sample_id"]], r))
+                out.append((rows[r["sample_id"]], {**r, "criteria": rev.name not in BEFORE_CRITERIA}))
     return out
 
 
@@ -134,7 +142,7 @@ def examples_from(result: Any, texts: list[Any], source: dict[str, str], reviews
         text = s["cleaned_text"]
         dom = domain_of(by_id[s["id"]]) if s["id"] in by_id else ""
         if not r.get("artifact"):
-            if not r.get("borderline"):
+            if not r.get("borderline") and r.get("criteria", True):
                 out.append(Example(s["id"], text, source="review-clean", domain=dom))
                 counts["review-clean"] += 1
             continue
@@ -149,6 +157,56 @@ def examples_from(result: Any, texts: list[Any], source: dict[str, str], reviews
             out.append(Example(s["id"], text, tail=(k,), source="review-artifact", domain=dom))
             counts["review-artifact"] += 1
     return out, counts
+
+
+def gated(examples: list[Any], r: Any, oof: Any, pos: list[int], cut: float, clean: tuple[str, ...]
+          ) -> tuple[float, dict[str, Any]]:
+    """The gated threshold and its figures: the highest out-of-fold score of a glued-title-shaped candidate in a
+    text known to be clean, plus the margin; and the positive texts it cuts out of fold that ``cut`` does not."""
+    from zcp_core.artifacts.edges import candidates
+    from zcp_core.artifacts.titles import glued_title
+
+    flags = [glued_title(e.text, c) for e in examples for c in candidates(e.text, "head")]
+    pos_set = set(pos)
+    assert len(flags) == len(r.y)  # rows() walks the same candidates in the same order
+    neg: dict[int, float] = {}
+    for k, (ex, s) in enumerate(zip(r.example, oof)):
+        if flags[k] and examples[ex].source in clean:
+            neg[ex] = max(neg.get(ex, 0.0), float(s))
+    at = float(min(0.999, max(neg.values(), default=0.0) + MARGIN))
+    best: dict[int, float] = {}
+    for ex, s in zip(r.example, oof):
+        best[ex] = max(best.get(ex, 0.0), float(s))
+    # as EdgeModel.decide picks: a text the cut above misses is cut at its best gated candidate that reaches `at`
+    chosen: dict[int, tuple[float, bool]] = {}
+    for k, (ex, s) in enumerate(zip(r.example, oof)):
+        if ex in pos_set and flags[k] and s >= at and best[ex] < cut and s > chosen.get(ex, (-1.0, False))[0]:
+            chosen[ex] = (float(s), bool(r.y[k]))
+    caught = {ex for ex, (_, y) in chosen.items() if y}
+    wrong = {ex for ex, (_, y) in chosen.items() if not y}
+    by_source = {src: sum(1 for ex in neg if examples[ex].source == src) for src in clean}
+    top = sorted(neg.items(), key=lambda kv: -kv[1])[:TOP_HUMANS]
+    return at, {"cut": at, "clean_texts_with_a_gated_candidate": by_source,
+                "highest_clean": [(examples[ex].id, s, examples[ex].source) for ex, s in top],
+                "positive_texts_cut_only_by_the_gate_oof": len(caught),
+                "positive_texts_cut_elsewhere_by_the_gate_oof": len(wrong)}
+
+
+def gate_lines(g: dict[str, Any] | None) -> list[str]:
+    """The gated threshold's paragraph and its table of the clean texts that set it."""
+    from zcp_core.artifacts.titles import GATE_ID
+
+    if not g:
+        return []
+    n = g["clean_texts_with_a_gated_candidate"]
+    return [f"Gated cut (a head candidate shaped like a glued title, `{GATE_ID}`): {g['cut']:.3f}, the highest "
+            f"out-of-fold score of such a candidate in {n.get('human', 0)} development human texts and "
+            f"{n.get('review-clean', 0)} reviewed texts marked clean that have one, plus {MARGIN}. Out of fold it "
+            f"cuts {g['positive_texts_cut_only_by_the_gate_oof']} positive texts at their known point that the "
+            f"cut above does not, and cuts {g['positive_texts_cut_elsewhere_by_the_gate_oof']} elsewhere (a point "
+            "other than the known one).", "",
+            "| text id | source | out-of-fold score of its gated candidate |", "|---|---|---:|",
+            *(f"| {i} | {src} | {s:.3f} |" for i, s, src in g["highest_clean"]), ""]
 
 
 def main() -> int:
@@ -173,6 +231,7 @@ def main() -> int:
     from zcp_core.artifacts.cleaner import domain_of
     from zcp_core.artifacts.edges import EDGES, save_model
     from zcp_core.artifacts.edges_train import build_model, oof_scores, per_example_max, rows
+    from zcp_core.artifacts.titles import GATE_ID
 
     lib = load_library()
     texts, source = load_all(data)
@@ -181,7 +240,8 @@ def main() -> int:
     examples, counts = examples_from(result, texts, source, reviews)
     print(json.dumps(counts), flush=True)
     human = [i for i, e in enumerate(examples) if e.source == "human"]
-    cut, review, figures, humans, tops = {}, {}, {}, {}, {}
+    cut, review, figures, humans, tops, gate_cut = {}, {}, {}, {}, {}, {}
+    clean_sources = ("human", "review-clean")
     for edge in EDGES:
         r = rows(examples, edge)
         oof = oof_scores(r)
@@ -206,12 +266,14 @@ def main() -> int:
                          "human_at_review": int((hum >= review[edge]).sum()), "cut": cut[edge],
                          "review": review[edge], "oof_cut_at_the_known_point": caught,
                          "oof_cut_or_review": flagged}
+        if edge == "head" and len(pos) >= MIN_POSITIVES:
+            gate_cut[edge], figures[edge]["gate"] = gated(examples, r, oof, pos, cut[edge], clean_sources)
         print(edge, json.dumps(figures[edge]), flush=True)
     files = sorted(data.glob("*/*.json"))
     meta = {"built_by": "benchmarks/edge_detector.py", "library": f"{lib.version} (sha256 {lib.sha256[:12]})",
             "data": {str(f.relative_to(data)): hashlib.sha256(f.read_bytes()).hexdigest()[:12] for f in files},
             "examples": counts, "figures": figures, "margin": MARGIN, "review_share": REVIEW_SHARE,
-            "training_half": "LLM-written texts whose id's sha256 is even"}
+            "training_half": "LLM-written texts whose id's sha256 is even", "gate": GATE_ID}
     model = build_model(examples, cut, review, NAME, VERSION, meta)
     # the review cap: scored on every LLM-written text as the patterns leave it
     llm = [t for t in result.texts if t.label == "llm"]
@@ -231,7 +293,7 @@ def main() -> int:
         figures[edge].update(review=review[edge], llm_cut_share=at_cut,
                              human_at_review=int((humans[edge] >= review[edge]).sum()),
                              llm_review_share=float(((best >= review[edge]) & (best < cut[edge])).mean()))
-    model = replace(model, review=review, meta={**meta, "figures": figures})
+    model = replace(model, review=review, meta={**meta, "figures": figures}, gate_cut=gate_cut)
     save_model(model, args.model)
     lines = [header(f"edge_detector: the learned edge detector {NAME}-{VERSION}, how it was built and set",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "
@@ -255,6 +317,7 @@ def main() -> int:
               "once, in `clean_residual.md`.", "",
               *(f"- {edge}: {f.get('llm_cut_share', 0):.2%} of the LLM-written texts reach the cut, "
                 f"{f.get('llm_review_share', 0):.2%} go to review." for edge, f in figures.items()), "",
+              *gate_lines(figures.get("head", {}).get("gate")),
               f"The {TOP_HUMANS} development human texts with the highest out-of-fold scores; the highest sets the "
               "cut (DetectRL has no licence: ids and their first words only):", "",
               "| edge | text id | out-of-fold score | opening |", "|---|---|---:|---|",

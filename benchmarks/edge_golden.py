@@ -31,6 +31,7 @@ def main() -> int:
     from zcp_core.artifacts import clean, dedupe_texts, load_library
     from zcp_core.artifacts.cleaner import domain_of
     from zcp_core.artifacts.edges import load_model
+    from zcp_core.artifacts.edges_apply import gate_for
     from zcp_core.data import load_texts
 
     texts, _ = dedupe_texts(load_texts(sorted((ROOT / "data" / "detectrl_sample").glob("*.json"))))
@@ -38,7 +39,7 @@ def main() -> int:
     model = load_model()
     rows = [(t.id, domain_of(t), t.text) for t in cleaned] + [(f"written-{i}", d, x) for i, (_, d, x) in
                                                               enumerate(WRITTEN)]
-    found = model.decide([x for _, _, x in rows], [d for _, d, _ in rows])
+    found = model.decide([x for _, _, x in rows], [d for _, d, _ in rows], gate_for(model))
     acted = [k for k, ds in enumerate(found) if ds]
     written = [k for k in range(len(cleaned), len(rows))]
     kept = [k for k, ds in enumerate(found) if not ds and k < len(cleaned)]

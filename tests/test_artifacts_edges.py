@@ -9,6 +9,7 @@ import pytest
 
 from zcp_core.artifacts import CleanConfig, clean, dedupe_texts, load_library, undo
 from zcp_core.artifacts.edges import DEFAULT_MODEL, Candidate, candidates, load_model
+from zcp_core.artifacts.edges_apply import gate_for
 from zcp_core.schema import TextRecord
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,9 @@ def test_candidates_golden(text, edge, points):
     ("We stayed at the hotel in [location] for a week.", "asst-placeholder-lower"),
     ("Leicester, [Date] - Former All Blacks center Aaron Mauger spoke.", "asst-placeholder-field"),
     ("We stayed at the XYZ Hotel downtown.", "asst-placeholder-xyz"),
+    ("The observations were obtained using the XYZ telescope equipped with a spectropolarimeter.",
+     "asst-placeholder-xyz"),
+    ('She whispered: "[The name of the friend you chose], your journey has not ended."', "asst-placeholder"),
     ("This was my second year attending Convention X and it was better.", "asst-placeholder-x"),
     ("Our analysis reveals a total of X YSO candidates in the cloud.", "asst-placeholder-x"),
     ("The planet has a minimum mass of [X] Jupiter masses.", "asst-placeholder-bracket"),
@@ -136,7 +140,7 @@ def test_edge_decisions_golden():
     rows = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
     assert len(rows) == 50
     model = load_model()
-    got = model.decide([r["text"] for r in rows], [r["domain"] for r in rows])
+    got = model.decide([r["text"] for r in rows], [r["domain"] for r in rows], gate_for(model))
     for r, ds in zip(rows, got):
         assert [(d.edge, d.start, d.end, d.action) for d in ds] == [tuple(x) for x in r["decisions"]], r["text"][:80]
         assert [round(d.score, 4) for d in ds] == pytest.approx(r["scores"], abs=1e-3)
@@ -166,3 +170,40 @@ def test_quoted_leftovers_are_gone_from_the_cleaned_detectrl_splits(lib):
         assert all(i in cleaned or i in held for i in found)
     human = {t.id for t in texts if t.label == "human"}
     assert not human & set(r.dropped.loc[r.dropped["kind"] == "held_back", "id"])
+
+
+def test_a_gated_candidate_is_cut_at_the_gated_threshold_and_only_with_the_gate():
+    """decide(): below cut and review, a candidate the gate admits is cut at gate_cut; without the gate, or a model
+    with no gate_cut, nothing is decided (a flat model scores every candidate 0.5)."""
+    import numpy as np
+
+    from zcp_core.artifacts.edges import HASH_FEATURES, EdgeModel
+    from zcp_core.artifacts.titles import glued_title
+
+    flat = {e: np.zeros(HASH_FEATURES) for e in ("head", "tail")}
+    model = EdgeModel("t", "0", flat, {"head": 0.0, "tail": 0.0}, {"head": 1.01, "tail": 1.01},
+                      {"head": 1.01, "tail": 1.01}, {}, gate_cut={"head": 0.4})
+    text = "Bispectrality of multivariable Racah-Wilson polynomialsThe bispectrality of them is reviewed here."
+    [got] = model.decide([text], None, glued_title)
+    assert [(d.edge, d.start, d.end, d.action) for d in got] == [("head", 0, 55, "cut")]
+    assert model.decide([text]) == [[]]
+    assert replace_gate(model, {}).decide([text], None, glued_title) == [[]]
+    assert model.decide(["We study the polynomials of Racah and Wilson. They are bispectral."], None, glued_title) == [[]]
+
+
+def test_the_gated_threshold_survives_a_save_and_an_old_file_has_none(tmp_path):
+    import numpy as np
+
+    from zcp_core.artifacts.edges import HASH_FEATURES, EdgeModel, load_model, save_model
+
+    flat = {e: np.zeros(HASH_FEATURES) for e in ("head", "tail")}
+    model = EdgeModel("t", "0", flat, {"head": 0.0, "tail": 0.0}, {"head": 0.9, "tail": 1.01},
+                      {"head": 0.8, "tail": 1.01}, {"gate": "gate:glued-title-1"}, gate_cut={"head": 0.4})
+    assert load_model(save_model(model, tmp_path / "m.npz")).gate_cut == {"head": 0.4}
+    assert load_model(save_model(replace_gate(model, {}), tmp_path / "old.npz")).gate_cut == {}
+
+
+def replace_gate(model, gate_cut):
+    from dataclasses import replace
+
+    return replace(model, gate_cut=gate_cut)

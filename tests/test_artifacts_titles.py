@@ -136,3 +136,27 @@ def test_the_run_summary_counts_each_rule():
              TextRecord(id="c", text="We present a study of tides.", label="human")]
     r = clean(texts, load_library(), config=CleanConfig(edges="auto"))
     assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, NUMBERS: 1}
+
+
+@pytest.mark.parametrize(("text", "at", "shaped"), [
+    # a glued title: the gated threshold applies
+    ("Manchester Downtown Council Announces 160 Employed Cuts in a Solicitation to Save £75mManchester City Council "
+     "has unveiled a plan.", 86, True),
+    ("Bispectrality of multivariable Racah-Wilson polynomialsThe bispectrality of these polynomials is reviewed.", 55,
+     True),
+    # inside a name, after a sentence end, after a comma, before a lower-case word: not the shape
+    ("Original stars Ewan McGregor, Jonny Lee Miller and Robert Carlyle are back.", 22, False),
+    ("The horse won June's Hardwicke Stakes at Royal Ascot.Earlier, the favourite was ruled out.", 53, False),
+    ("The mission, known today as SIMPlanetQuest, detects planets.", 38, False),
+    # a human opening can have the shape too ("…on BaCu|Si2O6"): there the detector's score decides
+    ("Motivated by recent experiments on BaCuSi2O6, we investigate magnetic excitations.", 39, True),
+    ("Peter Robinson said we must resettle themThe first group will come.", 41, False),
+])
+def test_glued_title_shape_golden(text, at, shaped):
+    from zcp_core.artifacts.edges import Candidate, candidates
+    from zcp_core.artifacts.titles import glued_title
+
+    assert glued_title(text, Candidate("head", at, "glue")) is shaped
+    assert not glued_title(text, Candidate("head", at, "space"))  # only a glue has the shape
+    if shaped:
+        assert any(c.at == at and c.kind == "glue" for c in candidates(text, "head"))

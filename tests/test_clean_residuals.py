@@ -42,7 +42,9 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "rej-not-appropriate", "asst-no-opinions", "asst-count-label", "beg-bracket-disclaimer",
                 "end-end-of-article", "end-changes-note",
                 # detectrl-2026.12.16, from a development review drawn before the measured round
-                "asst-placeholder-bracket", "asst-role-tag-inline", "beg-based-on-announce")
+                "asst-placeholder-bracket", "asst-role-tag-inline", "beg-based-on-announce",
+                # detectrl-2026.12.18 (twelfth review's cheap classes, after the measured round)
+                "beg-per-instructions", "end-fiction-note")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -392,6 +394,16 @@ GOLDEN = [
     ("**Part I** First the Bees teamed with the Fleas.", "", None),
     ("**WARNING**: Superadone is only to be taken under supervision.", "", None),
     ("**A Promise of Fire** He was not much to look at.", "", None),
+    # 12.18: the twelfth review's opener, note and closer
+    ("Of course, according to the instructions in [rules] and , this is the possibility of review: The bar is good.",
+     "beg-per-instructions", "The bar is good."),
+    ("The series kept its name. Note: This news article is fictitious and based on the provided news abstract.",
+     "end-fiction-note", "The series kept its name."),
+    ("We will be back. Did you want me to write in a different elegant, or add or change something?",
+     "end-offer-changes", "We will be back."),
+    ("Of course, according to the instructions, we waited outside. It was cold.", "", None),
+    ("The film ends well. Note: the story is based on true events.", "", None),
+    ('The waiter kept asking "Did you want me to add anything?"', "", None),
     # human-like: none of these may be touched
     ("Honestly, here is the thing about this place. We loved it.", "", None),
     ("Here are my reviews. The venue is lovely.", "", None),
@@ -681,6 +693,9 @@ def test_edge_training_reads_each_round_once_and_skips_on_request(tmp_path):
     (tmp_path / "clean_residual_round2_second_review.jsonl").write_text('{"sample_id": "s001", "artifact": false}\n')
     pairs = mod.reviewed(tmp_path)
     assert [(s["id"], r["artifact"]) for s, r in pairs] == [("round1", True), ("round2", True)]
+    assert all(r["criteria"] for _, r in pairs)  # made under the written criteria: its clean marks are negatives
+    assert "clean_residual_round5_review.jsonl" in mod.BEFORE_CRITERIA
+    assert "clean_residual_round6_review.jsonl" not in mod.BEFORE_CRITERIA
     skipped = mod.reviewed(tmp_path, (tmp_path / "clean_residual_round2_review.jsonl",))
     assert [s["id"] for s, _ in skipped] == ["round1"]
     with pytest.raises(SystemExit, match="--skip-review: .* is not a file"):

@@ -18,18 +18,23 @@ scored by a logistic model; the best candidate of each edge decides:
 * score >= ``cut``: the segment is cut (an edit, recorded like a pattern's, with the model's name, version and
   score, and undone like one);
 * ``review`` <= score < ``cut``: the text is flagged for review (``edges_review``), nothing is cut;
-* below ``review``: nothing.
+* below ``review``: nothing;
+* a head candidate shaped like a glued title (:func:`zcp_core.artifacts.titles.glued_title`, passed in as
+  ``gate``) is cut at a lower threshold of its own, ``gate_cut``, when the best candidate does not reach
+  ``cut``: a human text rarely has that shape, so its threshold is set on far fewer, and far lower, scores.
 
 Thresholds are set when the model is built, on out-of-fold scores of the
-development human texts, with a margin (``benchmarks/edge_detector.py``).
+development human texts, with a margin (``benchmarks/edge_detector.py``); the
+gated one also on the reviewed texts marked clean, whose glued-title-shaped
+candidates are LLM content that a cut there would remove.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 Edge = Literal["head", "tail"]
 EDGES: tuple[str, ...] = ("head", "tail")
@@ -182,7 +187,9 @@ class EdgeModel:
         intercept: Per edge, the intercept.
         cut: Per edge, the score at or above which a segment is cut.
         review: Per edge, the score at or above which (below ``cut``) a text goes to review.
-        meta: What the model was built from and how (training data hashes, counts, out-of-fold figures).
+        meta: What the model was built from and how (training data hashes, counts, out-of-fold figures; ``gate``
+            names the predicate ``gate_cut`` was set for).
+        gate_cut: Per edge, the score at or above which a candidate the gate admits is cut (none: no gate).
     """
 
     name: str
@@ -192,6 +199,7 @@ class EdgeModel:
     cut: dict[str, float]
     review: dict[str, float]
     meta: dict[str, Any]
+    gate_cut: dict[str, float] = field(default_factory=dict)
 
     @property
     def pattern_id(self) -> str:
@@ -218,18 +226,26 @@ class EdgeModel:
             k += len(cs)
         return out
 
-    def decide(self, texts: Sequence[str], domains: Sequence[str] | None = None) -> list[list[EdgeDecision]]:
-        """Per text, the decision at each edge whose best candidate reaches ``review`` (head first)."""
+    def decide(self, texts: Sequence[str], domains: Sequence[str] | None = None,
+               gate: Callable[[str, Candidate], bool] | None = None) -> list[list[EdgeDecision]]:
+        """Per text, the decision at each edge whose best candidate reaches ``review``, or whose best candidate
+        the ``gate`` admits reaches ``gate_cut`` (head first)."""
         out: list[list[EdgeDecision]] = [[] for _ in texts]
         for edge in EDGES:
+            key = (lambda cs: (cs[1], -cs[0].at)) if edge == "head" else (lambda cs: (cs[1], cs[0].at))
             for i, (text, scored) in enumerate(zip(texts, self.score(texts, edge, domains))):  # type: ignore[arg-type]
                 if not scored:
                     continue
-                c, s = max(scored, key=lambda cs: (cs[1], -cs[0].at if edge == "head" else cs[0].at))
-                if s < self.review[edge]:
+                c, s = max(scored, key=key)
+                action = "cut" if s >= self.cut[edge] else "review" if s >= self.review[edge] else "keep"
+                if action != "cut" and gate is not None and edge in self.gate_cut:
+                    gated = [cs for cs in scored if cs[1] >= self.gate_cut[edge] and gate(text, cs[0])]
+                    if gated:
+                        (c, s), action = max(gated, key=key), "cut"
+                if action == "keep":
                     continue
                 start, end = (0, c.at) if edge == "head" else (c.at, len(text))
-                out[i].append(EdgeDecision(edge, start, end, s, "cut" if s >= self.cut[edge] else "review"))
+                out[i].append(EdgeDecision(edge, start, end, s, action))
         return out
 
 
@@ -248,6 +264,8 @@ def save_model(model: EdgeModel, path: str | Path) -> Path:
 
     head = {"name": model.name, "version": model.version, "intercept": model.intercept, "cut": model.cut,
             "review": model.review, "meta": model.meta}
+    if model.gate_cut:
+        head["gate_cut"] = model.gate_cut  # absent when there is none: an older file stays byte-identical
     arrays = {f"w_{e}": np.asarray(model.weights[e], dtype=np.float32) for e in EDGES}
     p = Path(path)
     with p.open("wb") as f:
@@ -265,7 +283,7 @@ def load_model(path: str | Path | None = None) -> EdgeModel:
         head = json.loads(str(z["header"]))
         weights = {e: z[f"w_{e}"].astype(np.float64) for e in EDGES}
     return EdgeModel(name=head["name"], version=head["version"], weights=weights, intercept=head["intercept"],
-                     cut=head["cut"], review=head["review"], meta=head["meta"])
+                     cut=head["cut"], review=head["review"], meta=head["meta"], gate_cut=head.get("gate_cut", {}))
 
 
 def edges_label(edges: str) -> str:

@@ -6,7 +6,7 @@ the model's ``score``, accepted unless a decision rejects its ``edit_id``. Two r
 with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
 model's head decision then gives way to it, unless the cut is rejected or would leave too little) and sentence
 numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut, or a long
-run). An edit a cut encloses is taken over, so
+run). The model cuts a head shaped like a glued title at its gated threshold (:func:`gate_for`). An edit a cut encloses is taken over, so
 :func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
 :data:`MIN_KEPT` of the text, or nothing, goes to review instead.
 """
@@ -14,15 +14,15 @@ run). An edit a cut encloses is taken over, so
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from zcp_core.artifacts.edges import EdgeDecision
+from zcp_core.artifacts.edges import Candidate, EdgeDecision
 from zcp_core.artifacts.edits import apply_edits
 from zcp_core.artifacts.numbering import RULE_ID as NUMBER_RULE
 from zcp_core.artifacts.numbering import applies, find_sentence_numbers
 from zcp_core.artifacts.rescan import _apply_pass, _positions
+from zcp_core.artifacts.titles import GATE_ID, find_title, glued_title
 from zcp_core.artifacts.titles import RULE_ID as TITLE_RULE
-from zcp_core.artifacts.titles import find_title
 
 if TYPE_CHECKING:
     from zcp_core.artifacts.edges import EdgeModel
@@ -31,6 +31,12 @@ if TYPE_CHECKING:
 MIN_KEPT = 0.4
 RULES = (TITLE_RULE, NUMBER_RULE)  # the rules this stage applies before the model, by pattern id
 REVIEW_KIND = "edges_review"
+
+
+def gate_for(model: EdgeModel) -> Callable[[str, Candidate], bool] | None:
+    """The glued-title gate when the model's ``gate_cut`` was set for it, else None (a model built for another
+    predicate, or none, is applied without its gated threshold)."""
+    return glued_title if model.meta.get("gate") == GATE_ID and model.gate_cut else None
 
 
 def _span(text: str, d: EdgeDecision) -> tuple[int, int]:
@@ -73,7 +79,7 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
         The records with the cuts applied, and ``edges_review`` flags.
     """
     out, flags = [], []
-    for t, found in zip(kept, model.decide([t.text for t in kept], domains)):
+    for t, found in zip(kept, model.decide([t.text for t in kept], domains, gate_for(model))):
         fresh, reviews = [], []
         orig = originals[t.id]
         applied = [e for e in edits.get(t.id, []) if e["applied"]]

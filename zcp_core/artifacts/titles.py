@@ -22,7 +22,13 @@ words, holds no sentence end but at its end, and does not open with a quote or b
   the title's own words, or "In", "As", "On", "At" before a determiner, so "GaAs quantum wells" and "LinkedIn
   before an interview" stay whole).
 
-Both were checked on the 6,035 human texts of DetectRL's test splits: neither fires on any of them (a test
+A third predicate, :func:`glued_title`, cuts nothing itself: it marks the head candidates shaped like a glued
+title (a glue after 3 to 20 words with no sentence end, comma, auxiliary or pronoun, brackets balanced, not
+inside a name such as "Mc|Gregor", and a capital and a letter after it). The edge detector cuts such a candidate
+at a lower threshold of its own, set on the development texts known to be clean that have one
+(:data:`GATE_ID` names the predicate in the model file, so a changed predicate cannot meet an old threshold).
+
+Both forms were checked on the 6,035 human texts of DetectRL's test splits: neither fires on any of them (a test
 asserts it), and the human examples an independent code review built outside DetectRL are golden rows. A cut is recorded like a pattern edit with the rule's id, :data:`RULE_ID`.
 """
 
@@ -32,9 +38,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from zcp_core.artifacts.edges import _TITLE_SMALL, candidates
+from zcp_core.artifacts.edges import _TITLE_SMALL, Candidate, candidates
 
 RULE_ID = "rule:title-restated-2"
+GATE_ID = "gate:glued-title-1"
 MAX_AT = 220
 MIN_WORDS, MAX_WORDS = 3, 20
 ECHO_CHARS = 300
@@ -54,6 +61,8 @@ _DETERMINERS = frozenset("a an the this these those its our his her their recent
 # a segment ending in one of these is half a clause, not a title ("Today marks one year since | Gary Speed…")
 _OPEN_ENDS = _TITLE_SMALL | frozenset("since that when while because after before about than like which who whom "
                                       "whose where if then said says another former his her their its our my your".split())
+# a glue right after one of these is inside a name ("Ewan Mc|Gregor", "Kimberley Mac|Kenzie"), not after a title
+_NAME_PREFIX = re.compile(r"(?:^|\s)(?:Mc|Mac|De|Di|Da|Du|Le|La|O|Van|Von)$")
 Form = Literal["restart", "glue"]
 
 
@@ -173,3 +182,14 @@ def _title_like(seg: str, allow_end: bool) -> bool:
     if words[-1].lower().strip("'’") in _OPEN_ENDS or seg[-1:] in ",;:\"“'-":
         return False
     return not _SENTENCE_PUNCT.search(seg if not allow_end else seg[:-1])
+
+
+def glued_title(text: str, c: Candidate) -> bool:
+    """Whether a head candidate of ``text`` has a glued title's shape (see the module docstring); the edge
+    detector cuts such a candidate at its gated threshold."""
+    if c.edge != "head" or c.kind != "glue" or c.at > MAX_AT:
+        return False
+    seg = text[: c.at].rstrip()
+    return (re.match(r"[A-Z][A-Za-z]", text[c.at:]) is not None and _title_like(seg, allow_end=False)
+            and "," not in seg and seg.count("(") == seg.count(")") and seg.count("$") % 2 == 0
+            and not _AUX.search(seg) and not _NAME_PREFIX.search(seg))
