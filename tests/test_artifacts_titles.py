@@ -151,6 +151,7 @@ def test_the_run_summary_counts_each_rule():
     # a human opening can have the shape too ("…on BaCu|Si2O6"): there the detector's score decides
     ("Motivated by recent experiments on BaCuSi2O6, we investigate magnetic excitations.", 39, True),
     ("Peter Robinson said we must resettle themThe first group will come.", 41, False),
+    ("Multiple parton scattering in nuclei playFs a crucial role in collisions.", 41, False),
 ])
 def test_glued_title_shape_golden(text, at, shaped):
     from zcp_core.artifacts.edges import Candidate, candidates

@@ -24,7 +24,8 @@ words, holds no sentence end but at its end, and does not open with a quote or b
 
 A third predicate, :func:`glued_title`, cuts nothing itself: it marks the head candidates shaped like a glued
 title (a glue after 3 to 20 words with no sentence end, comma, auxiliary or pronoun, brackets balanced, not
-inside a name such as "Mc|Gregor", and a capital and a letter after it). The edge detector cuts such a candidate
+inside a name such as "Mc|Gregor", and after it a capitalised word of three letters or more, or a short word a
+sentence opens with, so not an attacked word's tail as in "…nuclei playFs a crucial role"). The edge detector cuts such a candidate
 at a lower threshold of its own, set on the development texts known to be clean that have one
 (:data:`GATE_ID` names the predicate in the model file, so a changed predicate cannot meet an old threshold).
 
@@ -63,6 +64,7 @@ _OPEN_ENDS = _TITLE_SMALL | frozenset("since that when while because after befor
                                       "whose where if then said says another former his her their its our my your".split())
 # a glue right after one of these is inside a name ("Ewan Mc|Gregor", "Kimberley Mac|Kenzie"), not after a title
 _NAME_PREFIX = re.compile(r"(?:^|\s)(?:Mc|Mac|De|Di|Da|Du|Le|La|O|Van|Von)$")
+_SHORT_OPENERS = frozenset("An As At In On It We If Of To By No So".split())
 Form = Literal["restart", "glue"]
 
 
@@ -190,6 +192,10 @@ def glued_title(text: str, c: Candidate) -> bool:
     if c.edge != "head" or c.kind != "glue" or c.at > MAX_AT:
         return False
     seg = text[: c.at].rstrip()
-    return (re.match(r"[A-Z][A-Za-z]", text[c.at:]) is not None and _title_like(seg, allow_end=False)
+    first = _WORD.match(text, c.at)
+    # a word of two letters after the glue is the tail of an attacked word ("…nuclei playFs a crucial role"), unless
+    # it is one a sentence opens with
+    whole = first is not None and (len(first.group(0)) >= 3 or first.group(0) in _SHORT_OPENERS)
+    return (whole and re.match(r"[A-Z][A-Za-z]", text[c.at:]) is not None and _title_like(seg, allow_end=False)
             and "," not in seg and seg.count("(") == seg.count(")") and seg.count("$") % 2 == 0
             and not _AUX.search(seg) and not _NAME_PREFIX.search(seg))
