@@ -155,12 +155,8 @@ QUOTED = ("A New Spinfoam Vertex for Quantum Gravity", "Rogue Broadcasts",
           "Here are some additional tips", "is the assistant")
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="the DetectRL test splits are read from ../shared/data/detectrl")
-def test_quoted_leftovers_are_gone_from_the_cleaned_detectrl_splits(lib):
-    from zcp_core.data import load_texts
-
-    texts, _ = dedupe_texts(load_texts(sorted(SHARED.glob("*/*.json"))))
-    r = clean(texts, lib, config=CleanConfig(edges="auto"))
+def test_quoted_leftovers_are_gone_from_the_cleaned_detectrl_splits(detectrl_cleaned):
+    texts, r = detectrl_cleaned
     cleaned = {t.id: t.text for t in r.texts}
     held = set(r.dropped["id"])
     for q in QUOTED:

@@ -574,16 +574,13 @@ def _report_module():
     return mod
 
 
-def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib):
-    """All DetectRL test splits (~5 s): quoted leftovers gone, nothing left for a re-scan, 0 human false flags."""
+def test_full_detectrl_leftovers_gone_and_no_human_flagged(shared_data, lib, detectrl_cleaned):
+    """All DetectRL test splits as a release cleans them (patterns, then the edge stage): quoted leftovers gone,
+    nothing left for a re-scan, 0 human false flags."""
     from zcp_core.artifacts.heldout import hold_out
-    from zcp_core.data import load_texts
 
     data = shared_data / "detectrl"
-    if not data.exists():
-        pytest.skip("../shared/data/detectrl is not present on this machine")
-    texts, _ = dedupe_texts(load_texts(sorted(data.glob("*/*.json"))))
-    r = clean(texts, lib)
+    texts, r = detectrl_cleaned
     llm = [t for t in r.texts if t.label == "llm"]
     for q in QUOTED:
         assert not [t.id for t in llm if q in t.text[:400]], q
