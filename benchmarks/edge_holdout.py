@@ -188,10 +188,12 @@ def sample_rows(name: str) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, lines) if "sample_id" in r]
 
 
-def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[list[str]], list[str]]
-                  ) -> tuple[list[str], tuple[int, int, int, int]]:
+def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[list[str]], list[str]],
+                  domains: dict[str, str]) -> tuple[list[str], tuple[int, int, int, int]]:
     """Rebuild the head detector without round ``hold`` under one variant and score that round: its section, and
-    (residual texts cut, residual texts, clean texts cut, clean texts)."""
+    (residual texts cut, residual texts, clean texts cut, clean texts). ``domains`` is each text's domain as the
+    cleaner gives it (:func:`zcp_core.artifacts.cleaner.domain_of`), which the recipes without an inferred domain
+    score with, as a release does."""
     from edge_detector import MARGIN
 
     from zcp_core.artifacts.edges_train import fit, oof_scores, per_example_max
@@ -215,7 +217,7 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
     cut = {d: min(0.999, max(best[i] for i in idx) + MARGIN) for d, idx in groups.items()}
     w, b = fit(r)
     texts = [s["cleaned_text"] for s in sample]
-    doms = predict(texts) if by_domain else [""] * len(texts)
+    doms = predict(texts) if by_domain else [domains.get(s["id"], "") for s in sample]
     artifacts = sum(1 for s in sample if review.get(s["sample_id"], {}).get("artifact"))
     rows, caught, clean_cut = [], 0, 0
     for s, d in zip(sample, doms):
@@ -257,12 +259,14 @@ def main() -> int:
     from edge_detector import examples_from, reviewed
 
     from zcp_core.artifacts import clean, load_library
+    from zcp_core.artifacts.cleaner import domain_of
 
     lib = load_library()
     texts, source = load_all(data)
     result = clean(texts, lib)  # patterns only, as the detector's build sees the texts
     base, _ = examples_from(result, texts, source, reviewed(RESULTS))
     predict = domain_classifier(texts, source)
+    doms = {t.id: domain_of(t) for t in texts}
     lines = [header("edge_holdout: recipe changes of the edge detector against a held-out reviewed round",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "
                     "(github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), ""]
@@ -271,7 +275,7 @@ def main() -> int:
     for hold in args.hold:
         sections += [f"## {hold} held out", ""]
         for v in variants:
-            section, counts = variant_lines(v, hold, base, predict)
+            section, counts = variant_lines(v, hold, base, predict, doms)
             sections += section
             totals[v] = [a + b for a, b in zip(totals[v], counts)]
             print(f"{hold} {v} done", flush=True)
