@@ -41,13 +41,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header, rel  # noqa: E402
 
-NAME, VERSION = "detectrl-edges", "2026.12.8"
+NAME, VERSION = "detectrl-edges", "2026.12.9"
 TOP_HUMANS = 3  # development human texts listed beside the cut (the highest sets it)
 MARGIN = 0.02
 REVIEW_SHARE = 0.005  # of the development human texts: where review starts at the least
 SIDE_TARGET = 0.02  # of the LLM-written texts: held back and in review together stay within this
 SIDE_MARGIN = 0.001  # kept free below it
 MIN_POSITIVES = 50  # an edge with fewer positive texts cannot be set honestly: it decides nothing
+MIN_GATE_TEXTS = 10  # clean texts with a shaped candidate that a gated cut needs; with fewer there is none
 OFF = 1.01  # a threshold no probability reaches
 DEV_DIRS = ("Multi_Domain", "Direct_Prompt")
 _LEAD_LABEL = re.compile(r"^\W*\**\s*(?:title|headline)\s*\**\s*[:—]\s*\**\s*", re.IGNORECASE)
@@ -160,9 +161,10 @@ def examples_from(result: Any, texts: list[Any], source: dict[str, str], reviews
 
 
 def gated(examples: list[Any], r: Any, oof: Any, pos: list[int], cut: float, clean: tuple[str, ...]
-          ) -> tuple[float, dict[str, Any]]:
+          ) -> tuple[float | None, dict[str, Any]]:
     """The gated threshold and its figures: the highest out-of-fold score of a glued-title-shaped candidate in a
-    text known to be clean, plus the margin; and the positive texts it cuts out of fold that ``cut`` does not."""
+    text known to be clean, plus the margin (None when fewer than :data:`MIN_GATE_TEXTS` such texts set it); and
+    the positive texts it cuts out of fold that ``cut`` does not."""
     from zcp_core.artifacts.edges import candidates
     from zcp_core.artifacts.titles import glued_title
 
@@ -173,7 +175,10 @@ def gated(examples: list[Any], r: Any, oof: Any, pos: list[int], cut: float, cle
     for k, (ex, s) in enumerate(zip(r.example, oof)):
         if flags[k] and examples[ex].source in clean:
             neg[ex] = max(neg.get(ex, 0.0), float(s))
-    at = float(min(0.999, max(neg.values(), default=0.0) + MARGIN))
+    by_source = {src: sum(1 for ex in neg if examples[ex].source == src) for src in clean}
+    if len(neg) < MIN_GATE_TEXTS:
+        return None, {"cut": None, "clean_texts_with_a_gated_candidate": by_source}
+    at = float(min(0.999, max(neg.values()) + MARGIN))
     best: dict[int, float] = {}
     for ex, s in zip(r.example, oof):
         best[ex] = max(best.get(ex, 0.0), float(s))
@@ -184,12 +189,30 @@ def gated(examples: list[Any], r: Any, oof: Any, pos: list[int], cut: float, cle
             chosen[ex] = (float(s), bool(r.y[k]))
     caught = {ex for ex, (_, y) in chosen.items() if y}
     wrong = {ex for ex, (_, y) in chosen.items() if not y}
-    by_source = {src: sum(1 for ex in neg if examples[ex].source == src) for src in clean}
     top = sorted(neg.items(), key=lambda kv: -kv[1])[:TOP_HUMANS]
     return at, {"cut": at, "clean_texts_with_a_gated_candidate": by_source,
                 "highest_clean": [(examples[ex].id, s, examples[ex].source) for ex, s in top],
                 "positive_texts_cut_only_by_the_gate_oof": len(caught),
                 "positive_texts_cut_elsewhere_by_the_gate_oof": len(wrong)}
+
+
+def gate_reach(model: Any, llm: list[Any], humans: list[Any]) -> dict[str, int]:
+    """What the gated cut adds on the texts as the patterns leave them: LLM-written texts it cuts that would
+    otherwise be kept or sent to review, and development human texts it cuts (in sample)."""
+    from zcp_core.artifacts.cleaner import domain_of
+    from zcp_core.artifacts.titles import glued_title
+
+    def gated_cuts(texts: list[str], domains: list[str]) -> list[float]:
+        # the best ordinary score of each text the gate cuts
+        best = [max((s for _, s in cs), default=0.0) for cs in model.score(texts, "head", domains)]
+        return [b for b, ds in zip(best, model.decide(texts, domains, glued_title))
+                if any(d.edge == "head" and d.action == "cut" for d in ds) and b < model.cut["head"]]
+
+    cuts = gated_cuts([t.text for t in llm], [domain_of(t) for t in llm])
+    return {"llm_texts": len(llm), "llm_cut_instead_of_kept": sum(b < model.review["head"] for b in cuts),
+            "llm_cut_instead_of_review": sum(b >= model.review["head"] for b in cuts),
+            "dev_human_texts": len(humans),
+            "dev_human_texts_cut": len(gated_cuts([e.text for e in humans], [e.domain for e in humans]))}
 
 
 def gate_lines(g: dict[str, Any] | None) -> list[str]:
@@ -199,12 +222,19 @@ def gate_lines(g: dict[str, Any] | None) -> list[str]:
     if not g:
         return []
     n = g["clean_texts_with_a_gated_candidate"]
+    if g["cut"] is None:
+        return [f"No gated cut: fewer than {MIN_GATE_TEXTS} clean texts have a candidate shaped like a glued title "
+                f"({n.get('human', 0)} development human, {n.get('review-clean', 0)} reviewed).", ""]
+    reach = (f" On every LLM-written text the patterns keep ({g['llm_texts']}), it cuts "
+             f"{g['llm_cut_instead_of_kept']} that would otherwise be kept and {g['llm_cut_instead_of_review']} that "
+             f"would otherwise go to review; development human texts it cuts (in sample): {g['dev_human_texts_cut']} "
+             f"of {g['dev_human_texts']}." if "llm_texts" in g else "")
     return [f"Gated cut (a head candidate shaped like a glued title, `{GATE_ID}`): {g['cut']:.3f}, the highest "
             f"out-of-fold score of such a candidate in {n.get('human', 0)} development human texts and "
             f"{n.get('review-clean', 0)} reviewed texts marked clean that have one, plus {MARGIN}. Out of fold it "
             f"cuts {g['positive_texts_cut_only_by_the_gate_oof']} positive texts at their known point that the "
             f"cut above does not, and cuts {g['positive_texts_cut_elsewhere_by_the_gate_oof']} elsewhere (a point "
-            "other than the known one).", "",
+            "other than the known one)." + reach, "",
             "| text id | source | out-of-fold score of its gated candidate |", "|---|---|---:|",
             *(f"| {i} | {src} | {s:.3f} |" for i, s, src in g["highest_clean"]), ""]
 
@@ -240,7 +270,8 @@ def main() -> int:
     examples, counts = examples_from(result, texts, source, reviews)
     print(json.dumps(counts), flush=True)
     human = [i for i, e in enumerate(examples) if e.source == "human"]
-    cut, review, figures, humans, tops, gate_cut = {}, {}, {}, {}, {}, {}
+    cut, review, humans, tops, gate_cut = {}, {}, {}, {}, {}
+    figures: dict[str, dict[str, Any]] = {}
     clean_sources = ("human", "review-clean")
     for edge in EDGES:
         r = rows(examples, edge)
@@ -267,7 +298,9 @@ def main() -> int:
                          "review": review[edge], "oof_cut_at_the_known_point": caught,
                          "oof_cut_or_review": flagged}
         if edge == "head" and len(pos) >= MIN_POSITIVES:
-            gate_cut[edge], figures[edge]["gate"] = gated(examples, r, oof, pos, cut[edge], clean_sources)
+            at, figures[edge]["gate"] = gated(examples, r, oof, pos, cut[edge], clean_sources)
+            if at is not None:
+                gate_cut[edge] = at
         print(edge, json.dumps(figures[edge]), flush=True)
     files = sorted(data.glob("*/*.json"))
     meta = {"built_by": "benchmarks/edge_detector.py", "library": f"{lib.version} (sha256 {lib.sha256[:12]})",
@@ -294,6 +327,9 @@ def main() -> int:
                              human_at_review=int((humans[edge] >= review[edge]).sum()),
                              llm_review_share=float(((best >= review[edge]) & (best < cut[edge])).mean()))
     model = replace(model, review=review, meta={**meta, "figures": figures}, gate_cut=gate_cut)
+    if gate_cut:
+        figures["head"]["gate"].update(gate_reach(model, llm, [examples[i] for i in human]))
+        model = replace(model, meta={**meta, "figures": figures})
     save_model(model, args.model)
     lines = [header(f"edge_detector: the learned edge detector {NAME}-{VERSION}, how it was built and set",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "

@@ -154,18 +154,20 @@ def gated_head(text: str, domain: str, model: tuple[Any, float, Callable[..., li
     return (cs[i].at, float(p[i])) if p[i] >= at_least else (0, 0.0)
 
 
-def gate_threshold(examples: list[Any], r: Any, oof: Any, keep: Callable[[str], bool]) -> float:
+def gate_threshold(examples: list[Any], r: Any, oof: Any, keep: Callable[[str], bool]) -> float | None:
     """The gated cut as the build sets it: the highest out-of-fold score of a shaped candidate in a development
-    human text or a reviewed clean text, plus the margin."""
-    from edge_detector import MARGIN
+    human text or a reviewed clean text, plus the margin; None when too few such texts set it."""
+    from edge_detector import MARGIN, MIN_GATE_TEXTS
 
     from zcp_core.artifacts.edges import candidates
     from zcp_core.artifacts.titles import glued_title
 
     flags = [glued_title(e.text, c) for e in examples for c in candidates(e.text, "head") if keep(e.text[: c.at])]
-    clean = [float(s) for k, (ex, s) in enumerate(zip(r.example, oof))
-             if flags[k] and examples[ex].source in ("human", "review-clean")]
-    return float(min(0.999, max(clean, default=0.0) + MARGIN))
+    clean: dict[int, float] = {}
+    for k, (ex, s) in enumerate(zip(r.example, oof)):
+        if flags[k] and examples[ex].source in ("human", "review-clean"):
+            clean[ex] = max(clean.get(ex, 0.0), float(s))
+    return float(min(0.999, max(clean.values()) + MARGIN)) if len(clean) >= MIN_GATE_TEXTS else None
 
 
 def domain_classifier(texts: list[Any], source: dict[str, str]) -> Callable[[list[str]], list[str]]:

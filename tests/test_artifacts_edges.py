@@ -166,37 +166,87 @@ def test_quoted_leftovers_are_gone_from_the_cleaned_detectrl_splits(detectrl_cle
         assert all(i in cleaned or i in held for i in found)
     human = {t.id for t in texts if t.label == "human"}
     assert not human & set(r.dropped.loc[r.dropped["kind"] == "held_back", "id"])
+    # the edge stage (ordinary and gated cuts, rules) cuts no human text and sends none to review
+    assert r.edits[r.edits["id"].isin(human)].empty
+    assert not human & set(r.flags.loc[r.flags["kind"].str.startswith("edges_review"), "id"])
+
+
+GLUED = "Bispectrality of multivariable Racah-Wilson polynomialsThe bispectrality of them is reviewed here."
+
+
+def flat_model(cut: float = 1.01, review: float = 1.01, gate_cut: float | None = 0.4, gate: str = "gate:glued-title-2"):
+    """A model that scores every candidate 0.5 (zero weights), with the thresholds given."""
+    import numpy as np
+
+    from zcp_core.artifacts.edges import HASH_FEATURES, EdgeModel
+
+    flat = {e: np.zeros(HASH_FEATURES) for e in ("head", "tail")}
+    return EdgeModel("t", "0", flat, {"head": 0.0, "tail": 0.0}, {"head": cut, "tail": 1.01},
+                     {"head": review, "tail": 1.01}, {"gate": gate},
+                     gate_cut={"head": gate_cut} if gate_cut is not None else {})
 
 
 def test_a_gated_candidate_is_cut_at_the_gated_threshold_and_only_with_the_gate():
     """decide(): below cut and review, a candidate the gate admits is cut at gate_cut; without the gate, or a model
     with no gate_cut, nothing is decided (a flat model scores every candidate 0.5)."""
-    import numpy as np
-
-    from zcp_core.artifacts.edges import HASH_FEATURES, EdgeModel
     from zcp_core.artifacts.titles import glued_title
 
-    flat = {e: np.zeros(HASH_FEATURES) for e in ("head", "tail")}
-    model = EdgeModel("t", "0", flat, {"head": 0.0, "tail": 0.0}, {"head": 1.01, "tail": 1.01},
-                      {"head": 1.01, "tail": 1.01}, {}, gate_cut={"head": 0.4})
-    text = "Bispectrality of multivariable Racah-Wilson polynomialsThe bispectrality of them is reviewed here."
-    [got] = model.decide([text], None, glued_title)
+    model = flat_model()
+    [got] = model.decide([GLUED], None, glued_title)
     assert [(d.edge, d.start, d.end, d.action) for d in got] == [("head", 0, 55, "cut")]
-    assert model.decide([text]) == [[]]
-    assert replace_gate(model, {}).decide([text], None, glued_title) == [[]]
+    assert model.decide([GLUED]) == [[]]
+    assert flat_model(gate_cut=None).decide([GLUED], None, glued_title) == [[]]
     assert model.decide(["We study the polynomials of Racah and Wilson. They are bispectral."], None, glued_title) == [[]]
+    # a text the model would send to review is cut at its gated candidate instead
+    [rev] = flat_model(review=0.4).decide([GLUED], None, glued_title)
+    assert [(d.end, d.action) for d in rev] == [(55, "cut")]
+    assert [(d.end, d.action) for d in flat_model(review=0.4).decide([GLUED])[0]] == [(30, "review")]
+    # the ordinary cut goes first, at its own best candidate (the earliest of equal scores), not the gated one
+    [cut] = flat_model(cut=0.4).decide([GLUED], None, glued_title)
+    assert [(d.end, d.action) for d in cut] == [(30, "cut")]
+    # several shaped candidates: the best, earliest on a tie
+    two = "Council Unveils New Cycle LanesThe Centre Gets Them at LastThe council will act on Monday."
+    [both] = model.decide([two], None, glued_title)
+    assert [(d.end, d.action) for d in both] == [(31, "cut")]
 
 
-def test_the_gated_threshold_survives_a_save_and_an_old_file_has_none(tmp_path):
-    import numpy as np
+def test_the_gate_applies_only_to_a_model_built_for_it():
+    from zcp_core.artifacts.titles import GATE_ID, glued_title
 
-    from zcp_core.artifacts.edges import HASH_FEATURES, EdgeModel, load_model, save_model
+    assert gate_for(flat_model(gate=GATE_ID)) is glued_title
+    assert gate_for(flat_model(gate="gate:glued-title-1")) is None  # built for an older shape: its threshold is stale
+    assert gate_for(flat_model(gate=GATE_ID, gate_cut=None)) is None
+    assert gate_for(load_model()) is (glued_title if load_model().gate_cut else None)
+    assert load_model().meta.get("gate") == GATE_ID  # the bundled model was built for the shape in the code
 
-    flat = {e: np.zeros(HASH_FEATURES) for e in ("head", "tail")}
-    model = EdgeModel("t", "0", flat, {"head": 0.0, "tail": 0.0}, {"head": 0.9, "tail": 1.01},
-                      {"head": 0.8, "tail": 1.01}, {"gate": "gate:glued-title-1"}, gate_cut={"head": 0.4})
-    assert load_model(save_model(model, tmp_path / "m.npz")).gate_cut == {"head": 0.4}
-    assert load_model(save_model(replace_gate(model, {}), tmp_path / "old.npz")).gate_cut == {}
+
+def test_a_gated_cut_through_clean_is_an_edit_undone_like_any_other(tmp_path, lib):
+    from zcp_core.artifacts.edges import save_model
+    from zcp_core.artifacts.titles import GATE_ID
+
+    path = save_model(flat_model(gate=GATE_ID), tmp_path / "m.npz")
+    r = clean([rec(GLUED)], lib, config=CleanConfig(edges=str(path)))
+    assert [t.text for t in r.texts] == ["The bispectrality of them is reviewed here."]
+    assert list(r.edits["pattern_id"]) == ["learned:t-0:head"] and undo(r.texts[0].text, r.edits) == GLUED
+    short = "Racah-Wilson polynomials of many variablesThe end."  # a cut would leave too little: review instead
+    r = clean([rec(short)], lib, config=CleanConfig(edges=str(path)))
+    assert [t.text for t in r.texts] == [short]
+    flag = r.flags[r.flags["kind"] == "edges_review:head"].iloc[0]
+    assert (flag["value"], flag["threshold"]) == (0.5, 0.4)  # the gated threshold it reached, not review's
+
+
+def test_the_bundled_gate_threshold_was_set_on_the_shape_in_the_code(detectrl_cleaned):
+    """The development human texts with a shaped candidate now are those the bundled gated cut was set on: a
+    change to the shape (or a helper it uses) without a rebuild fails here."""
+    from zcp_core.artifacts.titles import glued_title
+
+    model = load_model()
+    if not model.gate_cut:
+        pytest.skip("the bundled model has no gated cut")
+    texts, _ = detectrl_cleaned
+    dev = [t for t in texts if t.label == "human" and t.id.startswith(("direct_prompt", "multi_domains"))]
+    shaped = sum(any(glued_title(t.text, c) for c in candidates(t.text, "head")) for t in dev)
+    assert shaped == model.meta["figures"]["head"]["gate"]["clean_texts_with_a_gated_candidate"]["human"]
 
 
 def replace_gate(model, gate_cut):

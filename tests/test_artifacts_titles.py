@@ -152,6 +152,13 @@ def test_the_run_summary_counts_each_rule():
     ("Motivated by recent experiments on BaCuSi2O6, we investigate magnetic excitations.", 39, True),
     ("Peter Robinson said we must resettle themThe first group will come.", 41, False),
     ("Multiple parton scattering in nuclei playFs a crucial role in collisions.", 41, False),
+    # camel-case names a human writes (an independent review's reproducers): no glued title
+    ("The chief executive of LinkedIn stepped down after a row over bonuses.", 29, False),
+    ("Photoluminescence of InGaAs quantum wells grown on GaAs substrates.", 23, False),
+    ("Growth of InGaAs nanowires on silicon by metal-organic vapour phase epitaxy.", 12, False),
+    ("Fans of the popular messaging app WhatsApp reported outages across Europe on Tuesday evening.", 39, False),
+    # "In" after a glue opens a sentence only before a determiner
+    ("Council Unveils New Cycle Lanes for the CentreIn a bid to cut traffic, the council will act.", 46, True),
 ])
 def test_glued_title_shape_golden(text, at, shaped):
     from zcp_core.artifacts.edges import Candidate, candidates

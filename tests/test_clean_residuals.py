@@ -50,7 +50,9 @@ NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", 
                "end-improvements-list", "asst-placeholder",
                # 12.6, flag-only (a placeholder cannot be cut without breaking its sentence)
                "asst-placeholder-field")
-WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is", "asst-bold-role", "beg-title-abstract")
+WIDENED = ("asst-role-tag", "beg-sure-here", "beg-heading", "beg-here-is", "asst-bold-role", "beg-title-abstract",
+           # 12.18
+           "asst-placeholder", "asst-placeholder-xyz", "end-offer-changes")
 # The user's quoted leftovers: none may survive cleaning (the first sentence, the residue, the label).
 QUOTED = ("Srue, here is the abtsract you requested", "is the assistant. - is the shoppers",
           "here's the continued examination:", "based on the given first sentence:",
@@ -404,6 +406,21 @@ GOLDEN = [
     ("Of course, according to the instructions, we waited outside. It was cold.", "", None),
     ("The film ends well. Note: the story is based on true events.", "", None),
     ('The waiter kept asking "Did you want me to add anything?"', "", None),
+    # human writing an independent review built against 12.18's first versions: none may be touched (12.19)
+    ("Just finished [The Name of the Wind](https://www.goodreads.com/book/show/186074) and loved it.", "", None),
+    ("My grandmother kept a copy of [The Name of the Rose] on her nightstand.", "", None),
+    ('The letter read: "Dear [the name of the tenant was redacted], you must leave by Friday."', "", None),
+    ("This retrospective study was conducted at XYZ Hospital between 2015 and 2018 on 212 patients.", "", None),
+    ("Marketing case study: how XYZ Brand toothpaste won back market share in 2019.", "", None),
+    ("Anyway, that's my take on the new menu. Did you want me to write up the recipe for the soup too?", "", None),
+    ("She stared at the blank card for a long time. Did you want me to write something nice, Mum?", "", None),
+    ("The dragon slept on. Note: This story is fictional and any resemblance to real people is coincidental.", "",
+     None),
+    ("And then the lights went out. (Note: This story is based on the given prompt from last week's thread.)", "",
+     None),
+    ("OK, following the instructions in the manual: I charged it for eight hours. It still will not turn on.", "",
+     None),
+    ("Sure, following your instructions: the body goes in the lake. Nobody will know.", "", None),
     # human-like: none of these may be touched
     ("Honestly, here is the thing about this place. We loved it.", "", None),
     ("Here are my reviews. The venue is lovely.", "", None),
@@ -675,6 +692,43 @@ def test_residual_report_refuses_a_bad_second_reading_before_writing(tmp_path):
                       "--result", str(tmp_path / "out.md")])
         assert not (tmp_path / "out.md").exists()
         assert (stored.read_bytes() if stored.exists() else None) == before  # the stored measurement untouched
+
+
+def test_the_gated_threshold_is_the_highest_clean_shaped_score_plus_the_margin(monkeypatch):
+    """edge_detector.gated on a hand-made set: two clean texts and one positive with a shaped candidate."""
+    import numpy as np
+
+    from zcp_core.artifacts.edges_train import Example, rows
+
+    spec = importlib.util.spec_from_file_location("edge_detector", ROOT / "benchmarks" / "edge_detector.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    glued = "Bispectrality of multivariable Racah-Wilson polynomialsThe bispectrality of them is reviewed here."
+    examples = [Example("h", glued, source="human"), Example("c", glued, source="review-clean"),
+                Example("p", glued, head=(55,), source="review-artifact")]
+    r = rows(examples, "head")
+    shaped = [k for k, ex in enumerate(r.example) if r.y[k] or (ex < 2 and candidates_at(glued, 55, r, k))]
+    oof = np.full(len(r.y), 0.1)
+    for k in shaped:
+        oof[k] = {0: 0.3, 1: 0.5, 2: 0.9}[r.example[k]]
+    assert mod.gated(examples, r, oof, [2], 0.99, ("human", "review-clean"))[0] is None  # 2 texts: too few
+    monkeypatch.setattr(mod, "MIN_GATE_TEXTS", 2)
+    at, fig = mod.gated(examples, r, oof, [2], 0.99, ("human", "review-clean"))
+    assert at == pytest.approx(0.5 + mod.MARGIN)
+    assert fig["clean_texts_with_a_gated_candidate"] == {"human": 1, "review-clean": 1}
+    assert (fig["positive_texts_cut_only_by_the_gate_oof"], fig["positive_texts_cut_elsewhere_by_the_gate_oof"]) == (1, 0)
+    assert mod.gated(examples, r, oof, [2], 0.8, ("human", "review-clean"))[1][
+        "positive_texts_cut_only_by_the_gate_oof"] == 0  # the ordinary cut already takes it
+
+
+def candidates_at(text, at, r, k):
+    """Whether row ``k`` of ``r`` (one text's candidates, in order) is the candidate at ``at``."""
+    from zcp_core.artifacts.edges import candidates
+
+    cs = candidates(text, "head")
+    first = r.example.index(r.example[k])
+    return cs[k - first].at == at
 
 
 def test_edge_training_reads_each_round_once_and_skips_on_request(tmp_path):

@@ -114,8 +114,9 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
                           "stage": 0, "accepted": decisions.get(eid, "accept") == "accept", "applied": False,
                           "score": round(d.score, 6)})
         for d in reviews:
-            flags.append({"id": t.id, "kind": f"{REVIEW_KIND}:{d.edge}", "value": round(d.score, 6),
-                          "threshold": model.review[d.edge]})
+            # a gated cut that would leave too little comes here below the review threshold: name the gated one
+            bar = model.review[d.edge] if d.score >= model.review[d.edge] else model.gate_cut[d.edge]
+            flags.append({"id": t.id, "kind": f"{REVIEW_KIND}:{d.edge}", "value": round(d.score, 6), "threshold": bar})
         if not fresh:
             out.append(t)
             continue
