@@ -11,6 +11,8 @@ Variants (each a recipe change under test, nothing shipped):
 * ``shipped``: the recipe as it is, with the gated cut for a glued title's shape (set, as the build sets it, on
   the out-of-fold scores of shaped candidates in the development human texts and the reviewed clean texts);
 * ``no-gate``: the shipped recipe without the gated cut (the recipe before it);
+* ``title-case``: the shipped recipe and a second gated cut, set the same way, for a Title Case headline before a
+  space (:func:`title_case_head`), the shape most residual titles of round 13 have;
 * ``domain``: every text's domain inferred by a word classifier trained on Multi_Domain (whose file names give
   the domain), for human and LLM texts alike, so the domain feature no longer tells them apart (DetectRL's
   Multi_LLM and Direct_Prompt LLM texts carry no domain, human ones do), and thresholds set per domain;
@@ -50,7 +52,7 @@ sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _provenance import header  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-VARIANTS = ("shipped", "no-gate", "domain", "domain+sentences", "words-off", "gap", "aux", "domain+aux")
+VARIANTS = ("shipped", "no-gate", "title-case", "domain", "domain+sentences", "words-off", "gap", "aux", "domain+aux")
 DOMAINS = ("abstract", "document", "story", "content")
 
 
@@ -136,17 +138,16 @@ def best_head(text: str, domain: str, model: tuple[Any, float, Callable[..., lis
     return cs[i].at, float(p[i])
 
 
-def gated_head(text: str, domain: str, model: tuple[Any, float, Callable[..., list[str]]], at_least: float
-               ) -> tuple[int, float]:
-    """The best head candidate of one text that has a glued title's shape and reaches ``at_least``: (cut point,
-    score); (0, 0.0) without one."""
+def gated_head(text: str, domain: str, model: tuple[Any, float, Callable[..., list[str]]], at_least: float,
+               shape: Callable[[str, Any], bool]) -> tuple[int, float]:
+    """The best head candidate of one text that has ``shape`` and reaches ``at_least``: (cut point, score); (0, 0.0)
+    without one."""
     import numpy as np
 
     from zcp_core.artifacts.edges import candidates, hasher
-    from zcp_core.artifacts.titles import glued_title
 
     w, b, features = model
-    cs = [c for c in candidates(text, "head") if glued_title(text, c)]
+    cs = [c for c in candidates(text, "head") if shape(text, c)]
     if not cs:
         return 0, 0.0
     p = 1.0 / (1.0 + np.exp(-(hasher().transform([features(text, c, domain) for c in cs]) @ w + b)))
@@ -154,15 +155,32 @@ def gated_head(text: str, domain: str, model: tuple[Any, float, Callable[..., li
     return (cs[i].at, float(p[i])) if p[i] >= at_least else (0, 0.0)
 
 
-def gate_threshold(examples: list[Any], r: Any, oof: Any, keep: Callable[[str], bool]) -> float | None:
-    """The gated cut as the build sets it: the highest out-of-fold score of a shaped candidate in a development
-    human text or a reviewed clean text, plus the margin; None when too few such texts set it."""
+def title_case_head(text: str, c: Any) -> bool:
+    """Under test (variant ``title-case``), not shipped: a head candidate before a space whose segment reads as a
+    Title Case headline: 3 to 20 words, no sentence end, comma, auxiliary or pronoun, at least three content words
+    of four letters or more and every one of them capitalised ("Durrant Dominates Debut as Number One Seeded Darts
+    Player | Glen Durrant has…")."""
+    from zcp_core.artifacts.edges import _TITLE_SMALL
+    from zcp_core.artifacts.titles import _AUX, MAX_AT, _title_like
+
+    if c.edge != "head" or c.kind != "space" or c.at > MAX_AT:
+        return False
+    seg = text[: c.at].rstrip()
+    if not _title_like(seg, allow_end=False) or "," in seg or _AUX.search(seg):
+        return False
+    big = [w for w in re.findall(r"[^\W\d_][\w'’-]*", seg) if len(w) >= 4 and w.lower() not in _TITLE_SMALL]
+    return len(big) >= 3 and all(w[0].isupper() for w in big)
+
+
+def gate_threshold(examples: list[Any], r: Any, oof: Any, keep: Callable[[str], bool],
+                   shape: Callable[[str, Any], bool]) -> float | None:
+    """The gated cut as the build sets it for ``shape``: the highest out-of-fold score of a shaped candidate in a
+    development human text or a reviewed clean text, plus the margin; None when too few such texts set it."""
     from edge_detector import MARGIN, MIN_GATE_TEXTS
 
     from zcp_core.artifacts.edges import candidates
-    from zcp_core.artifacts.titles import glued_title
 
-    flags = [glued_title(e.text, c) for e in examples for c in candidates(e.text, "head") if keep(e.text[: c.at])]
+    flags = [shape(e.text, c) for e in examples for c in candidates(e.text, "head") if keep(e.text[: c.at])]
     clean: dict[int, float] = {}
     for k, (ex, s) in enumerate(zip(r.example, oof)):
         if flags[k] and examples[ex].source in ("human", "review-clean"):
@@ -213,7 +231,11 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
     r = head_rows(examples, keep, features)
     oof = oof_scores(r)
     best = per_example_max(r, oof, len(examples))
-    gate = gate_threshold(examples, r, oof, keep) if variant == "shipped" else None
+    from zcp_core.artifacts.titles import glued_title
+
+    shapes: list[Callable[[str, Any], bool]] = ([glued_title] if variant in ("shipped", "title-case") else []) + (
+        [title_case_head] if variant == "title-case" else [])
+    gates = [(shape, at) for shape in shapes if (at := gate_threshold(examples, r, oof, keep, shape)) is not None]
     human = [i for i, e in enumerate(examples) if e.source == "human"]
     groups = {d: [i for i in human if examples[i].domain == d] for d in DOMAINS} if by_domain else {"": human}
     cut = {d: min(0.999, max(best[i] for i in idx) + MARGIN) for d, idx in groups.items()}
@@ -225,7 +247,8 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
     for s, d in zip(sample, doms):
         at, score = best_head(s["cleaned_text"], d, (w, b, features), keep)
         if score < cut[d if by_domain else ""]:
-            at, score = gated_head(s["cleaned_text"], d, (w, b, features), gate) if gate is not None else (0, 0.0)
+            at, score = max((gated_head(s["cleaned_text"], d, (w, b, features), g, shape) for shape, g in gates),
+                            key=lambda hit: hit[1], default=(0, 0.0))
             if not score:
                 continue
         art = bool(review.get(s["sample_id"], {}).get("artifact"))
@@ -236,7 +259,7 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
     counts = (caught, artifacts, clean_cut, len(sample) - artifacts)
     return [f"### {variant}, {hold} held out", "",
             f"- Cut thresholds (highest out-of-fold development human score + {MARGIN}): {thresholds}"
-            + (f"; gated cut {gate:.3f}." if gate is not None else "."),
+            + "".join(f"; gated cut ({shape.__name__}) {g:.3f}" for shape, g in gates) + ".",
             f"- The held-out round's texts with an artifact cut: **{caught} of {artifacts}**; clean texts cut: "
             f"{clean_cut} of {len(sample) - artifacts}.", "",
             *(["| sample | domain | score | review | cut |", "|---|---|---|---|---|", *rows, ""] if rows else [])], counts
