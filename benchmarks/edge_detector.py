@@ -35,7 +35,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
@@ -49,6 +49,7 @@ SIDE_TARGET = 0.02  # of the LLM-written texts: held back and in review together
 SIDE_MARGIN = 0.001  # kept free below it
 MIN_POSITIVES = 50  # an edge with fewer positive texts cannot be set honestly: it decides nothing
 MIN_GATE_TEXTS = 10  # clean texts with a shaped candidate that a gated cut needs; with fewer there is none
+CLEAN_SOURCES = ("human", "review-clean")  # the examples known to be clean, whose shaped candidates set a gated cut
 OFF = 1.01  # a threshold no probability reaches
 DEV_DIRS = ("Multi_Domain", "Direct_Prompt")
 _LEAD_LABEL = re.compile(r"^\W*\**\s*(?:title|headline)\s*\**\s*[:—]\s*\**\s*", re.IGNORECASE)
@@ -160,15 +161,17 @@ def examples_from(result: Any, texts: list[Any], source: dict[str, str], reviews
     return out, counts
 
 
-def gated(examples: list[Any], r: Any, oof: Any, pos: list[int], cut: float, clean: tuple[str, ...]
-          ) -> tuple[float | None, dict[str, Any]]:
-    """The gated threshold and its figures: the highest out-of-fold score of a glued-title-shaped candidate in a
-    text known to be clean, plus the margin (None when fewer than :data:`MIN_GATE_TEXTS` such texts set it); and
-    the positive texts it cuts out of fold that ``cut`` does not."""
+def gated(examples: list[Any], r: Any, oof: Any, pos: list[int], cut: float,
+          shape: Callable[[str, Any], bool] | None = None) -> tuple[float | None, dict[str, Any]]:
+    """The gated threshold and its figures: the highest out-of-fold score of a candidate with ``shape`` (default:
+    a glued title's) in a text known to be clean (:data:`CLEAN_SOURCES`), plus the margin (None when fewer than
+    :data:`MIN_GATE_TEXTS` such texts set it); and the positive texts it cuts out of fold that ``cut`` does not."""
     from zcp_core.artifacts.edges import candidates
     from zcp_core.artifacts.titles import glued_title
 
-    flags = [glued_title(e.text, c) for e in examples for c in candidates(e.text, "head")]
+    shape = shape or glued_title
+    clean = CLEAN_SOURCES
+    flags = [shape(e.text, c) for e in examples for c in candidates(e.text, "head")]
     pos_set = set(pos)
     assert len(flags) == len(r.y)  # rows() walks the same candidates in the same order
     neg: dict[int, float] = {}
@@ -272,7 +275,6 @@ def main() -> int:
     human = [i for i, e in enumerate(examples) if e.source == "human"]
     cut, review, humans, tops, gate_cut = {}, {}, {}, {}, {}
     figures: dict[str, dict[str, Any]] = {}
-    clean_sources = ("human", "review-clean")
     for edge in EDGES:
         r = rows(examples, edge)
         oof = oof_scores(r)
@@ -298,7 +300,7 @@ def main() -> int:
                          "review": review[edge], "oof_cut_at_the_known_point": caught,
                          "oof_cut_or_review": flagged}
         if edge == "head" and len(pos) >= MIN_POSITIVES:
-            at, figures[edge]["gate"] = gated(examples, r, oof, pos, cut[edge], clean_sources)
+            at, figures[edge]["gate"] = gated(examples, r, oof, pos, cut[edge])
             if at is not None:
                 gate_cut[edge] = at
         print(edge, json.dumps(figures[edge]), flush=True)

@@ -172,22 +172,6 @@ def title_case_head(text: str, c: Any) -> bool:
     return len(big) >= 3 and all(w[0].isupper() for w in big)
 
 
-def gate_threshold(examples: list[Any], r: Any, oof: Any, keep: Callable[[str], bool],
-                   shape: Callable[[str, Any], bool]) -> float | None:
-    """The gated cut as the build sets it for ``shape``: the highest out-of-fold score of a shaped candidate in a
-    development human text or a reviewed clean text, plus the margin; None when too few such texts set it."""
-    from edge_detector import MARGIN, MIN_GATE_TEXTS
-
-    from zcp_core.artifacts.edges import candidates
-
-    flags = [shape(e.text, c) for e in examples for c in candidates(e.text, "head") if keep(e.text[: c.at])]
-    clean: dict[int, float] = {}
-    for k, (ex, s) in enumerate(zip(r.example, oof)):
-        if flags[k] and examples[ex].source in ("human", "review-clean"):
-            clean[ex] = max(clean.get(ex, 0.0), float(s))
-    return float(min(0.999, max(clean.values()) + MARGIN)) if len(clean) >= MIN_GATE_TEXTS else None
-
-
 def domain_classifier(texts: list[Any], source: dict[str, str]) -> Callable[[list[str]], list[str]]:
     """A word classifier of the four DetectRL domains, trained on Multi_Domain (the domain is in its file names)."""
     from sklearn.feature_extraction.text import HashingVectorizer
@@ -214,7 +198,7 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
     (residual texts cut, residual texts, clean texts cut, clean texts). ``domains`` is each text's domain as the
     cleaner gives it (:func:`zcp_core.artifacts.cleaner.domain_of`), which the recipes without an inferred domain
     score with, as a release does."""
-    from edge_detector import MARGIN
+    from edge_detector import MARGIN, gated
 
     from zcp_core.artifacts.edges_train import fit, oof_scores, per_example_max
 
@@ -235,7 +219,8 @@ def variant_lines(variant: str, hold: str, base: list[Any], predict: Callable[[l
 
     shapes: list[Callable[[str, Any], bool]] = ([glued_title] if variant in ("shipped", "title-case") else []) + (
         [title_case_head] if variant == "title-case" else [])
-    gates = [(shape, at) for shape in shapes if (at := gate_threshold(examples, r, oof, keep, shape)) is not None]
+    # the build's own gated threshold (every candidate is kept in the recipes that have a gate)
+    gates = [(shape, at) for shape in shapes if (at := gated(examples, r, oof, [], 1.01, shape)[0]) is not None]
     human = [i for i, e in enumerate(examples) if e.source == "human"]
     groups = {d: [i for i in human if examples[i].domain == d] for d in DOMAINS} if by_domain else {"": human}
     cut = {d: min(0.999, max(best[i] for i in idx) + MARGIN) for d, idx in groups.items()}

@@ -698,6 +698,7 @@ def test_the_gated_threshold_is_the_highest_clean_shaped_score_plus_the_margin(m
     """edge_detector.gated on a hand-made set: two clean texts and one positive with a shaped candidate."""
     import numpy as np
 
+    from zcp_core.artifacts.edges import candidates
     from zcp_core.artifacts.edges_train import Example, rows
 
     spec = importlib.util.spec_from_file_location("edge_detector", ROOT / "benchmarks" / "edge_detector.py")
@@ -708,27 +709,16 @@ def test_the_gated_threshold_is_the_highest_clean_shaped_score_plus_the_margin(m
     examples = [Example("h", glued, source="human"), Example("c", glued, source="review-clean"),
                 Example("p", glued, head=(55,), source="review-artifact")]
     r = rows(examples, "head")
-    shaped = [k for k, ex in enumerate(r.example) if r.y[k] or (ex < 2 and candidates_at(glued, 55, r, k))]
-    oof = np.full(len(r.y), 0.1)
-    for k in shaped:
-        oof[k] = {0: 0.3, 1: 0.5, 2: 0.9}[r.example[k]]
-    assert mod.gated(examples, r, oof, [2], 0.99, ("human", "review-clean"))[0] is None  # 2 texts: too few
+    at_55 = [c.at == 55 for e in examples for c in candidates(e.text, "head")]  # the shaped one, per text
+    oof = np.where(at_55, [{0: 0.3, 1: 0.5, 2: 0.9}[ex] for ex in r.example], 0.1)
+    assert mod.gated(examples, r, oof, [2], 0.99)[0] is None  # 2 texts: too few
     monkeypatch.setattr(mod, "MIN_GATE_TEXTS", 2)
-    at, fig = mod.gated(examples, r, oof, [2], 0.99, ("human", "review-clean"))
+    at, fig = mod.gated(examples, r, oof, [2], 0.99)
     assert at == pytest.approx(0.5 + mod.MARGIN)
     assert fig["clean_texts_with_a_gated_candidate"] == {"human": 1, "review-clean": 1}
     assert (fig["positive_texts_cut_only_by_the_gate_oof"], fig["positive_texts_cut_elsewhere_by_the_gate_oof"]) == (1, 0)
-    assert mod.gated(examples, r, oof, [2], 0.8, ("human", "review-clean"))[1][
+    assert mod.gated(examples, r, oof, [2], 0.8)[1][
         "positive_texts_cut_only_by_the_gate_oof"] == 0  # the ordinary cut already takes it
-
-
-def candidates_at(text, at, r, k):
-    """Whether row ``k`` of ``r`` (one text's candidates, in order) is the candidate at ``at``."""
-    from zcp_core.artifacts.edges import candidates
-
-    cs = candidates(text, "head")
-    first = r.example.index(r.example[k])
-    return cs[k - first].at == at
 
 
 def test_edge_training_reads_each_round_once_and_skips_on_request(tmp_path):
