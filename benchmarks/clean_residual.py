@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     population = str(head.get("population") or "cleaned LLM texts of the DetectRL test splits")
     previous = load_residual_any(lib)
     edges = str(head.get("edges_model") or "none")
-    from zcp_core.artifacts.edges import edges_label
+    from zcp_core.artifacts.edges_apply import edges_label
 
     if edges != "none" and edges != edges_label("auto"):
         raise SystemExit(f"{args.sample} was cleaned with edge detector {edges}, not the bundled "

@@ -149,7 +149,7 @@ def main() -> int:
     import datetime as _dt
 
     from zcp_core.artifacts import CleanConfig, clean, load_library
-    from zcp_core.artifacts.edges import edges_label
+    from zcp_core.artifacts.edges_apply import edges_label
 
     lib = load_library()
     texts, source = load_all(data)

@@ -1,21 +1,24 @@
-"""What the edge stage's two rules cut in DetectRL, and in the reviewed rounds.
+"""What the edge stage's rules cut in DetectRL, and in the reviewed rounds.
 
-The rules: a title the text restates (``zcp_core/artifacts/titles.py``) and sentence numbers left after a cut
-"1." (``zcp_core/artifacts/numbering.py``). Three figures per rule, each against independent truth:
+The rules (``zcp_core/artifacts/edges_apply.py``, ``RULES``): a title the text restates
+(``zcp_core/artifacts/titles.py``), a title left after a lead-in the patterns cut (``leadin.py``), sentence numbers
+left after a cut "1." and sentence numbers the number patterns left among the ones they cut (``numbering.py``).
+Three figures per rule, each against independent truth:
 
-* human texts: the rule on every distinct human text of DetectRL's test splits (patterns never edit them, so
-  their original is what the rule sees), the number rule as if the text's head had been cut, the stricter check:
-  how many it would cut (the rules' whole point is 0);
-* LLM texts: how many of the distinct LLM-written texts, cleaned by the patterns only, it cuts, and a listing of
-  its cuts for a reader to check;
+* human texts: the rules on every distinct human text of DetectRL's test splits as the stage sees them (patterns
+  never edit them, so the lead-in and left-numbers rules, which need a pattern's cut, cannot run), and the
+  stricter check, as if a pattern had cut each text's head: how many they would cut (the rules' whole point is 0;
+  the lead-in rule's safety rests on its condition, and the stricter check says how much);
+* LLM texts: how many of the distinct LLM-written texts, cleaned by the patterns only, each rule cuts, and a
+  listing of its cuts for a reader to check;
 * reviewed rounds: on the cleaned texts of each reviewed round named (as the reviewers saw them), how many of the
-  texts they marked with an artifact it cuts (by the reviewers' kind), and how many texts they marked clean.
-  The rules were written after reading rounds 8 to 11, so on those rounds this is recall on their development
-  data, not a measurement; only a round drawn after them measures them.
+  texts they marked with an artifact the rules cut (by the reviewers' kind), and how many texts they marked clean.
+  The rules were written after reading the rounds up to 13, so on those rounds this is recall on their
+  development data, not a measurement; only a round drawn after them measures them.
 
 DetectRL has no licence: the data is read from ``../shared/data/detectrl``.
 
-    .venv/bin/python benchmarks/edge_rules.py --round round8 --round round9 --round round10 --round round11
+    .venv/bin/python benchmarks/edge_rules.py --round round10 --round round11 --round round12 --round round13
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
@@ -38,21 +41,25 @@ def cell(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("|", "\\|")
 
 
-def cuts_of(text: str, starts: Iterable[int]) -> list[tuple[str, str]]:
-    """What the two rules cut of one text whose applied edits start at ``starts`` (offsets in the original; the
-    number rule needs a cut head or a long run): (rule, the text cut), the title first."""
-    from zcp_core.artifacts.numbering import RULE_ID as NUMBERS
-    from zcp_core.artifacts.numbering import applies, find_sentence_numbers
-    from zcp_core.artifacts.titles import RULE_ID as TITLES
-    from zcp_core.artifacts.titles import find_title
+def cuts_of(text: str, applied: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """What the stage's rules cut of one text, given the pattern edits applied to it (``start`` in the original,
+    ``pattern_id``, ``original``): (rule, the text cut), the title first, a rule's sentence numbers in one row."""
+    from zcp_core.artifacts.edges_apply import rule_cuts
 
-    out = []
-    if (title := find_title(text)) is not None:
-        out.append((TITLES, f"{title.form}: {cell(text[: title.at].strip())}"))
-    if applies(numbers := find_sentence_numbers(text), starts):
-        out.append((NUMBERS, f"{len(numbers)} numbers, {', '.join(str(n.n) for n in numbers[:4])}"
-                             f"{'…' if len(numbers) > 4 else ''} (first after {cell(text[max(0, numbers[0].start - 40): numbers[0].start].strip())})"))
+    out: list[tuple[str, str]] = []
+    numbers: dict[str, list[Any]] = {}
+    for c in rule_cuts(text, list(applied)):
+        if c.detail.isdigit():
+            numbers.setdefault(c.rule, []).append(c)
+        else:
+            out.append((c.rule, f"{c.detail}: {cell(text[c.start: c.end].strip())}"))
+    for rule, cs in numbers.items():
+        out.append((rule, f"{len(cs)} numbers, {', '.join(c.detail for c in cs[:4])}{'…' if len(cs) > 4 else ''} "
+                          f"(first after {cell(text[max(0, cs[0].start - 40): cs[0].start].strip())})"))
     return out
+
+
+HEAD_CUT = ({"start": 0, "pattern_id": "", "original": ""},)  # as if a pattern had cut the text's head
 
 
 def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
@@ -69,7 +76,8 @@ def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
         mark = f"{r.get('kind') or 'other'} artifact" if r["artifact"] else "clean"
         key = "artifact" if r["artifact"] else "clean"
         counts[key] += 1
-        found = cuts_of(s["cleaned_text"], (int(e["start"]) for e in s.get("edits", [])))
+        # a sample stores each edit's cut text as "removed"
+        found = cuts_of(s["cleaned_text"], [{**e, "original": e.get("removed", "")} for e in s.get("edits", [])])
         counts[f"{key}_cut"] += bool(found)
         rows += [f"| {name} {s['sample_id']} | {mark} | {rule} | {what} |" for rule, what in found]
     return rows, counts
@@ -97,20 +105,22 @@ def main() -> int:
     lib = load_library()
     texts, _ = load_all(data)
     human = [t for t in texts if t.label == "human"]
-    # a human text as if its head had been cut: the number rule's finder alone, the stricter check
-    human_hits = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, (0,)))) for r in RULES}
+    # as the stage sees a human text (no pattern edit), and as if a pattern had cut its head: the stricter check
+    human_hits = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, ()))) for r in RULES}
+    strict = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, HEAD_CUT))) for r in RULES}
     llm = [t for t in texts if t.label == "llm"]
     result = clean(llm, lib)  # patterns only: what the edge stage, and so its rules, see
     applied = result.edits[result.edits["applied"]]
-    starts = applied.groupby("id")["start"].apply(list).to_dict()
-    cuts = [(t.id, rule, what) for t in result.texts for rule, what in cuts_of(t.text, starts.get(t.id, []))]
+    by_id = {i: g.to_dict("records") for i, g in applied.groupby("id")}
+    cuts = [(t.id, rule, what) for t in result.texts for rule, what in cuts_of(t.text, by_id.get(t.id, []))]
     lines = [header("edge_rules: what the edge stage's rules cut",
                     f"rules {', '.join(RULES)}; pattern library {lib.version} (sha256 {lib.sha256[:12]}); "
                     "DetectRL test splits (github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
-             "| rule | human texts cut (every distinct human text) | LLM-written texts cut, after the patterns |",
-             "|---|---|---|",
-             *(f"| {r} | **{human_hits[r]} of {len(human):,}** | {sum(1 for _, x, _ in cuts if x == r)} of "
-               f"{len(result.texts):,} kept |" for r in RULES), ""]
+             "| rule | human texts cut (every distinct human text) | the same, as if a pattern had cut each head "
+             "| LLM-written texts cut, after the patterns |",
+             "|---|---|---|---|",
+             *(f"| {r} | **{human_hits[r]} of {len(human):,}** | {strict[r]} of {len(human):,} | "
+               f"{len({i for i, x, _ in cuts if x == r})} of {len(result.texts):,} kept |" for r in RULES), ""]
     if args.round:
         sections, total = [], {"artifact": 0, "clean": 0, "artifact_cut": 0, "clean_cut": 0}
         for name in args.round:

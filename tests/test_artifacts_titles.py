@@ -127,15 +127,23 @@ def test_a_title_too_long_to_cut_leaves_the_text_and_the_models_decision(tmp_pat
 
 
 def test_the_run_summary_counts_each_rule():
+    from zcp_core.artifacts.leadin import RULE_ID as LEAD_IN
+    from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT
     from zcp_core.artifacts.numbering import RULE_ID as NUMBERS
     from zcp_core.artifacts.release import _edges_summary
 
     texts = [TextRecord(id="a", text=GOLDEN[0][0], label="llm"),
              TextRecord(id="b", text="Here is a 4 sentence story: 1. Mia was excited. 2. Today she turned five. "
                                      "3. It rained. 4. She laughed.", label="llm"),
-             TextRecord(id="c", text="We present a study of tides.", label="human")]
+             TextRecord(id="c", text="We present a study of tides.", label="human"),
+             TextRecord(id="d", text="Here is a 3 sentence news article: Harbour ferry returns after winter break "
+                                     "The ferry resumed its crossings on Monday. Passengers welcomed the ferry back. "
+                                     "The harbour master said the crossings would run daily.", label="llm"),
+             TextRecord(id="e", text="Here is a 6 sentence story: The signs were everywhere.2. The sky went dark. "
+                                     "3. People despaired.4. Leaders tried. 5. The day came.6. It ended.",
+                        label="llm")]
     r = clean(texts, load_library(), config=CleanConfig(edges="auto"))
-    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, NUMBERS: 1}
+    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, LEAD_IN: 1, NUMBERS: 1, LEFT: 1}
 
 
 @pytest.mark.parametrize(("text", "at", "shaped"), [

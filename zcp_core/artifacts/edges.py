@@ -284,14 +284,3 @@ def load_model(path: str | Path | None = None) -> EdgeModel:
         weights = {e: z[f"w_{e}"].astype(np.float64) for e in EDGES}
     return EdgeModel(name=head["name"], version=head["version"], weights=weights, intercept=head["intercept"],
                      cut=head["cut"], review=head["review"], meta=head["meta"], gate_cut=head.get("gate_cut", {}))
-
-
-def edges_label(edges: str) -> str:
-    """The edge detector a cleaning ran, in one string: ``none``, or name-version and the file's sha256 prefix."""
-    if edges == "none":
-        return "none"
-    import hashlib
-
-    path = DEFAULT_MODEL if edges == "auto" else Path(edges)
-    m = load_model(path)
-    return f"{m.name}-{m.version} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]})"

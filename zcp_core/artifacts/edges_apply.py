@@ -4,22 +4,28 @@ Each cut is stored like a pattern edit (:mod:`zcp_core.artifacts.rescan`): a spa
 cleaned span mapped back, whitespace next to it included), ``pattern_id`` ``learned:<name>-<version>:<edge>``,
 the model's ``score``, accepted unless a decision rejects its ``edit_id``. Two rules cut first, each
 with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
-model's head decision then gives way to it, unless the cut is rejected or would leave too little) and sentence
-numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut, or a long
-run). The model cuts a head shaped like a glued title at its gated threshold (:func:`gate_for`). An edit a cut encloses is taken over, so
+model's head decision then gives way to it, unless the cut is rejected or would leave too little), a title left
+after a lead-in the patterns cut (:mod:`zcp_core.artifacts.leadin`; only in a text whose head a pattern cut),
+sentence numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut,
+or a long run), and sentence numbers the number patterns left among the ones they cut (:func:`rule_cuts`). The
+model cuts a head shaped like a glued title at its gated threshold (:func:`gate_for`). An edit a cut encloses is taken over, so
 :func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
 :data:`MIN_KEPT` of the text, or nothing, goes to review instead.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from zcp_core.artifacts.edges import Candidate, EdgeDecision
+from zcp_core.artifacts.edges import DEFAULT_MODEL, Candidate, EdgeDecision, load_model
 from zcp_core.artifacts.edits import apply_edits
+from zcp_core.artifacts.leadin import RULE_ID as LEAD_IN_RULE
+from zcp_core.artifacts.leadin import find_lead_in_title
+from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT_RULE
 from zcp_core.artifacts.numbering import RULE_ID as NUMBER_RULE
-from zcp_core.artifacts.numbering import applies, find_sentence_numbers
+from zcp_core.artifacts.numbering import applies, cut_numbers, find_left_numbers, find_sentence_numbers
 from zcp_core.artifacts.rescan import _apply_pass, _positions
 from zcp_core.artifacts.titles import GATE_ID, find_title, glued_title
 from zcp_core.artifacts.titles import RULE_ID as TITLE_RULE
@@ -29,8 +35,45 @@ if TYPE_CHECKING:
     from zcp_core.schema import TextRecord
 
 MIN_KEPT = 0.4
-RULES = (TITLE_RULE, NUMBER_RULE)  # the rules this stage applies before the model, by pattern id
+RULES = (TITLE_RULE, LEAD_IN_RULE, NUMBER_RULE, LEFT_RULE)  # the rules this stage applies before the model
 REVIEW_KIND = "edges_review"
+
+
+@dataclass(frozen=True)
+class RuleCut:
+    """A rule's cut of a cleaned text.
+
+    Attributes:
+        rule: The rule's pattern id (one of :data:`RULES`).
+        start: First character cut, in the cleaned text.
+        end: One past the last (a head title's cut takes the whitespace after it).
+        detail: What found it: a title's form, or the sentence number.
+    """
+
+    rule: str
+    start: int
+    end: int
+    detail: str
+
+
+def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
+    """What the stage's rules cut of a cleaned text, given the pattern edits applied to it (their ``start`` in
+    the original, ``pattern_id`` and ``original``): the head title first (a restated title, else, when a pattern
+    cut the head, a title left after the lead-in), then the sentence numbers."""
+    out = []
+    led = 0 in {int(e["start"]) for e in applied}
+    title = find_title(text)
+    rule = TITLE_RULE
+    if title is None and led:
+        title, rule = find_lead_in_title(text), LEAD_IN_RULE
+    if title is not None:
+        s, e = _span(text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
+        out.append(RuleCut(rule, s, e, title.form))
+    numbers, rule = find_sentence_numbers(text), NUMBER_RULE
+    if not applies(numbers, (int(e["start"]) for e in applied)):
+        numbers, rule = find_left_numbers(text, cut_numbers(applied)), LEFT_RULE
+    out += [RuleCut(rule, n.start, n.end, str(n.n)) for n in numbers]
+    return out
 
 
 def gate_for(model: EdgeModel) -> Callable[[str, Candidate], bool] | None:
@@ -87,19 +130,13 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
             out.append(t)  # a rewrite has no character map back to the original
             continue
         pos = _positions(len(orig), applied)
-        title = find_title(t.text)
-        if title is not None:
-            s, e = _span(t.text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
-            if (len(t.text) - (e - s)) >= MIN_KEPT * len(t.text):
-                edit = _rule_edit(t.id, t.text, orig, pos, (s, e), (TITLE_RULE, "beginning"), decisions)
-                fresh.append(edit)
-                if edit["accepted"]:  # the model's head decision gives way only to a cut that is made
-                    found = [d for d in found if d.edge != "head"]
-        numbers = find_sentence_numbers(t.text)
-        if applies(numbers, (int(e["start"]) for e in applied)):
-            for n in numbers:
-                fresh.append(_rule_edit(t.id, t.text, orig, pos, (n.start, n.end), (NUMBER_RULE, "beginning"),
-                                        decisions))
+        for cut in rule_cuts(t.text, applied):
+            if cut.rule in (TITLE_RULE, LEAD_IN_RULE) and len(t.text) - (cut.end - cut.start) < MIN_KEPT * len(t.text):
+                continue
+            edit = _rule_edit(t.id, t.text, orig, pos, (cut.start, cut.end), (cut.rule, "beginning"), decisions)
+            fresh.append(edit)
+            if cut.rule in (TITLE_RULE, LEAD_IN_RULE) and edit["accepted"]:
+                found = [d for d in found if d.edge != "head"]  # the model gives way only to a cut that is made
         for d in found:
             s, e = _span(t.text, d)
             left = len(t.text) - (e - s)
@@ -126,3 +163,17 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
             t = replace(t, text=apply_edits(orig, now), metadata={**dict(t.metadata), "n_edits": len(now)})
         out.append(t)
     return out, flags
+
+
+def edges_label(edges: str) -> str:
+    """The edge stage a cleaning ran, in one string: ``none``, or the detector's name-version, its file's sha256
+    prefix and the ids of the rules the stage applies before it (a measurement of one stage is quoted for that
+    stage only, so a changed rule, like a changed model, needs a new one)."""
+    if edges == "none":
+        return "none"
+    import hashlib
+
+    path = DEFAULT_MODEL if edges == "auto" else Path(edges)
+    m = load_model(path)
+    return (f"{m.name}-{m.version} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]}); "
+            f"rules {', '.join(RULES)}")

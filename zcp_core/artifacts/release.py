@@ -184,7 +184,7 @@ def release_card(result: CleanResult, texts: Sequence[TextRecord], library: Patt
     """The cleaned release's dataset card: licence, provenance, counts with reasons, canary, the audit.
 
     ``report`` (the run's, ``zcp_core.artifacts.report``) gives the counts, named as on every other surface;
-    ``edges`` is the edge detector the cleaning ran (:func:`zcp_core.artifacts.edges.edges_label`).
+    ``edges`` is the edge detector the cleaning ran (:func:`zcp_core.artifacts.edges_apply.edges_label`).
     """
     from zcp_core.artifacts.residual import residual_lines
     from zcp_core.publish import Card, canary_string, citation_for, portable_command, source_line
@@ -310,7 +310,7 @@ def write_clean_run(
     rep = run_report(load_run(folder))  # the card says what the CLI, the app and the notebook say
     atomic_write_bytes(folder / "README.md",
                        audit_card(result, uniq, library, scorer=_scorer_note(inputs), report=rep).encode("utf-8"))
-    from zcp_core.artifacts.edges import edges_label
+    from zcp_core.artifacts.edges_apply import edges_label
 
     write_release(folder, result, release_card(result, uniq, library, inputs, lic, report=rep,
                                                edges=edges_label(cfg.edges)))

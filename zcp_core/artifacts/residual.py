@@ -30,7 +30,7 @@ class ResidualRate:
         ci_high: Its upper end: the bound a card quotes.
         reviewer: Who reviewed, in words (never one of the pattern authors).
         results: The results file that reports it.
-        edges: The edge detector the sampled texts were cleaned with (:func:`zcp_core.artifacts.edges.edges_label`).
+        edges: The edge detector the sampled texts were cleaned with (:func:`zcp_core.artifacts.edges_apply.edges_label`).
         held_back: LLM-written texts of the population held back (left out of the release, so never sampled).
     """
 
@@ -103,7 +103,7 @@ def load_residual(library: PatternLibrary) -> ResidualRate | None:
 
 def residual_lines(library: PatternLibrary, edges: str = "none") -> list[str]:
     """The card's section on what cleaning leaves behind; ``edges`` is the run's edge detector
-    (:func:`zcp_core.artifacts.edges.edges_label`): a measurement made with another one is not quoted."""
+    (:func:`zcp_core.artifacts.edges_apply.edges_label`): a measurement made with another one is not quoted."""
     from zcp_core.report import fmt_count, fmt_share
 
     rate = load_residual(library)

@@ -66,7 +66,7 @@ _OPEN_ENDS = _TITLE_SMALL | frozenset("since that when while because after befor
 # a glue right after one of these is inside a name ("Ewan Mc|Gregor", "Kimberley Mac|Kenzie"), not after a title
 _NAME_PREFIX = re.compile(r"(?:^|\s)(?:Mc|Mac|De|Di|Da|Du|Le|La|O|Van|Von)$")
 _SHORT_OPENERS = frozenset("A An It We If Of To By No So The Our Its His Her For But And One Two Six Ten New".split())
-Form = Literal["restart", "glue"]
+Form = Literal["restart", "glue", "opener", "name"]
 
 
 @dataclass(frozen=True)
