@@ -16,9 +16,15 @@ Three figures per rule, each against independent truth:
   The rules were written after reading the rounds up to 13, so on those rounds this is recall on their
   development data, not a measurement; only a round drawn after them measures them.
 
+``--review FILE`` adds an independent review of the cuts (one JSON row per text: ``id``, ``rule``, ``verdict``
+one of ``correct``, ``over_cut``, ``wrong_boundary``, ``not_artifact``, ``note``, ``reviewer``): the counts by
+rule and verdict, every verdict but ``correct`` listed. Each reviewed text must be one the rule cuts now, and
+each text the reviewed rules cut must be reviewed; otherwise the script stops and names the text.
+
 DetectRL has no licence: the data is read from ``../shared/data/detectrl``.
 
-    .venv/bin/python benchmarks/edge_rules.py --round round10 --round round11 --round round12 --round round13
+    .venv/bin/python benchmarks/edge_rules.py --round round10 --round round11 --round round12 --round round13 \
+        --review benchmarks/results/edge_rules_review.jsonl
 """
 
 from __future__ import annotations
@@ -83,11 +89,44 @@ def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
     return rows, counts
 
 
+VERDICTS = ("correct", "over_cut", "wrong_boundary", "not_artifact")
+
+
+def review_lines(path: Path, cuts: list[tuple[str, str, str]]) -> list[str]:
+    """The review's section; stops on a row that names no current cut, or a current cut of a reviewed rule
+    with no row."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for n, r in enumerate(rows, 1):
+        if r.get("verdict") not in VERDICTS:
+            raise SystemExit(f"{path}:{n}: field 'verdict' must be one of {', '.join(VERDICTS)}")
+    reviewed = {(r["id"], r["rule"]) for r in rows}
+    now = {(i, rule) for i, rule, _ in cuts if rule in {r for _, r in reviewed}}
+    if stale := sorted(reviewed - now):
+        raise SystemExit(f"{path}: {stale[0][0]} ({stale[0][1]}) is reviewed but not cut now: review the cuts again")
+    if missing := sorted(now - reviewed):
+        raise SystemExit(f"{path}: {missing[0][0]} ({missing[0][1]}) is cut but not reviewed")
+    reviewers = sorted({str(r.get("reviewer", "")) for r in rows} - {""})
+    out = ["## Independent review of the cuts", "",
+           f"Every text the rules {', '.join(sorted({r for _, r in reviewed}))} cut, reviewed by "
+           f"{'; '.join(reviewers) or 'a reviewer'} (`{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}`), "
+           "who saw the text before and after the cut and the written criteria.", "",
+           "| rule | texts | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
+    for rule in sorted({r["rule"] for r in rows}):
+        mine = [r for r in rows if r["rule"] == rule]
+        out.append(f"| {rule} | {len(mine)} | " + " | ".join(str(sum(r["verdict"] == v for r in mine))
+                                                           for v in VERDICTS) + " |")
+    out += ["", *[f"- {r['id']} ({r['rule']}): **{r['verdict']}**. {r.get('note', '')}" for r in rows
+                  if r["verdict"] != "correct"], ""]
+    return out
+
+
 def main() -> int:
     """Count, list, write the results file."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "detectrl"))
     ap.add_argument("--round", action="append", default=[], help="a reviewed round to score (e.g. round11)")
+    ap.add_argument("--review", type=Path, default=None, metavar="FILE",
+                    help="an independent review of the cuts, one JSON row per text (see the module docstring)")
     ap.add_argument("--out", default=str(RESULTS / "edge_rules.md"))
     args = ap.parse_args()
     data = Path(args.data)
@@ -131,6 +170,8 @@ def main() -> int:
                   f"Rounds {', '.join(args.round)}: texts with an artifact cut **{total['artifact_cut']} of "
                   f"{total['artifact']}**; clean texts cut {total['clean_cut']} of {total['clean']}.", "",
                   "| round, sample | review | rule | cut |", "|---|---|---|---|", *sections, ""]
+    if args.review:
+        lines += review_lines(args.review, cuts)
     lines += ["## Every cut in the LLM-written texts", "", "| id | rule | cut |", "|---|---|---|"]
     lines += [f"| {i} | {rule} | {what} |" for i, rule, what in sorted(cuts)]
     Path(args.out).write_text("\n".join(lines) + "\n")
