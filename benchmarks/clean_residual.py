@@ -117,6 +117,11 @@ def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:
         if rules:  # samples drawn before the edge stage had rules have none
             out.append("- The edge stage's rules cut in the sampled texts: "
                        + ", ".join(f"{pid} {n}" for pid, n in sorted(rules.items())) + ".")
+    if head.get("pool"):
+        left = int(head["pool"]) - len(texts)
+        out.append(f"- Pool: {head['pool']} texts could be drawn (kept LLM texts outside every earlier sample and the "
+                   f"detector's training half); {left} are left for a later round, "
+                   + ("enough for another of 300." if left >= 300 else "too few for another of 300."))
     n_llm = int(head.get("llm_texts") or 0)  # every distinct LLM-written text, kept, dropped or held back
     if "held_back_llm" in head and n_llm:
         held, rev = int(head["held_back_llm"]), int(head.get("in_review_llm") or 0)
