@@ -109,9 +109,12 @@ def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:
     from scipy.stats import binomtest
 
     out = []
+    # rounds up to 14 left out the detector's whole training half; later ones only the texts it learned from
+    left_out = ("the detector's training half" if "training half" in str(head.get("sample"))
+                else "the texts the detector learned from")
     if head.get("edges_model"):
-        out.append(f"- Cleaning: pattern library and the learned edge detector {head['edges_model']}; the detector's "
-                   "training half of the LLM-written texts was left out of the draw.")
+        out.append(f"- Cleaning: pattern library and the learned edge detector {head['edges_model']}; left out of "
+                   f"the draw: {left_out}.")
         rules = Counter(pid for t in texts
                         for pid in {str(e["pattern_id"]) for e in t.get("edits", [])} if pid.startswith("rule:"))
         if rules:  # samples drawn before the edge stage had rules have none
@@ -119,8 +122,8 @@ def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:
                        + ", ".join(f"{pid} {n}" for pid, n in sorted(rules.items())) + ".")
     if head.get("pool"):
         left = int(head["pool"]) - len(texts)
-        out.append(f"- Pool: {head['pool']} texts could be drawn (kept LLM texts outside every earlier sample and the "
-                   f"detector's training half); {left} are left for a later round, "
+        out.append(f"- Pool: {head['pool']} texts could be drawn (kept LLM texts outside every earlier sample and "
+                   f"{left_out}); {left} are left for a later round, "
                    + ("enough for another of 300." if left >= 300 else "too few for another of 300."))
     n_llm = int(head.get("llm_texts") or 0)  # every distinct LLM-written text, kept, dropped or held back
     if "held_back_llm" in head and n_llm:

@@ -19,8 +19,12 @@ Thresholds come from out-of-fold scores (5 grouped folds) of the development hum
 is the highest such score plus a margin, so no development human text would be cut out of fold; ``review``
 is the score above which 0.5% of them lie. ``gate_cut`` (head only) is the highest out-of-fold score of a
 candidate shaped like a glued title (:func:`zcp_core.artifacts.titles.glued_title`) in a development human
-text or a reviewed text marked clean, plus the margin: such a candidate is cut at it. The other half of the LLM-written texts is what a fresh residual
-review samples from (`benchmarks/clean_residual_sample.py --exclude-training`).
+text or a reviewed text marked clean, plus the margin: such a candidate is cut at it.
+
+The LLM-written texts it learned from (the self-labelled ones; the reviewed ones are in their samples) are
+listed in ``--training-out`` (`benchmarks/results/edge_detector_training.jsonl`, the model's name and version in
+its header line): a fresh residual review (`benchmarks/clean_residual_sample.py --edges auto`) draws from every
+other text no earlier sample holds. A text of the training half that gave no example was not learned from.
 
     .venv/bin/python benchmarks/edge_detector.py [--skip-review REVIEW.jsonl ...]
 
@@ -39,7 +43,7 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
-from _provenance import header, rel  # noqa: E402
+from _provenance import command_line, git_commit, header, rel  # noqa: E402
 
 NAME, VERSION = "detectrl-edges", "2026.12.9"
 TOP_HUMANS = 3  # development human texts listed beside the cut (the highest sets it)
@@ -62,9 +66,40 @@ BEFORE_CRITERIA = frozenset(f"clean_residual{r}_review.jsonl" for r in ("_tuning
 HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
 
 
+SELF_LABELLED = ("headline", "headline-glued", "closer")  # example sources drawn from the LLM-written texts
+TRAINING = ROOT / "benchmarks" / "results" / "edge_detector_training.jsonl"
+
+
 def training_half(text_id: str) -> bool:
     """Whether an LLM-written text is in the detector's training half (the other half is left for review)."""
     return int(hashlib.sha256(text_id.encode()).hexdigest(), 16) % 2 == 0
+
+
+def write_training(path: Path, examples: list[Any]) -> None:
+    """The LLM-written texts the self-labelled examples came from, one JSON row each after a header line naming
+    the model, so a residual review can leave exactly them out of its draw."""
+    import datetime as _dt
+
+    used = sorted({(e.id, e.source) for e in examples if e.source in SELF_LABELLED})
+    head = {"header": True, "command": command_line(), "commit": git_commit(),
+            "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "model": f"{NAME}-{VERSION}",
+            "texts": len({i for i, _ in used}),
+            "what": "LLM-written texts of DetectRL's test splits the detector learned from (self-labelled); the "
+                    "reviewed texts it learned from are in the residual samples"}
+    rows = [json.dumps(head)] + [json.dumps({"id": i, "source": src}) for i, src in used]
+    path.write_text("\n".join(rows) + "\n")
+
+
+def training_ids(path: Path, model: str) -> set[str]:
+    """The ids a model learned from, read from its ``--training-out`` file; stops when the file is absent or was
+    written for another model (its texts would be the wrong ones to leave out)."""
+    if not path.is_file():
+        raise SystemExit(f"{path}: absent; run benchmarks/edge_detector.py to list the texts the detector learned from")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    head = json.loads(lines[0]) if lines else {}
+    if head.get("model") != model:
+        raise SystemExit(f"{path}:1: field 'model' is {head.get('model')!r}, not the bundled {model!r}: rebuild it")
+    return {json.loads(line)["id"] for line in lines[1:] if line.strip()}
 
 
 def reviewed(results: Path, skip: tuple[Path, ...] = ()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -248,6 +283,8 @@ def main() -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "detectrl"))
     ap.add_argument("--model", default=str(ROOT / "zcp_core" / "artifacts" / "library" / "detectrl.edges.npz"))
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "edge_detector.md"))
+    ap.add_argument("--training-out", type=Path, default=TRAINING,
+                    help="where the list of the LLM-written texts the detector learned from is written")
     ap.add_argument("--skip-review", action="append", default=[], type=Path, metavar="REVIEW",
                     help="a review file left out of training (repeatable): rebuilds a detector frozen before it")
     args = ap.parse_args()
@@ -333,6 +370,7 @@ def main() -> int:
         figures["head"]["gate"].update(gate_reach(model, llm, [examples[i] for i in human]))
         model = replace(model, meta={**meta, "figures": figures})
     save_model(model, args.model)
+    write_training(args.training_out, examples)
     lines = [header(f"edge_detector: the learned edge detector {NAME}-{VERSION}, how it was built and set",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "
                     "(github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",

@@ -757,13 +757,15 @@ def test_a_sample_file_is_not_replaced_without_overwrite(tmp_path, monkeypatch, 
     assert "pass --overwrite" in capsys.readouterr().err and out.read_text() == "kept\n"
 
 
-@pytest.mark.parametrize(("pool", "line"), [
-    (532, "- Pool: 532 texts could be drawn (kept LLM texts outside every earlier sample and the detector's training "
-          "half); 212 are left for a later round, too few for another of 300."),
-    (852, "- Pool: 852 texts could be drawn (kept LLM texts outside every earlier sample and the detector's training "
-          "half); 532 are left for a later round, enough for another of 300."),
+@pytest.mark.parametrize(("pool", "sample", "line"), [
+    (532, "training half", "- Pool: 532 texts could be drawn (kept LLM texts outside every earlier sample and the "
+                           "detector's training half); 212 are left for a later round, too few for another of 300."),
+    (852, "texts the edge detector learned from", "- Pool: 852 texts could be drawn (kept LLM texts outside every "
+          "earlier sample and the texts the detector learned from); 532 are left for a later round, enough for another "
+          "of 300."),
 ])
-def test_residual_report_says_what_the_pool_has_left(pool, line):
-    """A later round needs fresh texts: the report says how many a draw of this size leaves."""
+def test_residual_report_says_what_the_pool_has_left(pool, sample, line):
+    """A later round needs fresh texts: the report says how many a draw of this size leaves, and from what."""
     texts = [{"sample_id": f"s{i:03d}", "edits": []} for i in range(320)]
-    assert line in _residual_module().extra_lines({"pool": pool}, texts, {})
+    assert line in _residual_module().extra_lines({"pool": pool, "sample": f"320 drawn, and the {sample} left out"},
+                                                  texts, {})
