@@ -23,10 +23,11 @@ text or a reviewed text marked clean, plus the margin: such a candidate is cut a
 
 The LLM-written texts it learned from (the self-labelled ones; the reviewed ones are in their samples) are
 listed in ``--training-out`` (`benchmarks/results/edge_detector_training.jsonl`, the model's name and version in
-its header line): a fresh residual review (`benchmarks/clean_residual_sample.py --edges auto`) draws from every
+its header line; ``--training-only`` writes that list for the bundled model without building, after checking
+that the examples are the ones it was built from): a fresh residual review (`benchmarks/clean_residual_sample.py --edges auto`) draws from every
 other text no earlier sample holds. A text of the training half that gave no example was not learned from.
 
-    .venv/bin/python benchmarks/edge_detector.py [--skip-review REVIEW.jsonl ...]
+    .venv/bin/python benchmarks/edge_detector.py [--skip-review REVIEW.jsonl ...] [--training-only]
 
 ``--skip-review`` rebuilds a detector frozen before a review landed (the model file comes out byte-identical).
 """
@@ -88,6 +89,20 @@ def write_training(path: Path, examples: list[Any]) -> None:
                     "reviewed texts it learned from are in the residual samples"}
     rows = [json.dumps(head)] + [json.dumps({"id": i, "source": src}) for i, src in used]
     path.write_text("\n".join(rows) + "\n")
+
+
+def list_training(model_path: str, out: Path, examples: list[Any], counts: dict[str, int]) -> int:
+    """``--training-only``: write the list for the bundled model, after checking that these examples are the ones
+    it was built from (the same count of every source in its file)."""
+    from zcp_core.artifacts.edges import load_model
+
+    built = load_model(model_path).meta.get("examples", {})
+    if built != counts:
+        raise SystemExit(f"{model_path}: built from {built}, these examples are {counts}: the list would not be "
+                         "the model's; rebuild the model instead")
+    write_training(out, examples)
+    print(f"wrote {out}")
+    return 0
 
 
 def training_ids(path: Path, model: str) -> set[str]:
@@ -285,6 +300,8 @@ def main() -> int:
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "edge_detector.md"))
     ap.add_argument("--training-out", type=Path, default=TRAINING,
                     help="where the list of the LLM-written texts the detector learned from is written")
+    ap.add_argument("--training-only", action="store_true",
+                    help="only list the texts the bundled model learned from (--training-out); build nothing")
     ap.add_argument("--skip-review", action="append", default=[], type=Path, metavar="REVIEW",
                     help="a review file left out of training (repeatable): rebuilds a detector frozen before it")
     args = ap.parse_args()
@@ -309,6 +326,8 @@ def main() -> int:
     reviews = reviewed(ROOT / "benchmarks" / "results", tuple(args.skip_review))
     examples, counts = examples_from(result, texts, source, reviews)
     print(json.dumps(counts), flush=True)
+    if args.training_only:
+        return list_training(args.model, args.training_out, examples, counts)
     human = [i for i, e in enumerate(examples) if e.source == "human"]
     cut, review, humans, tops, gate_cut = {}, {}, {}, {}, {}
     figures: dict[str, dict[str, Any]] = {}
