@@ -1,0 +1,177 @@
+"""Does a small language model see where a title ends? A feasibility study for the edge detector.
+
+The residual reviews keep finding titles and headlines joined to the body by a space ("…Hall of Fame Snub Ian
+Woosnam led Europe…"), which the learned edge detector, reading a segment's shape and words, scores far below
+its cut. A language model reads grammar: after a complete title it expects a line break, in the middle of a
+phrase it does not. This script measures that signal on the reviewed rounds, against the shipped detector on the
+same texts, before anyone builds on it.
+
+For each text, every head candidate of the edge detector (a space or a glue before a capital, in the first
+:data:`MAX_AT` characters) gets the embedded model's (SmolLM2-135M-Instruct) probability that a line break comes
+next, from one teacher-forced pass over the text's opening. Then:
+
+* *titles*: the texts a review under the written criteria (round 6 on) marked with a ``format`` artifact that
+  opens the text and is joined to the body by a space or a glue; the title's end is the point a cut should take;
+* *clean openings*: the texts those reviews marked clean, and :data:`N_HUMAN` development human texts (seeded);
+  a threshold must stay above the highest candidate of these.
+
+Reported: how often the title's end is the text's best candidate (by the LM, and by the shipped detector), and
+how many titles reach a threshold set above every clean opening (by the LM; by the detector, its own cut). The
+reviewed rounds are development data: the rules and detector were written after reading them, the LM was not.
+DetectRL has no licence: the data is read from ``../shared/data/detectrl``.
+
+    .venv/bin/python benchmarks/title_boundary_lm.py [--human 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
+from _provenance import header  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+MAX_AT = 220
+N_HUMAN = 1500
+ROUNDS = ("round6", "round7", "round8", "round9", "round10", "round11", "dev12", "round12", "round13", "round14")
+SEED = 0
+
+
+def reviewed_texts() -> tuple[list[tuple[str, str, int]], list[tuple[str, str]]]:
+    """(id, text, title end) of the reviewed titles joined to the body at a candidate; (id, text) of the
+    reviewed clean texts."""
+    from edge_holdout import sample_rows
+
+    from zcp_core.artifacts.edges import candidates
+
+    titles, clean = [], []
+    for name in ROUNDS:
+        review = {r["sample_id"]: r for r in
+                  map(json.loads, (RESULTS / f"clean_residual_{name}_review.jsonl").read_text().splitlines())}
+        for s in sample_rows(f"{name}_"):
+            r, text = review[s["sample_id"]], s["cleaned_text"]
+            if not r["artifact"]:
+                clean.append((s["id"], text))
+                continue
+            span = str(r.get("span") or "").strip()
+            if r.get("kind") != "format" or not span or not text.lstrip().startswith(span):
+                continue
+            end = text.index(span) + len(span)
+            at = {c.at for c in candidates(text, "head") if c.kind in ("space", "glue") and c.at <= MAX_AT}
+            point = end if end in at else end + 1 if text[end: end + 1] == " " and end + 1 in at else None
+            if point is None and end in {c.at - 1 for c in candidates(text, "head")}:
+                point = end + 1
+            if point is not None and point in at:
+                titles.append((s["id"], text, point))
+    return titles, clean
+
+
+def lm_scores(texts: list[str]) -> list[dict[int, float]]:
+    """Per text, each head candidate's log probability of a line break next (from the text's opening)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from zcp_core.artifacts.edges import candidates
+    from zcp_core.backends import ensure_converted
+
+    path = ensure_converted()
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.pad_token = tok.pad_token or tok.eos_token  # right padding: a causal model's earlier logits are unchanged
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    newline = [i for t, i in tok.get_vocab().items() if t.startswith("Ċ")]  # tokens that open with a line break
+    out: list[dict[int, float]] = []
+    for k in range(0, len(texts), 16):
+        batch = [t[: MAX_AT + 40] for t in texts[k: k + 16]]
+        enc = tok(batch, return_tensors="pt", padding=True, return_offsets_mapping=True)
+        offsets = enc.pop("offset_mapping")
+        with torch.no_grad():
+            logp = torch.log_softmax(model(**enc).logits, dim=-1)[..., newline].logsumexp(-1)
+        for b in range(len(batch)):
+            starts = {int(s): j for j, (s, e) in enumerate(offsets[b].tolist()) if e > s}
+            scores = {}
+            for c in candidates(texts[k + b], "head"):
+                if c.kind not in ("space", "glue") or c.at > MAX_AT:
+                    continue
+                # the token the body opens with starts at the candidate (" Ian"), or just after its space
+                j = starts.get(c.at, starts.get(c.at + 1) if texts[k + b][c.at: c.at + 1] == " " else None)
+                if j is not None and j > 0:
+                    scores[c.at] = float(logp[b, j - 1])  # the prediction made before that token
+            out.append(scores)
+    return out
+
+
+def detector_scores(texts: list[str]) -> list[dict[int, float]]:
+    """Per text, the shipped detector's score of each head candidate (no domain, as the reviews' texts carry
+    none in their ids for every file)."""
+    from zcp_core.artifacts.edges import load_model
+
+    return [{c.at: s for c, s in scored} for scored in load_model().score(texts, "head")]
+
+
+def summary(name: str, titles: list[tuple[Any, Any, int]], tscores: list[dict[int, float]],
+            negatives: list[dict[int, float]], threshold: float | None = None) -> str:
+    """One table row: top-1 rate, the threshold (above every negative's best candidate unless given), titles
+    cut at their end there."""
+    top1 = sum(1 for (_, _, p), sc in zip(titles, tscores) if sc and max(sc, key=lambda a: (sc[a], -a)) == p)
+    bar = threshold if threshold is not None else max(max(sc.values()) for sc in negatives if sc) + 1e-9
+    hit = sum(1 for (_, _, p), sc in zip(titles, tscores)
+              if sc.get(p, -math.inf) >= bar and max(sc, key=lambda a: (sc[a], -a)) == p)
+    n = len(titles)
+    return f"| {name} | {top1} of {n} ({top1 / n:.0%}) | {bar:.3g} | **{hit} of {n}** |"
+
+
+def main() -> int:
+    """Collect, score, write the results file."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "detectrl"))
+    ap.add_argument("--human", type=int, default=N_HUMAN)
+    ap.add_argument("--out", default=str(RESULTS / "title_boundary_lm.md"))
+    args = ap.parse_args()
+    if not Path(args.data).exists():
+        print(f"{args.data} is absent: the study reads DetectRL's test splits", file=sys.stderr)
+        return 1
+    from clean_residual_sample import load_all
+    from edge_detector import DEV_DIRS
+
+    titles, clean = reviewed_texts()
+    texts, source = load_all(Path(args.data))
+    dev = sorted((t.id, t.text) for t in texts if t.label == "human" and source[t.id].split("/")[0] in DEV_DIRS)
+    humans = random.Random(SEED).sample(dev, min(args.human, len(dev)))
+    start = time.perf_counter()
+    lm = lm_scores([t for _, t, _ in titles] + [t for _, t in clean] + [t for _, t in humans])
+    lm_s = time.perf_counter() - start
+    start = time.perf_counter()
+    det = detector_scores([t for _, t, _ in titles] + [t for _, t in clean] + [t for _, t in humans])
+    det_s = time.perf_counter() - start
+    n_t, n_c = len(titles), len(clean)
+    from zcp_core.artifacts.edges import load_model
+
+    model = load_model()
+    lines = [header("title_boundary_lm: does a small language model see where a title ends?",
+                    f"SmolLM2-135M-Instruct (embedded, fp32, CPU); edge detector {model.name}-{model.version}; "
+                    "DetectRL test splits (github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
+             f"Reviewed rounds {', '.join(ROUNDS)} (development data): {n_t} titles joined to the body at a head "
+             f"candidate, {n_c} texts marked clean; {len(humans)} development human texts (seed {SEED}).", "",
+             "| signal | title end is the best candidate | threshold | titles cut at their end, threshold above "
+             "every clean opening (reviewed clean and human) |", "|---|---|---|---|",
+             summary("LM: log P(line break next)", titles, lm[:n_t], lm[n_t:]),
+             summary("LM, threshold above the human texts only", titles, lm[:n_t], lm[n_t + n_c:]),
+             summary("shipped detector, its own cut", titles, det[:n_t], det[n_t:], model.cut["head"]),
+             summary("shipped detector, threshold above every clean opening", titles, det[:n_t], det[n_t:]), "",
+             f"Scoring time on this machine, same run: LM {lm_s:.0f} s, detector {det_s:.1f} s, for "
+             f"{n_t + n_c + len(humans)} texts (ratio {lm_s / max(det_s, 1e-9):.0f}x).", ""]
+    Path(args.out).write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
