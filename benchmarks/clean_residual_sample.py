@@ -138,6 +138,10 @@ def main() -> int:
                     help="the edge detector the cleaning runs (as `zcp clean --edges`: auto, none or a model file); "
                          "with it on, the LLM texts the detector learned from "
                          "(benchmarks/results/edge_detector_training.jsonl) are left out of the draw")
+    ap.add_argument("--training", choices=["learned", "half"], default="learned",
+                    help="with --edges on, which LLM texts of the detector's training are left out of the draw: "
+                         "'learned' (default) the ones it learned from, 'half' its whole training half (how rounds "
+                         "9 to 14 were drawn, to draw one of them again)")
     ap.add_argument("--overwrite", action="store_true",
                     help="replace an existing --out file (a sample a review may already mark)")
     args = ap.parse_args()
@@ -159,12 +163,13 @@ def main() -> int:
     excluded = excluded_ids(args.exclude)
     training: set[str] = set()
     if args.edges != "none":
-        from edge_detector import TRAINING, training_ids
+        from edge_detector import TRAINING, training_half, training_ids
 
         from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
 
         m = load_model(DEFAULT_MODEL if args.edges == "auto" else Path(args.edges))
-        training = training_ids(TRAINING, f"{m.name}-{m.version}") & {t.id for t in llm}
+        training = ({t.id for t in llm if training_half(t.id)} if args.training == "half"
+                    else training_ids(TRAINING, f"{m.name}-{m.version}") & {t.id for t in llm})
     pool = [t for t in llm if t.id not in excluded and t.id not in training]
     in_review = set(result.flags.loc[result.flags["kind"].str.startswith("edges_review"), "id"])
     drawn = random.Random(args.seed).sample(pool, args.n)
@@ -177,8 +182,10 @@ def main() -> int:
               "sample": f"{args.n} drawn with random.Random({args.seed}).sample over ids in sorted order"
                         + (f", {len(excluded & {t.id for t in llm})} ids of {', '.join(args.exclude)} excluded first"
                            if excluded else "")
-                        + (f", and the {len(training)} texts the edge detector learned from "
-                           "(benchmarks/results/edge_detector_training.jsonl) left out" if training else ""),
+                        + ((f", and the edge detector's training half ({len(training)} ids) left out"
+                            if args.training == "half" else
+                            f", and the {len(training)} texts the edge detector learned from "
+                            "(benchmarks/results/edge_detector_training.jsonl) left out") if training else ""),
               "llm_texts": sum(t.label == "llm" for t in texts), "edges": args.edges, "edges_model": edges_label(args.edges), "pool": len(pool),
               "held_back_llm": int(sum(1 for i in result.dropped.loc[result.dropped["kind"] == "held_back", "id"]
                                        if i in {t.id for t in texts if t.label == "llm"})),

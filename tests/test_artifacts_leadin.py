@@ -44,6 +44,16 @@ GOLDEN = [
     # a title ending in a word it already used: the body's rank before the name says it again
     ("Police Commander Calls on Residents to Report Crime as Local Commander Jan Reed spoke on Monday. Reed said "
      "crime fell.", None, None),
+    # an independent code review's reproducers: a name after the opener ("The Guardian", "Her Majesty"), a pair the
+    # text writes again ("vitamin A"), "I" after prose, a quote left open
+    ("Scientists working with NASA told The Guardian on Monday that scientists had found water.", None, None),
+    ("Crowds gathered to greet Her Majesty as the crowds cheered along the road.", None, None),
+    ("Deficiency of vitamin A is a leading cause of blindness in children. Vitamin A supplementation helps.",
+     None, None),
+    ("Last summer in Paris I discovered a tiny bakery. Paris had many bakeries, but this was summer magic.",
+     None, None),
+    ("Every Christmas Eve I sit by the window. Christmas Eve is quiet.", None, None),
+    ('Printed in 1611 and known as the "Great She Bible" it was printed in a great hurry.', None, None),
     # no content word of the title comes back: no title of this body
     ("Quiet Evening The lake was calm and nobody spoke until dawn.", None, None),
     # a comma, an auxiliary or a sentence end before the opener: a sentence, not a title
@@ -106,6 +116,8 @@ LEFT = [
     ("The trip was fine.Suggestions:1. Use active voice. 2. Cut words.", {3, 4, 5, 6}, []),
     # a number ending the text
     ("Mia woke. Tea was cold. 4. She left. The end came.6.", {2, 3, 5}, [4, 6]),
+    # a number after an abbreviation is no sentence number, glued or at the end
+    ("The trend held. Sales grew as in Fig.3. Costs fell. Margins rose.", {1, 2, 4}, []),
 ]
 
 
@@ -130,6 +142,25 @@ def test_left_numbers_are_cut_recorded_and_undone():
                                "The day came.It ended.")
     assert ((r.edits["pattern_id"] == LEFT_RULE_ID) & r.edits["applied"]).sum() == 2
     assert undo(r.texts[0].text, r.edits) == text
+
+
+@pytest.mark.parametrize("text", [
+    '"Last summer in Paris I discovered a tiny bakery. Paris had many bakeries and every summer I return."',
+    "...Village bakery wins bread award A village bakery has won a national award for its bread.",
+])
+def test_a_cut_that_is_no_lead_in_is_no_evidence(text):
+    """An enclosing quote or a leading ellipsis cut at the head says nothing of a lead-in: no title is cut after
+    it."""
+    r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
+    assert not (r.edits["pattern_id"] == RULE_ID).any()
+
+
+def test_lead_in_evidence_golden():
+    from zcp_core.artifacts.edges_apply import lead_in
+
+    assert lead_in("beg-sentence-count") and lead_in("prompt-sico-style") and lead_in("beg-heading")
+    assert not any(lead_in(p) for p in ("beg-enclosing-quote", "beg-numbered-first", "beg-leading-ellipsis",
+                                         "asst-placeholder-xyz", "rule:title-restated-2", "learned:x-1:head"))
 
 
 def test_no_detectrl_human_text_has_a_head_cut_or_a_rule_cut(detectrl_cleaned):

@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 MIN_KEPT = 0.4
 RULES = (TITLE_RULE, LEAD_IN_RULE, NUMBER_RULE, LEFT_RULE)  # the rules this stage applies before the model
 REVIEW_KIND = "edges_review"
+# cuts at a text's head that say nothing of a lead-in: an enclosing quote, a sentence number, an ellipsis, a
+# placeholder or a script swap; the lead-in title rule does not take them as its evidence
+NOT_LEAD_INS = frozenset({"beg-enclosing-quote", "beg-enclosing-quote-close", "beg-numbered-first",
+                          "beg-numbered-glued", "beg-leading-ellipsis", "asst-foreign-script", "sub-instead"})
+
+
+def lead_in(pattern_id: str) -> bool:
+    """Whether a pattern's cut at a text's head is evidence of a lead-in: a pattern's (not a rule's or the
+    detector's), and not one of :data:`NOT_LEAD_INS` or a placeholder's."""
+    return not (pattern_id in NOT_LEAD_INS or pattern_id.startswith(("asst-placeholder", "rule:", "learned:")))
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,7 @@ def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
     the original, ``pattern_id`` and ``original``): the head title first (a restated title, else, when a pattern
     cut the head, a title left after the lead-in), then the sentence numbers."""
     out = []
-    led = 0 in {int(e["start"]) for e in applied}
+    led = any(int(e["start"]) == 0 and lead_in(str(e["pattern_id"])) for e in applied)
     title = find_title(text)
     rule = TITLE_RULE
     if title is None and led:

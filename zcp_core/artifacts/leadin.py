@@ -7,17 +7,21 @@ walked along the shore…". Of the residual titles the reviews of rounds 9 to 13
 lead-in a pattern had cut, and the edge detector scores a space-joined title far below its cut.
 
 The lead-in is the evidence: no human text of DetectRL has its head cut by a pattern (0 of 6,035; a test asserts
-it), so this rule runs only on a text whose head a pattern cut at offset 0 (:func:`find_lead_in_title` is told so
-by its caller). It cuts at a head candidate of the edge detector within :data:`~zcp_core.artifacts.titles.MAX_AT`
+it), so this rule runs only on a text whose head a pattern cut at offset 0, and a cut that says nothing of a
+lead-in (an enclosing quote, a sentence number, an ellipsis, a placeholder:
+:data:`zcp_core.artifacts.edges_apply.NOT_LEAD_INS`) does not count; :func:`find_lead_in_title` is told so by its
+caller. It cuts at a head candidate of the edge detector within :data:`~zcp_core.artifacts.titles.MAX_AT`
 characters when the segment before it reads as a title (3 to 20 words; no sentence end, comma, auxiliary or
-pronoun; brackets balanced; no last word that needs a continuation), at least one of its content words comes back
+pronoun; brackets and quotes balanced; no last word that needs a continuation), at least one of its content words comes back
 in the next :data:`~zcp_core.artifacts.titles.ECHO_CHARS` characters (a body restates its title), and the body
 opens a sentence in one of two ways:
 
-* ``opener``: with a capitalised word that prose capitalises only at a sentence's start ("…endless hole When I
-  fell…", "…world record A Irish man cut…"); "I" only after a capitalised word ("…of the Sky I walked…"), since
-  prose has "From the moment I walked";
-* ``name``: the title is in Title Case (every content word capitalised, at least four) and the body opens with a
+* ``opener``: with a capitalised word that prose capitalises only at a sentence's start, followed by a lower
+  case word ("…endless hole When I fell…", "…caused safety issues According to Network Rail…"), and not a pair
+  the text writes again ("vitamin A"); "A" not after a capitalised word ("Serie A side"); "I" only after a Title
+  Case segment of four words or more ("…On the Shores of the Sky I walked…"), since prose has "From the moment I
+  walked" and "Last summer in Paris I discovered";
+* ``name``: the title is in Title Case (every content word capitalised, at least six) and the body opens with a
   two-word name and a lower case word ("…Snub Ian Woosnam led…"), whose second word comes back later in the
   text and whose first word the text never writes after the title's last word, in any case (so "…in Boost for
   Welsh Football Wales has…" with "Welsh football" later is not cut there), and whose last word the title has
@@ -33,8 +37,9 @@ import re
 from zcp_core.artifacts.edges import _TITLE_SMALL, candidates
 from zcp_core.artifacts.titles import _AUX, _CONTENT, ECHO_CHARS, MAX_AT, TitleCut, _title_like
 
-RULE_ID = "rule:title-after-lead-in-1"
+RULE_ID = "rule:title-after-lead-in-2"
 MIN_TITLE_CASE = 6
+MIN_I_WORDS = 4  # a Title Case segment before "I": "On the Shores of the Sky I walked…"
 # capitalised only where a sentence starts: after a title's last word they open the body
 _OPENERS = frozenset("The A An This These Those When While In On At As After Before During Following According "
                      "Despite For With Over It We He She They Our His Her Their There Today Yesterday Last Once If "
@@ -50,29 +55,32 @@ def find_lead_in_title(text: str) -> TitleCut | None:
             continue
         seg, body = text[: c.at].rstrip(), text[c.at:].lstrip(" ")
         if not (_title_like(seg, allow_end=False) and "," not in seg and seg.count("(") == seg.count(")")
+                and seg.count('"') % 2 == 0 and seg.count("“") == seg.count("”")
                 and not _AUX.search(seg) and _echoed(seg, body[:ECHO_CHARS])):
             continue
         words = body.split(" ", 2)
-        first, after, prev = words[0], (words[1:] or [""])[0], seg.split()[-1]
-        if _opens(first, after, prev):
+        first, after = words[0], (words[1:] or [""])[0]
+        # the title's last word, its quotes, brackets and bold markers taken off ("…Lap Record **" ends in "Record")
+        prev = next((w.strip("\"“”'‘’()[]*") for w in reversed(seg.split()) if any(ch.isalpha() for ch in w)), "")
+        again = re.search(rf"\b{re.escape(prev)} {re.escape(first)}\b", text[c.at + len(first):], re.IGNORECASE)
+        if _opens(first, after, prev, seg) and again is None:  # "vitamin A … Vitamin A": a pair, not a boundary
             return TitleCut(c.at, "opener", 1.0)
         if _title_case(seg) and _named(text, c.at, body, prev):
             return TitleCut(c.at, "name", 1.0)
     return None
 
 
-def _opens(first: str, after: str, prev: str) -> bool:
-    """Whether ``first`` opens the body after a title ending in ``prev``. In a Title Case title "After", "Over",
-    "His" are the title's own words ("Swimmers at Risk After Storm…", "…Forced to Hang Up His Brush…"), so after a
-    capitalised last word the opener must be followed by a lower case word; "A" after one is a name's ("Serie A
-    side Parma")."""
+def _opens(first: str, after: str, prev: str, seg: str) -> bool:
+    """Whether ``first`` opens the body after a title ``seg`` ending in ``prev``. The opener must be followed by a
+    lower case word (or "I"): "The Guardian", "Today FM" and "Her Majesty" are names a sentence names mid-way
+    ("…told The Guardian on Monday"), and in a Title Case title "After", "Over", "His" are its own words
+    ("Swimmers at Risk After Storm…"). "A" after a capitalised word is a name's ("Serie A side Parma"); "I" only
+    after a Title Case segment of :data:`MIN_I_WORDS` words or more (prose has "Last summer in Paris I…")."""
     if first == "I":
-        return prev[:1].isupper()
-    if first not in _OPENERS:
+        return prev[:1].isupper() and len(seg.split()) >= MIN_I_WORDS and _title_case(seg, 2)
+    if first not in _OPENERS or not (after[:1].islower() or after == "I"):
         return False
-    if prev[:1].isupper():
-        return first != "A" and (after[:1].islower() or after == "I")
-    return True
+    return not (first == "A" and prev[:1].isupper())
 
 
 def _echoed(seg: str, after: str) -> bool:
@@ -81,11 +89,11 @@ def _echoed(seg: str, after: str) -> bool:
     return any(w.lower()[:5] in stems for w in _CONTENT.findall(seg) if w.lower() not in _TITLE_SMALL)
 
 
-def _title_case(seg: str) -> bool:
-    """Every word with a letter that is not a title's small word is capitalised, and there are at least
-    :data:`MIN_TITLE_CASE` of them."""
+def _title_case(seg: str, least: int = MIN_TITLE_CASE) -> bool:
+    """Every word with a letter that is not a title's small word is capitalised, and there are at least ``least``
+    of them."""
     words = [w for w in seg.split() if any(ch.isalpha() for ch in w) and w.lower() not in _TITLE_SMALL]
-    return len(words) >= MIN_TITLE_CASE and all(w[:1].isupper() or not w[:1].isalpha() for w in words)
+    return len(words) >= least and all(w[:1].isupper() or not w[:1].isalpha() for w in words)
 
 
 def _named(text: str, at: int, body: str, prev: str) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 RULE_ID = "rule:sentence-numbers-2"
-LEFT_RULE_ID = "rule:numbers-left-1"
+LEFT_RULE_ID = "rule:numbers-left-2"
 # the patterns that cut a sentence number ("1. " at the head, "rooms.2. " glued): their cuts are the evidence
 # :func:`find_left_numbers` needs
 NUMBER_PATTERNS = frozenset({"beg-numbered-first", "beg-numbered-glued"})
@@ -106,7 +106,8 @@ def find_left_numbers(text: str, cut: Collection[int]) -> list[NumberSpan]:
     if not cut or _LIST_ONE.search(text):
         return []  # a "1." after a colon opens a list ("Suggestions:1. Use…"): its numbers are the list's
     found = dict(_after_sentences(text))
-    found.update((m.start(1), int(m.group(1))) for m in (*_GLUED.finditer(text), *_LAST.finditer(text)))
+    found.update((m.start(1), int(m.group(1))) for m in (*_GLUED.finditer(text), *_LAST.finditer(text))
+                 if not _ABBREV.search(text[max(0, m.start(1) - 12): m.start(1)]))  # "…as in Fig.3." is no number
     if (head := _HEAD_ONE.match(text)) is not None:
         found[head.start(1)] = 1
     every = set(cut) | set(found.values())
