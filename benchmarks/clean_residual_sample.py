@@ -165,11 +165,11 @@ def main() -> int:
     if args.edges != "none":
         from edge_detector import TRAINING, training_half, training_ids
 
-        from zcp_core.artifacts.edges import DEFAULT_MODEL, load_model
+        from zcp_core.artifacts.edges import DEFAULT_MODEL
 
-        m = load_model(DEFAULT_MODEL if args.edges == "auto" else Path(args.edges))
+        model_path = DEFAULT_MODEL if args.edges == "auto" else Path(args.edges)
         training = ({t.id for t in llm if training_half(t.id)} if args.training == "half"
-                    else training_ids(TRAINING, f"{m.name}-{m.version}") & {t.id for t in llm})
+                    else training_ids(TRAINING, model_path) & {t.id for t in llm})
     pool = [t for t in llm if t.id not in excluded and t.id not in training]
     in_review = set(result.flags.loc[result.flags["kind"].str.startswith("edges_review"), "id"])
     drawn = random.Random(args.seed).sample(pool, args.n)

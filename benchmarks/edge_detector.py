@@ -21,10 +21,10 @@ is the score above which 0.5% of them lie. ``gate_cut`` (head only) is the highe
 candidate shaped like a glued title (:func:`zcp_core.artifacts.titles.glued_title`) in a development human
 text or a reviewed text marked clean, plus the margin: such a candidate is cut at it.
 
-The LLM-written texts it learned from (the self-labelled ones; the reviewed ones are in their samples) are
-listed in ``--training-out`` (`benchmarks/results/edge_detector_training.jsonl`, the model's name and version in
-its header line; ``--training-only`` writes that list for the bundled model without building, after checking
-that the examples are the ones it was built from): a fresh residual review (`benchmarks/clean_residual_sample.py --edges auto`) draws from every
+The LLM-written texts it learned from (self-labelled or reviewed) are listed in ``--training-out``
+(`benchmarks/results/edge_detector_training.jsonl`, the model file's sha256 in its header line;
+``--training-only`` writes that list for the model file without building, after checking that the examples have
+the counts by source the file records): a fresh residual review (`benchmarks/clean_residual_sample.py --edges auto`) draws from every
 other text no earlier sample holds. A text of the training half that gave no example was not learned from.
 
     .venv/bin/python benchmarks/edge_detector.py [--skip-review REVIEW.jsonl ...] [--training-only]
@@ -76,44 +76,48 @@ def training_half(text_id: str) -> bool:
     return int(hashlib.sha256(text_id.encode()).hexdigest(), 16) % 2 == 0
 
 
-def write_training(path: Path, examples: list[Any]) -> None:
-    """The LLM-written texts the self-labelled examples came from, one JSON row each after a header line naming
-    the model, so a residual review can leave exactly them out of its draw."""
+def write_training(path: Path, examples: list[Any], model_path: str | Path) -> None:
+    """The LLM-written texts the model at ``model_path`` learned from (self-labelled or reviewed), one JSON row
+    each after a header line naming the model and its file's sha256, so a residual review can leave exactly them
+    out of its draw."""
     import datetime as _dt
 
-    used = sorted({(e.id, e.source) for e in examples if e.source in SELF_LABELLED})
+    used = sorted({(e.id, e.source) for e in examples if e.source != "human"})
     head = {"header": True, "command": command_line(), "commit": git_commit(),
             "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "model": f"{NAME}-{VERSION}",
+            "model_sha256": hashlib.sha256(Path(model_path).read_bytes()).hexdigest(),
             "texts": len({i for i, _ in used}),
-            "what": "LLM-written texts of DetectRL's test splits the detector learned from (self-labelled); the "
-                    "reviewed texts it learned from are in the residual samples"}
+            "what": "LLM-written texts of DetectRL's test splits the detector learned from: self-labelled, and "
+                    "reviewed in a residual round"}
     rows = [json.dumps(head)] + [json.dumps({"id": i, "source": src}) for i, src in used]
     path.write_text("\n".join(rows) + "\n")
 
 
 def list_training(model_path: str, out: Path, examples: list[Any], counts: dict[str, int]) -> int:
-    """``--training-only``: write the list for the bundled model, after checking that these examples are the ones
-    it was built from (the same count of every source in its file)."""
+    """``--training-only``: write the list for the model file, after checking that these examples have the same
+    count of every source as the ones it was built from (its file records them; it records no ids)."""
     from zcp_core.artifacts.edges import load_model
 
     built = load_model(model_path).meta.get("examples", {})
     if built != counts:
         raise SystemExit(f"{model_path}: built from {built}, these examples are {counts}: the list would not be "
                          "the model's; rebuild the model instead")
-    write_training(out, examples)
+    write_training(out, examples, model_path)
     print(f"wrote {out}")
     return 0
 
 
-def training_ids(path: Path, model: str) -> set[str]:
-    """The ids a model learned from, read from its ``--training-out`` file; stops when the file is absent or was
-    written for another model (its texts would be the wrong ones to leave out)."""
+def training_ids(path: Path, model_path: str | Path) -> set[str]:
+    """The ids the model file at ``model_path`` learned from, read from its ``--training-out`` file; stops when
+    the file is absent or was written for another model file (its texts would be the wrong ones to leave out)."""
     if not path.is_file():
         raise SystemExit(f"{path}: absent; run benchmarks/edge_detector.py to list the texts the detector learned from")
     lines = path.read_text(encoding="utf-8").splitlines()
     head = json.loads(lines[0]) if lines else {}
-    if head.get("model") != model:
-        raise SystemExit(f"{path}:1: field 'model' is {head.get('model')!r}, not the bundled {model!r}: rebuild it")
+    sha = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()
+    if head.get("model_sha256") != sha:
+        raise SystemExit(f"{path}:1: field 'model_sha256' is {str(head.get('model_sha256'))[:12]!r}, not "
+                         f"{model_path}'s {sha[:12]!r}: run benchmarks/edge_detector.py --training-only")
     return {json.loads(line)["id"] for line in lines[1:] if line.strip()}
 
 
@@ -316,7 +320,7 @@ def main() -> int:
 
     from zcp_core.artifacts import clean, load_library
     from zcp_core.artifacts.cleaner import domain_of
-    from zcp_core.artifacts.edges import EDGES, save_model
+    from zcp_core.artifacts.edges import DEFAULT_MODEL, EDGES, save_model
     from zcp_core.artifacts.edges_train import build_model, oof_scores, per_example_max, rows
     from zcp_core.artifacts.titles import GATE_ID
 
@@ -389,7 +393,8 @@ def main() -> int:
         figures["head"]["gate"].update(gate_reach(model, llm, [examples[i] for i in human]))
         model = replace(model, meta={**meta, "figures": figures})
     save_model(model, args.model)
-    write_training(args.training_out, examples)
+    if args.training_out != TRAINING or Path(args.model).resolve() == DEFAULT_MODEL.resolve():
+        write_training(args.training_out, examples, args.model)  # the bundled list names the bundled model only
     lines = [header(f"edge_detector: the learned edge detector {NAME}-{VERSION}, how it was built and set",
                     f"pattern library {lib.version} (sha256 {lib.sha256[:12]}); DetectRL test splits "
                     "(github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
