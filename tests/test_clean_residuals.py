@@ -769,3 +769,28 @@ def test_residual_report_says_what_the_pool_has_left(pool, sample, line):
     texts = [{"sample_id": f"s{i:03d}", "edits": []} for i in range(320)]
     assert line in _residual_module().extra_lines({"pool": pool, "sample": f"320 drawn, and the {sample} left out"},
                                                   texts, {})
+
+
+def test_the_training_list_names_its_model_file_and_every_text_learned_from(tmp_path):
+    """The list a residual sample leaves out: every non-human example's text, tied to the model file's sha256; a
+    list for another model file, or none, is refused with the file and field named."""
+    from zcp_core.artifacts.edges_train import Example
+
+    spec = importlib.util.spec_from_file_location("edge_detector", ROOT / "benchmarks" / "edge_detector.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model, other = tmp_path / "m.npz", tmp_path / "other.npz"
+    model.write_bytes(b"one model")
+    other.write_bytes(b"another model")
+    examples = [Example("h1", "Human text.", source="human"), Example("a", "Title Body.", head=(5,), source="headline"),
+                Example("a", "Title  Body.", head=(5,), source="headline-glued"),
+                Example("r", "Reviewed text.", source="review-clean")]
+    listing = tmp_path / "training.jsonl"
+    mod.write_training(listing, examples, model)
+    assert mod.training_ids(listing, model) == {"a", "r"}
+    assert json.loads(listing.read_text().splitlines()[0])["texts"] == 2
+    with pytest.raises(SystemExit, match="model_sha256"):
+        mod.training_ids(listing, other)
+    with pytest.raises(SystemExit, match="absent"):
+        mod.training_ids(tmp_path / "none.jsonl", model)
