@@ -64,6 +64,7 @@ MEASUREMENTS: list[tuple[str, str, str, str]] = [
     ("Artifacts and detectors", "edge_detector", "Learned edge detector: LLM-written texts it cuts at its ordinary cut (no development human text reaches it out of fold; a gated cut for glued titles adds more)", "0.38%"),
     ("Artifacts and detectors", "edge_rules", "Edge-stage rules (restated titles, titles after a cut lead-in, left sentence numbers): DetectRL human texts they cut", "0 of 6,035"),
     ("Artifacts and detectors", "edge_holdout", "Edge detector rebuilt with a reviewed round held out (rounds 13, 12, 11, 10): their residual texts the shipped recipe cuts (eight changes tried cut at most 7)", "3 of 72"),
+    ("Artifacts and detectors", "title_boundary_lm", "Embedded model's line-break probability as a title-end signal: reviewed titles cut at their end above every clean opening", "0 of 53"),
     ("Artifacts and detectors", "detector_shortcut", "Prefix attack on 300 human Claude-instant texts: called LLM, original-trained", "168"),
     ("Artifacts and detectors", "detector_transformer", "Frozen SmolLM2 with a logistic head, small scale: attacked human texts called LLM, original-trained", "22"),
     ("Answer-first rate", "afr_profiles", "AFR of Sky-T1-27B on MATH-500, the paper's denominator", "21.5%"),
