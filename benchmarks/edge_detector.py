@@ -67,7 +67,6 @@ BEFORE_CRITERIA = frozenset(f"clean_residual{r}_review.jsonl" for r in ("_tuning
 HEAD_KINDS = {"format", "task_echo", "label", "opener", "headline", "title", "meta", "other"}
 
 
-SELF_LABELLED = ("headline", "headline-glued", "closer")  # example sources drawn from the LLM-written texts
 TRAINING = ROOT / "benchmarks" / "results" / "edge_detector_training.jsonl"
 
 

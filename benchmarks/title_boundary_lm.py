@@ -49,8 +49,6 @@ def reviewed_texts() -> tuple[list[tuple[str, str, int]], list[tuple[str, str]]]
     reviewed clean texts."""
     from edge_holdout import sample_rows
 
-    from zcp_core.artifacts.edges import candidates
-
     titles, clean = [], []
     for name in ROUNDS:
         review = {r["sample_id"]: r for r in
@@ -64,13 +62,19 @@ def reviewed_texts() -> tuple[list[tuple[str, str, int]], list[tuple[str, str]]]
             if r.get("kind") != "format" or not span or not text.lstrip().startswith(span):
                 continue
             end = text.index(span) + len(span)
-            at = {c.at for c in candidates(text, "head") if c.kind in ("space", "glue") and c.at <= MAX_AT}
-            point = end if end in at else end + 1 if text[end: end + 1] == " " and end + 1 in at else None
-            if point is None and end in {c.at - 1 for c in candidates(text, "head")}:
-                point = end + 1
-            if point is not None and point in at:
+            at = set(points(text))
+            point = next((p for p in (end, end + 1) if p in at), None)  # the span may leave its space out
+            if point is not None:
                 titles.append((name, text, point))
     return titles, clean
+
+
+def points(text: str) -> list[int]:
+    """The head candidates both signals score: a space or a glue before a capital, in the first :data:`MAX_AT`
+    characters."""
+    from zcp_core.artifacts.edges import candidates
+
+    return [c.at for c in candidates(text, "head") if c.kind in ("space", "glue") and c.at <= MAX_AT]
 
 
 def lm_scores(texts: list[str]) -> list[dict[int, float]]:
@@ -78,7 +82,6 @@ def lm_scores(texts: list[str]) -> list[dict[int, float]]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from zcp_core.artifacts.edges import candidates
     from zcp_core.backends import ensure_converted
 
     path = ensure_converted()
@@ -96,23 +99,22 @@ def lm_scores(texts: list[str]) -> list[dict[int, float]]:
         for b in range(len(batch)):
             starts = {int(s): j for j, (s, e) in enumerate(offsets[b].tolist()) if e > s}
             scores = {}
-            for c in candidates(texts[k + b], "head"):
-                if c.kind not in ("space", "glue") or c.at > MAX_AT:
-                    continue
+            for at in points(texts[k + b]):
                 # the token the body opens with starts at the candidate (" Ian"), or just after its space
-                j = starts.get(c.at, starts.get(c.at + 1) if texts[k + b][c.at: c.at + 1] == " " else None)
+                j = starts.get(at, starts.get(at + 1) if texts[k + b][at: at + 1] == " " else None)
                 if j is not None and j > 0:
-                    scores[c.at] = float(logp[b, j - 1])  # the prediction made before that token
+                    scores[at] = float(logp[b, j - 1])  # the prediction made before that token
             out.append(scores)
     return out
 
 
 def detector_scores(texts: list[str]) -> list[dict[int, float]]:
-    """Per text, the shipped detector's score of each head candidate (no domain, as the reviews' texts carry
-    none in their ids for every file)."""
+    """Per text, the shipped detector's score of each of the candidates the LM scores (:func:`points`; no domain,
+    as the reviews' texts carry none in their ids for every file)."""
     from zcp_core.artifacts.edges import load_model
 
-    return [{c.at: s for c, s in scored} for scored in load_model().score(texts, "head")]
+    return [{c.at: s for c, s in scored if c.at in set(points(text))}
+            for text, scored in zip(texts, load_model().score(texts, "head"))]
 
 
 def summary(name: str, which: str, titles: list[tuple[Any, Any, int]], tscores: list[dict[int, float]],

@@ -145,13 +145,15 @@ def test_left_numbers_are_cut_recorded_and_undone():
 
 
 @pytest.mark.parametrize("text", [
-    '"Last summer in Paris I discovered a tiny bakery. Paris had many bakeries and every summer I return."',
+    '"Village bakery wins bread award A village bakery has won a national award for its bread."',
     "...Village bakery wins bread award A village bakery has won a national award for its bread.",
 ])
 def test_a_cut_that_is_no_lead_in_is_no_evidence(text):
     """An enclosing quote or a leading ellipsis cut at the head says nothing of a lead-in: no title is cut after
-    it."""
+    it, though the finder alone would cut one there."""
     r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
+    assert r.edits["applied"].any() and int(r.edits.loc[r.edits["applied"], "start"].min()) == 0  # a head cut
+    assert find_lead_in_title(r.texts[0].text) is not None
     assert not (r.edits["pattern_id"] == RULE_ID).any()
 
 
