@@ -113,8 +113,11 @@ def detector_scores(texts: list[str]) -> list[dict[int, float]]:
     as the reviews' texts carry none in their ids for every file)."""
     from zcp_core.artifacts.edges import load_model
 
-    return [{c.at: s for c, s in scored if c.at in set(points(text))}
-            for text, scored in zip(texts, load_model().score(texts, "head"))]
+    out = []
+    for text, scored in zip(texts, load_model().score(texts, "head")):
+        keep = set(points(text))
+        out.append({c.at: s for c, s in scored if c.at in keep})
+    return out
 
 
 def summary(name: str, which: str, titles: list[tuple[Any, Any, int]], tscores: list[dict[int, float]],
