@@ -2,12 +2,14 @@
 
 The rules (``zcp_core/artifacts/edges_apply.py``, ``RULES``): a title the text restates
 (``zcp_core/artifacts/titles.py``), a title left after a lead-in the patterns cut (``leadin.py``), sentence numbers
-left after a cut "1." and sentence numbers the number patterns left among the ones they cut (``numbering.py``).
+left after a cut "1." and sentence numbers the number patterns left among the ones they cut (``numbering.py``),
+and bold markers left after a pattern cut some (``markup.py``).
 Three figures per rule, each against independent truth:
 
 * human texts: the rules on every distinct human text of DetectRL's test splits as the stage sees them (patterns
   never edit them, so the lead-in and left-numbers rules, which need a pattern's cut, cannot run), and the
-  stricter check, as if a lead-in pattern had cut each text's head and a number pattern a "2.": how many they
+  stricter check, as if a lead-in pattern had cut each text's head, a number pattern a "2." and a bold pattern a
+  "**": how many they
   would cut (the rules' whole point is 0; the two evidence rules' safety rests on their evidence, and the
   stricter check says how much);
 * LLM texts: how many of the distinct LLM-written texts, cleaned by the patterns only, each rule cuts, and a
@@ -56,19 +58,22 @@ def cuts_of(text: str, applied: Iterable[Mapping[str, Any]]) -> list[tuple[str, 
     out: list[tuple[str, str]] = []
     numbers: dict[str, list[Any]] = {}
     for c in rule_cuts(text, list(applied)):
-        if c.detail.isdigit():
+        if c.detail.isdigit() or c.detail == "**":
             numbers.setdefault(c.rule, []).append(c)
         else:
             out.append((c.rule, f"{c.detail}: {cell(text[c.start: c.end].strip())}"))
     for rule, cs in numbers.items():
-        out.append((rule, f"{len(cs)} numbers, {', '.join(c.detail for c in cs[:4])}{'…' if len(cs) > 4 else ''} "
-                          f"(first after {cell(text[max(0, cs[0].start - 40): cs[0].start].strip())})"))
+        what = ("markers" if cs[0].detail == "**" else
+                f"numbers, {', '.join(c.detail for c in cs[:4])}{'…' if len(cs) > 4 else ''}")
+        out.append((rule, f"{len(cs)} {what} (first after {cell(text[max(0, cs[0].start - 40): cs[0].start].strip())})"))
     return out
 
 
-# as if a lead-in pattern had cut the text's head and a number pattern a "2.": every rule's evidence at once
+# as if a lead-in pattern had cut the text's head, a number pattern a "2." and a bold pattern a "**": every rule's
+# evidence at once
 HEAD_CUT = ({"start": 0, "pattern_id": "beg-here-is", "original": ""},
-            {"start": 1, "pattern_id": "beg-numbered-glued", "original": "2. "})
+            {"start": 1, "pattern_id": "beg-numbered-glued", "original": "2. "},
+            {"start": 2, "pattern_id": "beg-bold-glued", "original": "**"})
 
 
 def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
@@ -160,7 +165,7 @@ def main() -> int:
                     f"rules {', '.join(RULES)}; pattern library {lib.version} (sha256 {lib.sha256[:12]}); "
                     "DetectRL test splits (github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
              "| rule | human texts cut (every distinct human text) | the same, as if a lead-in pattern had cut "
-             "each head and a number pattern a \"2.\" | LLM-written texts cut, after the patterns |",
+             "each head, a number pattern a \"2.\" and a bold pattern a \"**\" | LLM-written texts cut, after the patterns |",
              "|---|---|---|---|",
              *(f"| {r} | **{human_hits[r]} of {len(human):,}** | {strict[r]} of {len(human):,} | "
                f"{len({i for i, x, _ in cuts if x == r})} of {len(result.texts):,} kept |" for r in RULES), ""]

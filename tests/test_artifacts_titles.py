@@ -56,6 +56,20 @@ GOLDEN = [
      "should update LinkedIn profiles.", None, None),
     # a short title line a reviewer then opens with word for word is the reviewer's own
     ("Great little phone Great little phone for the price, it works well.", None, None),
+    # a headline in headline case keeps its comma and its "Says" ("…Austria Drew, Says O'Neill"): the glue and three
+    # of its words said again are enough; a restart is cut the same way
+    ("Mining Town Sets Deadline for Mine Reopening, Introduces Penalties for DelaysThe council of Mining Town has set "
+     "a deadline for the mine reopening and penalties for delays.",
+     "Mining Town Sets Deadline for Mine Reopening, Introduces Penalties for Delays", "headline"),
+    ("Harbour Ferry Cancelled in Storm Chaos, Says Skipper Tom ReedHarbour ferry skipper Tom Reed said the storm "
+     "chaos cancelled the crossings.", "Harbour Ferry Cancelled in Storm Chaos, Says Skipper Tom Reed", "restart"),
+    # human openings: a sentence writes its verbs in lower case; a name glued inside ("Mc|Guckien", "Jet|Propulsion")
+    ("Parish Priest Fr McGuckien told mourners of the man's deep faith. Fr McGuckien said the parish mourned.",
+     None, None),
+    ("Cornell University, the California Institute for Technology, and the JetPropulsion Laboratory are jointly "
+     "studying the Jet Propulsion Laboratory's plan.", None, None),
+    ("Lance Corporal Jonathan McKinlay, of Gloucestershire-based 1st Battalion, died. Corporal McKinlay was 33.",
+     None, None),
     # a title that the text does not say again stays (the learned detector decides on it)
     ("Cool Beans.A great coffee shop with friendly staff and good pastries.", None, None),
 ]
@@ -128,6 +142,7 @@ def test_a_title_too_long_to_cut_leaves_the_text_and_the_models_decision(tmp_pat
 
 def test_the_run_summary_counts_each_rule():
     from zcp_core.artifacts.leadin import RULE_ID as LEAD_IN
+    from zcp_core.artifacts.markup import RULE_ID as BOLD
     from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT
     from zcp_core.artifacts.numbering import RULE_ID as NUMBERS
     from zcp_core.artifacts.release import _edges_summary
@@ -141,9 +156,11 @@ def test_the_run_summary_counts_each_rule():
                                      "The harbour master said the crossings would run daily.", label="llm"),
              TextRecord(id="e", text="Here is a 6 sentence story: The signs were everywhere.2. The sky went dark. "
                                      "3. People despaired.4. Leaders tried. 5. The day came.6. It ended.",
-                        label="llm")]
+                        label="llm"),
+             TextRecord(id="f", text="**Harbour Ferry Returns**London** - The ferry is back after the winter, the "
+                                     "council said on Monday.", label="llm")]
     r = clean(texts, load_library(), config=CleanConfig(edges="auto"))
-    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, LEAD_IN: 1, NUMBERS: 1, LEFT: 1}
+    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, LEAD_IN: 1, NUMBERS: 1, LEFT: 1, BOLD: 1}
 
 
 @pytest.mark.parametrize(("text", "at", "shaped"), [

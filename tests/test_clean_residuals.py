@@ -44,7 +44,9 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 # detectrl-2026.12.16, from a development review drawn before the measured round
                 "asst-placeholder-bracket", "asst-role-tag-inline", "beg-based-on-announce",
                 # detectrl-2026.12.18 (twelfth review's cheap classes, after the measured round)
-                "beg-per-instructions", "end-fiction-note")
+                "beg-per-instructions", "end-fiction-note",
+                # detectrl-2026.12.20 (fourteenth review's notes and label)
+                "end-polish-note", "mid-task-label")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -406,6 +408,26 @@ GOLDEN = [
     ("Of course, according to the instructions, we waited outside. It was cold.", "", None),
     ("The film ends well. Note: the story is based on true events.", "", None),
     ('The waiter kept asking "Did you want me to add anything?"', "", None),
+    # 12.20: the fourteenth review's polishing notes and label, and the addendum without "suggestions"
+    ("We need better safety protocols.In this polished version, the writing is more concise and clear. The sentence "
+     "structure is varied.", "end-polish-note", "We need better safety protocols."),
+    ("Police are searching for suspects.The polished article has a more formal and objective tone, with improved "
+     "grammar.", "end-polish-note", "Police are searching for suspects."),
+    ("The kids loved it. With this polished version, I've tried to improve the spelling, grammar and flow.",
+     "end-polish-note", "The kids loved it."),
+    ('The water is clean.Polishing changes made:1. Changed "taken measures" to "proactively installed".',
+     "end-polish-note", "The water is clean."),
+    ("He is back in training. news article: North told The Rugby Paper he felt fine.", "mid-task-label",
+     "He is back in training. North told The Rugby Paper he felt fine."),
+    ("Fourth, the store could be more organized. Here are some specific suggestions for improving the store: * Lower "
+     "the prices. I would like to see this store succeed.", "", None),
+    ("The staff were kind. Here are some additional tips for dining at this restaurant:- Book ahead.",
+     "end-answer-addendum", "The staff were kind."),
+    # human-like (12.20): none of these may be touched
+    ("We tried the new menu. In the revised version of the menu, the soups are gone. Sad.", "", None),
+    ("The edited photos have a softer look. The polished floors shine.", "", None),
+    ("I read about it in a news article: the mayor resigned.", "", None),
+    ("News article: Mayor resigns. The mayor resigned on Monday.", "", None),
     # human writing an independent review built against 12.18's first versions: none may be touched (12.19)
     ("Just finished [The Name of the Wind](https://www.goodreads.com/book/show/186074) and loved it.", "", None),
     ("My grandmother kept a copy of [The Name of the Rose] on her nightstand.", "", None),

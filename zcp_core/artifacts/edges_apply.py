@@ -2,12 +2,13 @@
 
 Each cut is stored like a pattern edit (:mod:`zcp_core.artifacts.rescan`): a span of the *original* text (the
 cleaned span mapped back, whitespace next to it included), ``pattern_id`` ``learned:<name>-<version>:<edge>``,
-the model's ``score``, accepted unless a decision rejects its ``edit_id``. Two rules cut first, each
+the model's ``score``, accepted unless a decision rejects its ``edit_id``. Rules cut first, each
 with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
 model's head decision then gives way to it, unless the cut is rejected or would leave too little), a title left
 after a lead-in the patterns cut (:mod:`zcp_core.artifacts.leadin`; only in a text whose head a pattern cut),
 sentence numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut,
-or a long run), and sentence numbers the number patterns left among the ones they cut (:func:`rule_cuts`). The
+or a long run), sentence numbers the number patterns left among the ones they cut, and bold markers left after a
+pattern cut some (:mod:`zcp_core.artifacts.markup`), all through :func:`rule_cuts`. The
 model cuts a head shaped like a glued title at its gated threshold (:func:`gate_for`). An edit a cut encloses is taken over, so
 :func:`~zcp_core.artifacts.edits.undo` restores the original as before. A cut that would leave less than
 :data:`MIN_KEPT` of the text, or nothing, goes to review instead.
@@ -23,6 +24,8 @@ from zcp_core.artifacts.edges import DEFAULT_MODEL, Candidate, EdgeDecision, loa
 from zcp_core.artifacts.edits import apply_edits
 from zcp_core.artifacts.leadin import RULE_ID as LEAD_IN_RULE
 from zcp_core.artifacts.leadin import find_lead_in_title
+from zcp_core.artifacts.markup import RULE_ID as BOLD_RULE
+from zcp_core.artifacts.markup import find_left_bold
 from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT_RULE
 from zcp_core.artifacts.numbering import RULE_ID as NUMBER_RULE
 from zcp_core.artifacts.numbering import applies, cut_numbers, find_left_numbers, find_sentence_numbers
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from zcp_core.schema import TextRecord
 
 MIN_KEPT = 0.4
-RULES = (TITLE_RULE, LEAD_IN_RULE, NUMBER_RULE, LEFT_RULE)  # the rules this stage applies before the model
+RULES = (TITLE_RULE, LEAD_IN_RULE, NUMBER_RULE, LEFT_RULE, BOLD_RULE)  # the rules this stage applies before the model
 REVIEW_KIND = "edges_review"
 # cuts at a text's head that say nothing of a lead-in: an enclosing quote, a sentence number, an ellipsis, a
 # placeholder or a script swap; the lead-in title rule does not take them as its evidence
@@ -69,7 +72,8 @@ class RuleCut:
 def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
     """What the stage's rules cut of a cleaned text, given the pattern edits applied to it (their ``start`` in
     the original, ``pattern_id`` and ``original``): the head title first (a restated title, else, when a pattern
-    cut the head, a title left after the lead-in), then the sentence numbers."""
+    cut the head, a title left after the lead-in), then the sentence numbers, then the bold markers left after a
+    pattern cut some (:mod:`zcp_core.artifacts.markup`)."""
     out = []
     led = any(int(e["start"]) == 0 and lead_in(str(e["pattern_id"])) for e in applied)
     title = find_title(text)
@@ -83,6 +87,8 @@ def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
     if not applies(numbers, (int(e["start"]) for e in applied)):
         numbers, rule = find_left_numbers(text, cut_numbers(applied)), LEFT_RULE
     out += [RuleCut(rule, n.start, n.end, str(n.n)) for n in numbers]
+    out += [RuleCut(BOLD_RULE, b.start, b.end, "**") for b in find_left_bold(text, applied)
+            if not any(b.start < c.end and c.start < b.end for c in out)]  # a marker inside a cut title goes with it
     return out
 
 
