@@ -20,12 +20,19 @@ GOLDEN = [
     # a free-standing run takes one space with it; one closing the text takes the space before it
     ("She fell into old habits. ** ** She hardly knew.", BOLD_CUT, "She fell into old habits. She hardly knew."),
     ("The incident is being investigated. **", BOLD_CUT, "The incident is being investigated."),
-    # emphasis loses its markers, never its words
-    ("This place is **really** the best.", BOLD_CUT, "This place is really the best."),
+    # a bold span stays, and so do asterisks that are no markup: in a word, between operands, in code, a rating,
+    # a scene break (an independent review's human writing)
+    ("This place is **really** the best.", BOLD_CUT, "This place is **really** the best."),
+    ("What the f**k is up with the parking?", BOLD_CUT, "What the f**k is up with the parking?"),
+    ("Run `x**2` and then print(2 ** 10).", BOLD_CUT, "Run `x**2` and then print(2 ** 10)."),
+    ("Stars: ***** (5/5). The end.\n***\nThe next day.", BOLD_CUT, "Stars: ***** (5/5). The end.\n***\nThe next day."),
+    # a stray marker next to a bold span goes; runs that meet at the end go as one
+    ("Millions**[Kathmandu, Nepal]** - A quake hit.", BOLD_CUT, "Millions[Kathmandu, Nepal] - A quake hit."),
+    ("The end. ** **", BOLD_CUT, "The end."),
     # no evidence: a human text's emphasis and scene breaks stay
     ("We would be there when the other **fell**. ***** The next day it rained.", [], None),
     # a rule's or the detector's cut is no evidence; nor is a pattern cut without "**"
-    ("London** - The council voted.", [{"start": 0, "pattern_id": "rule:title-restated-3", "original": "**A**"}],
+    ("London** - The council voted.", [{"start": 0, "pattern_id": "rule:title-restated-4", "original": "**A**"}],
      None),
     ("London** - The council voted.", [{"start": 0, "pattern_id": "beg-here-is", "original": "Here is: "}], None),
 ]

@@ -70,6 +70,25 @@ GOLDEN = [
      "studying the Jet Propulsion Laboratory's plan.", None, None),
     ("Lance Corporal Jonathan McKinlay, of Gloucestershire-based 1st Battalion, died. Corporal McKinlay was 33.",
      None, None),
+    # human sentences and names an independent review built against the first headline form: none is cut (-4)
+    ("Harry Potter and the Deathly Hallows is Harry Potter's darkest adventure yet, and the film does it justice.",
+     None, None),
+    ("Lionel Messi of Inter Miami was Lionel Messi again on Saturday, scoring twice.", None, None),
+    ("Manchester City Manager Pep Guardiola has Manchester City top of the table again this week.", None, None),
+    ("Senator Bernie Sanders of Vermont was on NowThis News on Tuesday, where Sanders, the Vermont senator, spoke.",
+     None, None),
+    ("Jackie Collins, Joan Collins and HarperCollins chief executive Brian Murray were among those at the launch. "
+     "Jackie Collins, Joan Collins and Brian Murray posed together.", None, None),
+    ("The Google Pixel 8 Pro Phone and the Apple iPhone 15 both have excellent cameras. The Google Pixel camera "
+     "wins in low light.", None, None),
+    ("Microsoft AI Chief Mustafa Suleyman and Sam Altman of OpenAI met in Seattle. Microsoft AI and OpenAI said "
+     "the chief and Altman talked.", None, None),
+    ("Microsoft AI Chief Mustafa Suleyman and Sam Altman of OpenAI met in Seattle on Tuesday. Suleyman, who joined "
+     "Microsoft in March, said Altman had been generous.", None, None),
+    ("This Is The Best Blender I Have Ever Owned This is the best blender I have ever owned, and it is quiet.",
+     None, None),
+    ("My Husband And I Had The Best Time At This Hotel My husband and I stayed three nights and had the best time.",
+     None, None),
     # a title that the text does not say again stays (the learned detector decides on it)
     ("Cool Beans.A great coffee shop with friendly staff and good pastries.", None, None),
 ]

@@ -45,8 +45,8 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 "asst-placeholder-bracket", "asst-role-tag-inline", "beg-based-on-announce",
                 # detectrl-2026.12.18 (twelfth review's cheap classes, after the measured round)
                 "beg-per-instructions", "end-fiction-note",
-                # detectrl-2026.12.20 (fourteenth review's notes and label)
-                "end-polish-note", "mid-task-label")
+                # detectrl-2026.12.20 (fourteenth review's polishing notes; narrowed in 12.21)
+                "end-polish-note")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -417,8 +417,6 @@ GOLDEN = [
      "end-polish-note", "The kids loved it."),
     ('The water is clean.Polishing changes made:1. Changed "taken measures" to "proactively installed".',
      "end-polish-note", "The water is clean."),
-    ("He is back in training. news article: North told The Rugby Paper he felt fine.", "mid-task-label",
-     "He is back in training. North told The Rugby Paper he felt fine."),
     ("Fourth, the store could be more organized. Here are some specific suggestions for improving the store: * Lower "
      "the prices. I would like to see this store succeed.", "", None),
     ("The staff were kind. Here are some additional tips for dining at this restaurant:- Book ahead.",
@@ -428,6 +426,16 @@ GOLDEN = [
     ("The edited photos have a softer look. The polished floors shine.", "", None),
     ("I read about it in a news article: the mayor resigned.", "", None),
     ("News article: Mayor resigns. The mayor resigned on Monday.", "", None),
+    # human writing an independent review built against 12.20's first versions (12.21 keeps every one)
+    ("We prove the bound by a compactness argument. In this revised version, the proof of Lemma 3 has been "
+     "corrected.", "", None),
+    ("The council rejected the first plan in May. The revised version has fewer homes and more parking, a "
+     "councillor said.", "", None),
+    ("The interview was shortened for broadcast. The edited version is available on iPlayer.", "", None),
+    ("I updated the app yesterday. With the revised version, the battery drain is gone.", "", None),
+    ("A/N: Thanks for pointing out the plot hole! In this revised version, Hermione finds the locket.", "", None),
+    ("We thank the referee. The revised article now includes a comparison with earlier work.", "", None),
+    ("lol this is wild. news article: \"Man arrested for stealing 40 garden gnomes\"", "", None),
     # human writing an independent review built against 12.18's first versions: none may be touched (12.19)
     ("Just finished [The Name of the Wind](https://www.goodreads.com/book/show/186074) and loved it.", "", None),
     ("My grandmother kept a copy of [The Name of the Rose] on her nightstand.", "", None),

@@ -22,12 +22,17 @@ words, holds no sentence end but at its end, and does not open with a quote or b
   the title's own words, or "In", "As", "On", "At" before a determiner, so "GaAs quantum wells" and "LinkedIn
   before an interview" stay whole).
 
-* ``headline``: as ``glue``, for a segment in headline case (five words or more, every word of four letters or
-  more capitalised, at most two commas): a comma and an auxiliary are allowed ("…Wed, Introduces Legal
-  Consequences for NoncomplianceBurundi's government…", "…Austria Drew, Says O'NeillThe Republic…"), and three of
-  its content words said again are enough; not after a name prefix ("Fr Mc|Guckien"). A ``restart`` in headline
-  case may hold an auxiliary too ("…Uncertain Future, Says Chairman Peter MastersTruro City Football Club's…").
-  A human sentence writes its verbs in lower case.
+* ``headline``: as ``glue``, for a segment in headline case (five words or more, every word capitalised but a
+  title's small words, at most two commas): a comma and a capitalised "Says" or "Said" are allowed ("…Wed,
+  Introduces Legal Consequences for NoncomplianceBurundi's government…"), and three of its content words said
+  again are enough; the body must open a sentence or say the title again from its first word, and the glue must
+  not follow a name prefix ("Fr Mc|Guckien"). A ``restart`` in headline case may hold "Says" too ("…Uncertain
+  Future, Says Chairman Peter MastersTruro City Football Club's…"). A human sentence writes its verbs in lower
+  case ("…the Deathly Hallows is Harry Potter's darkest…"); a reviewer's own title holds a pronoun ("This Is
+  The Best Blender I Have Ever Owned").
+
+Neither glue form cuts inside a name written in camel case: after a lower case piece of one or two letters
+("Apple i|Phone"), or where the two halves are written together again later ("…of Open|AI", then "OpenAI").
 
 A third predicate, :func:`glued_title`, cuts nothing itself: it marks the head candidates shaped like a glued
 title (a glue after 3 to 20 words with no sentence end, comma, auxiliary or pronoun, brackets balanced, not
@@ -49,7 +54,7 @@ from typing import Literal
 
 from zcp_core.artifacts.edges import _TITLE_SMALL, Candidate, candidates
 
-RULE_ID = "rule:title-restated-3"
+RULE_ID = "rule:title-restated-4"
 GATE_ID = "gate:glued-title-2"
 MAX_AT = 220
 MIN_WORDS, MAX_WORDS = 3, 20
@@ -72,6 +77,7 @@ _OPEN_ENDS = _TITLE_SMALL | frozenset("since that when while because after befor
                                       "whose where if then said says another former his her their its our my your".split())
 # a glue right after one of these is inside a name ("Ewan Mc|Gregor", "Kimberley Mac|Kenzie"), not after a title
 _NAME_PREFIX = re.compile(r"(?:^|\s)(?:Mc|Mac|De|Di|Da|Du|Le|La|O|Van|Von)$")
+_REPORTING = re.compile(r"\b(?:Says|Said)\b")  # a headline's reporting verb, capitalised
 _SHORT_OPENERS = frozenset("A An It We If Of To By No So The Our Its His Her For But And One Two Six Ten New".split())
 Form = Literal["restart", "glue", "headline", "opener", "name"]
 
@@ -121,8 +127,10 @@ def _opens_like_a_sentence(body: str, seg: str) -> bool:
     stems = {w.lower()[:5] for w in _CONTENT.findall(seg)}
     if word.lower() in _PREPOSITIONS:
         return len(words) > 1 and words[1].lower() in _DETERMINERS
+    # an acronym of the title opens the body only with the title's next word after it ("…CygniXY Cygni is"), not
+    # as the tail of a name ("…of OpenAI met")
     return (word.lower() in _STARTERS or (len(word) >= 4 and word.lower()[:5] in stems)
-            or (word.isupper() and word in seg.split()))
+            or (word.isupper() and word in seg.split() and len(words) > 1 and words[1] in seg.split()))
 
 
 def _starts_sentence(text: str, at: int) -> bool:
@@ -172,28 +180,63 @@ def find_title(text: str) -> TitleCut | None:
             k, share = _echo(seg, text[at: at + ECHO_CHARS])
             # a whole first sentence said twice is an echo; a lede sentence the story then goes on from is not
             said_twice = seg[-1:] not in ".!?" or share >= 0.8
-            if _title_like(seg, allow_end=True) and (not _AUX.search(seg) or _headline_case(seg)) and said_twice:
+            if _title_like(seg, allow_end=True) and (not _AUX.search(seg) or _headline(seg)) and said_twice:
                 return TitleCut(at, "restart", round(share, 3))
             continue
         k, share = _echo(seg, after[:ECHO_CHARS])
         if (c.kind == "glue" and k >= 2 and _title_like(seg, allow_end=False) and seg.count("(") == seg.count(")")
-                and _opens_like_a_sentence(body, seg)):
+                and _opens_like_a_sentence(body, seg) and not _inside_a_name(text, seg, c.at)):
             if share >= 0.5 and "," not in seg and not _AUX.search(seg):
                 return TitleCut(c.at, "glue", round(share, 3))
-            # headline case is evidence of its own, so three of its words said again are enough
-            if (share >= 0.5 or k >= 3) and _headline_case(seg) and not _NAME_PREFIX.search(seg):
+            # headline case is evidence of its own, so three of its words said again are enough; the body must
+            # open a sentence or say the title again from its first word ("…NoncomplianceBurundi's government")
+            if ((share >= 0.5 or k >= 3) and _headline(seg) and not _NAME_PREFIX.search(seg)
+                    and _opens_after_headline(body, seg)):
                 return TitleCut(c.at, "headline", round(share, 3))
     return None
 
 
 def _headline_case(seg: str) -> bool:
-    """Whether a segment is written in headline case: five words or more, every word of four letters or more
-    capitalised, at most two commas ("…Austria Drew, Says O'Neill"). A human sentence names people and places
-    in capitals but writes its verbs in lower case ("Parish Priest Fr McGuckien told mourners…")."""
-    words = [w for w in seg.replace(",", " ").split() if re.search(r"[A-Za-z]", w)]
+    """Whether a segment is written in headline case: five words or more, three of them of four letters or more,
+    every word capitalised but a title's small words ("of", "to", "the"…), at most two commas ("…Austria Drew,
+    Says O'Neill"). A human sentence names people and places in capitals but writes its verbs in lower case
+    ("Parish Priest Fr McGuckien told mourners…", "…the Deathly Hallows is Harry Potter's darkest…")."""
+    words = [w.strip("\"'‘’“”()") for w in seg.replace(",", " ").split()]
+    words = [w for w in words if re.search(r"[A-Za-z]", w)]
     long = [w for w in words if len(re.sub(r"[^A-Za-z]", "", w)) >= 4]
     return (len(words) >= 5 and seg.count(",") <= 2 and len(long) >= 3
-            and all(w.lstrip("\"'‘“(")[:1].isupper() for w in long))
+            and all(w[:1].isupper() or not w[:1].isalpha() or w.lower() in _TITLE_SMALL for w in words))
+
+
+def _headline(seg: str) -> bool:
+    """Headline case, with no auxiliary or pronoun but a headline's capitalised "Says" or "Said" (so "This Is
+    The Best Blender I Have Ever Owned", a reviewer's own title, is none)."""
+    return _headline_case(seg) and not _AUX.search(_REPORTING.sub(" ", seg))
+
+
+def _opens_after_headline(body: str, seg: str) -> bool:
+    """Whether the text after a headline's glue opens a sentence, or says the headline again from its first word
+    (not from a later one: "…Joan Collins and Harper|Collins chief executive…" is a name, not a glue)."""
+    words = _WORD.findall(body[:80])
+    first = _WORD.findall(seg)
+    if not words or not first:
+        return False
+    word = words[0][1:] if len(words[0]) >= 3 and words[0][:2].isupper() and words[0][2:3].islower() else words[0]
+    if word.lower() in _PREPOSITIONS:
+        return len(words) > 1 and words[1].lower() in _DETERMINERS
+    return word.lower() in _STARTERS or (len(word) >= 4 and word.lower()[:5] == first[0].lower()[:5])
+
+
+def _inside_a_name(text: str, seg: str, at: int) -> bool:
+    """Whether a glue splits a name written in camel case: the title's last word is a lower case piece of one or
+    two letters ("Apple i|Phone"), or it and the word after the glue are written together again later in the text
+    ("…of Open|AI met…" with "OpenAI" later)."""
+    last = seg.split()[-1] if seg.split() else ""
+    m = _WORD.match(text, at)
+    if re.fullmatch(r"[a-z]{1,2}", last) or m is None:
+        return True
+    joined = re.sub(r"^\W+", "", last) + m.group(0)
+    return joined in text[at + len(m.group(0)):]
 
 
 def _title_like(seg: str, allow_end: bool) -> bool:

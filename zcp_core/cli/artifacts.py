@@ -57,10 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "echoes and labels they miss: 'auto' (default: the bundled DetectRL model), 'none', or a "
                         "model file built by benchmarks/edge_detector.py. Each cut is an edit you can reject; where "
                         "it is unsure the text is flagged for review instead. The same stage cuts a title glued to a "
-                        "text that says it again (rule:title-restated-3) or left after a lead-in the patterns cut "
+                        "text that says it again (rule:title-restated-4) or left after a lead-in the patterns cut "
                         "(rule:title-after-lead-in-2), sentence numbers left after a cut '1.' "
                         "(rule:sentence-numbers-2) or among numbers the patterns cut (rule:numbers-left-2), and bold "
-                        "markers left after the patterns cut some (rule:bold-left); 'none' switches the stage off")
+                        "markers left after the patterns cut some (rule:bold-left-2); 'none' switches the stage off")
     c.add_argument("--held-back", choices=["drop", "keep"], default="drop",
                    help="a text that cannot be repaired by cutting (an unfilled placeholder, an assistant's "
                         "self-description, a refusal inside the text): drop (default) takes it out of the release "
