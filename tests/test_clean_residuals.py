@@ -436,6 +436,8 @@ GOLDEN = [
     ("A/N: Thanks for pointing out the plot hole! In this revised version, Hermione finds the locket.", "", None),
     ("We thank the referee. The revised article now includes a comparison with earlier work.", "", None),
     ("lol this is wild. news article: \"Man arrested for stealing 40 garden gnomes\"", "", None),
+    # 12.22: a count inside a larger number is no length request (a human NLP abstract kept its first sentence)
+    ("We collect 12,000 sentence pairs and train a paraphrase model on them. The model is small.", "", None),
     # human writing an independent review built against 12.18's first versions: none may be touched (12.19)
     ("Just finished [The Name of the Wind](https://www.goodreads.com/book/show/186074) and loved it.", "", None),
     ("My grandmother kept a copy of [The Name of the Rose] on her nightstand.", "", None),
