@@ -90,9 +90,9 @@ def main() -> int:
     dev_h = [s for i, s in h_risk.items() if source[i].split("/")[0] != "Multi_LLM"]
     held_h = [h_risk[i] for i in held]
     k = sum(r["artifact"] for r in rows)
-    now = len(set(result.dropped.loc[result.dropped["kind"] == "held_back", "id"]) & {t.id for t in texts
-                                                                                   if t.label == "llm"})
-    now /= max(1, sum(t.label == "llm" for t in texts))
+    llm_ids = {t.id for t in texts if t.label == "llm"}
+    n_llm = max(1, len(llm_ids))
+    now = len(set(result.dropped.loc[result.dropped["kind"] == "held_back", "id"]) & llm_ids) / n_llm
     lines = [header("residual_holdback: holding back the riskiest texts",
                     f"edge detector {model.name}-{model.version}; rounds {', '.join(args.round)}; DetectRL test "
                     "splits (github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
@@ -110,7 +110,6 @@ def main() -> int:
                      f"{len(held_h):,} | {sum(s >= thr for s in dev_h)} of {len(dev_h):,} |")
     review = len(set(result.flags.loc[result.flags["kind"].str.startswith("edges_review"), "id"])
                  & {t.id for t in llm})
-    n_llm = max(1, sum(t.label == "llm" for t in texts))
     lines += ["", f"Held back already (texts that cutting cannot repair): {now:.2%} of the LLM texts, and in review "
               f"{review / n_llm:.2%}; the cap on the two together is 2%, so {max(0.0, 0.02 - now - review / n_llm):.2%} "
               "is left for a hold-back by risk.", ""]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 
 from zcp_core.artifacts.edges import _TITLE_SMALL, candidates
-from zcp_core.artifacts.titles import _AUX, _CONTENT, ECHO_CHARS, MAX_AT, TitleCut, _title_like
+from zcp_core.artifacts.titles import _AUX, _CONTENT, ECHO_CHARS, MAX_AT, TitleCut, _title_like, title_case
 
 RULE_ID = "rule:title-after-lead-in-2"
 MIN_TITLE_CASE = 6
@@ -90,10 +90,8 @@ def _echoed(seg: str, after: str) -> bool:
 
 
 def _title_case(seg: str, least: int = MIN_TITLE_CASE) -> bool:
-    """Every word with a letter that is not a title's small word is capitalised, and there are at least ``least``
-    of them."""
-    words = [w for w in seg.split() if any(ch.isalpha() for ch in w) and w.lower() not in _TITLE_SMALL]
-    return len(words) >= least and all(w[:1].isupper() or not w[:1].isalpha() for w in words)
+    """:func:`~zcp_core.artifacts.titles.title_case` with at least ``least`` capitalised words."""
+    return title_case(seg, least)
 
 
 def _named(text: str, at: int, body: str, prev: str) -> bool:

@@ -114,16 +114,23 @@ def _echo(seg: str, after: str) -> tuple[int, float]:
     return k, k / len(words)
 
 
+def _body_words(body: str) -> tuple[str, list[str]]:
+    """The first word of the text after a glue, a capital an attack put before it taken off ("BroadcastsMIn a
+    shocking…" opens with "In"), and its first words; ``("", [])`` when it has none."""
+    words = _WORD.findall(body[:80])
+    if not words:
+        return "", []
+    word = words[0]
+    return (word[1:] if len(word) >= 3 and word[:2].isupper() and word[2:3].islower() else word), words
+
+
 def _opens_like_a_sentence(body: str, seg: str) -> bool:
     """Whether the text after a glue opens a sentence: an article, a pronoun, a preposition that a determiner
     follows, a section label, or one of the title's words; not the second half of a word ("GaAs quantum wells",
     "LinkedIn before an interview")."""
-    words = _WORD.findall(body[:80])
+    word, words = _body_words(body)
     if not words:
         return False
-    word = words[0]
-    if len(word) >= 3 and word[:2].isupper() and word[2:3].islower():
-        word = word[1:]  # a capital an attack put before the body's first word ("BroadcastsMIn a shocking…")
     stems = {w.lower()[:5] for w in _CONTENT.findall(seg)}
     if word.lower() in _PREPOSITIONS:
         return len(words) > 1 and words[1].lower() in _DETERMINERS
@@ -204,8 +211,14 @@ def _headline_case(seg: str) -> bool:
     words = [w.strip("\"'‘’“”()") for w in seg.replace(",", " ").split()]
     words = [w for w in words if re.search(r"[A-Za-z]", w)]
     long = [w for w in words if len(re.sub(r"[^A-Za-z]", "", w)) >= 4]
-    return (len(words) >= 5 and seg.count(",") <= 2 and len(long) >= 3
-            and all(w[:1].isupper() or not w[:1].isalpha() or w.lower() in _TITLE_SMALL for w in words))
+    return len(words) >= 5 and seg.count(",") <= 2 and len(long) >= 3 and title_case(" ".join(words))
+
+
+def title_case(seg: str, least: int = 0) -> bool:
+    """Every word with a letter that is not a title's small word is capitalised, and there are at least ``least``
+    of them."""
+    words = [w for w in seg.split() if any(ch.isalpha() for ch in w) and w.lower() not in _TITLE_SMALL]
+    return len(words) >= least and all(w[:1].isupper() or not w[:1].isalpha() for w in words)
 
 
 def _headline(seg: str) -> bool:
@@ -217,11 +230,10 @@ def _headline(seg: str) -> bool:
 def _opens_after_headline(body: str, seg: str) -> bool:
     """Whether the text after a headline's glue opens a sentence, or says the headline again from its first word
     (not from a later one: "…Joan Collins and Harper|Collins chief executive…" is a name, not a glue)."""
-    words = _WORD.findall(body[:80])
+    word, words = _body_words(body)
     first = _WORD.findall(seg)
     if not words or not first:
         return False
-    word = words[0][1:] if len(words[0]) >= 3 and words[0][:2].isupper() and words[0][2:3].islower() else words[0]
     if word.lower() in _PREPOSITIONS:
         return len(words) > 1 and words[1].lower() in _DETERMINERS
     return word.lower() in _STARTERS or (len(word) >= 4 and word.lower()[:5] == first[0].lower()[:5])
