@@ -69,9 +69,9 @@ def cuts_of(text: str, applied: Iterable[Mapping[str, Any]]) -> list[tuple[str, 
     return out
 
 
-# as if a lead-in pattern had cut the text's head, a number pattern a "2." and a bold pattern a "**": every rule's
-# evidence at once
-HEAD_CUT = ({"start": 0, "pattern_id": "beg-here-is", "original": ""},
+# as if a lead-in pattern had cut the text's head (and opened a quote), a number pattern a "2." and a bold pattern
+# a "**": every rule's evidence at once
+HEAD_CUT = ({"start": 0, "pattern_id": "beg-here-is", "original": 'Here is a story titled "'},
             {"start": 1, "pattern_id": "beg-numbered-glued", "original": "2. "},
             {"start": 2, "pattern_id": "beg-bold-glued", "original": "**"})
 

@@ -7,7 +7,7 @@ import pytest
 
 from zcp_core.artifacts import CleanConfig, clean, load_library
 from zcp_core.artifacts.edits import undo
-from zcp_core.artifacts.leadin import RULE_ID, find_lead_in_title
+from zcp_core.artifacts.leadin import QUOTE_RULE_ID, RULE_ID, find_lead_in_title, find_quoted_tail
 from zcp_core.artifacts.numbering import LEFT_RULE_ID, cut_numbers, find_left_numbers
 from zcp_core.schema import TextRecord
 
@@ -99,6 +99,47 @@ def test_a_rejected_lead_in_cut_is_recorded_and_not_applied():
                   config=CleanConfig(edges="auto"))
     assert not again.edits.set_index("edit_id").loc[eid, "accepted"]
     assert again.texts[0].text.startswith("Harbour ferry returns")
+
+
+# (text the patterns left, what they cut before it, the quoted tail cut); None: nothing is cut
+QUOTED_TAILS = [
+    ('duality and black hole thermodynamics":We study dyons.', 'Here is an abstract for the article title "Dyons: ',
+     'duality and black hole thermodynamics":'),
+    ('What is the biggest obstacle you\' ve overcome in your writing?": In the city of Newhaven, it rained.',
+     'Sure, here\'s a story based on the prompt "SatChat: ', 'What is the biggest obstacle you\' ve overcome in your '
+     'writing?": '),
+    ("A 10-Myr-Old Transition Disk\u201d:HD 98800 is a young star.", "Here is an abstract titled \u201cHD 98800: ",
+     "A 10-Myr-Old Transition Disk\u201d:"),
+    # the cut lead-in closed its quote, or opened none: the text's own quote stays
+    ('A giant," she said: "we were tiny.', 'Here is a story titled "Giants": ', None),
+    ('A giant," she said: "we were tiny.', "Here is a story: ", None),
+    # a quote the lead-in opens but names as no title: an inch mark, a review of a film, dialogue (an independent
+    # review's probes against the first version)
+    ('compared with my old 24": it is brighter.', 'Hi! Here\'s my review of the 27" monitor ', None),
+    ('The Last Jedi": it was long.', 'Here is my review of "Star Wars: ', None),
+    ('nobody saw anything": he said.', '"Fine! Here\'s the story: ', None),
+    ("Le cas d'une montagne m\u00e9diterran\u00e9enne\":Cette \u00e9tude pr\u00e9sente un mod\u00e8le.",
+     "Voici un abstract pour l'article dont le titre est \"Mod\u00e9lisations prospectives. ",
+     "Le cas d'une montagne m\u00e9diterran\u00e9enne\":"),
+    # a sentence ends before the quote closes: no title's tail
+    ('The rain stopped. Then "silence": nothing moved.', 'Here is a story titled "Rain: ', None),
+]
+
+
+@pytest.mark.parametrize(("text", "lead_in", "tail"), QUOTED_TAILS)
+def test_find_quoted_tail_golden(text, lead_in, tail):
+    at = find_quoted_tail(text, lead_in)
+    assert (text[:at] if at is not None else None) == tail
+
+
+def test_the_quoted_tail_after_a_cut_lead_in_is_cut_recorded_and_undone():
+    text = ('Here is an 8 sentence abstract for the article title "Dyons with potentials: duality and black hole '
+            'thermodynamics":We study dyons in classical electrodynamics. Dyons carry both charges.')
+    r = clean([TextRecord(id="t", text=text, label="llm")], load_library(), config=CleanConfig(edges="auto"))
+    assert r.texts[0].text == "We study dyons in classical electrodynamics. Dyons carry both charges."
+    row = r.edits[r.edits["pattern_id"] == QUOTE_RULE_ID]
+    assert len(row) == 1 and row["applied"].all() and row["original"].iloc[0] == 'duality and black hole thermodynamics":'
+    assert undo(r.texts[0].text, r.edits) == text
 
 
 # (text as the patterns left it, the numbers they cut, the numbers cut now)

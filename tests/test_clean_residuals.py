@@ -46,7 +46,9 @@ NEW_PATTERNS = ("tr-system-preamble", "asst-leading-tag", "beg-task-echo", "beg-
                 # detectrl-2026.12.18 (twelfth review's cheap classes, after the measured round)
                 "beg-per-instructions", "end-fiction-note",
                 # detectrl-2026.12.20 (fourteenth review's polishing notes; narrowed in 12.21)
-                "end-polish-note")
+                "end-polish-note",
+                # detectrl-2026.12.23 (fifteenth review's openers an attack reworded)
+                "beg-here-reworded")
 # New in 12.5 but with no DetectRL text outside the reviewed sample, or flag-only: golden-table cases only.
 NEW_GENERAL = ("rej-training-cutoff", "rej-upset-user", "asst-transcript-note", "beg-write-instructions",
                "end-improvements-list", "asst-placeholder",
@@ -421,6 +423,37 @@ GOLDEN = [
      "the prices. I would like to see this store succeed.", "", None),
     ("The staff were kind. Here are some additional tips for dining at this restaurant:- Book ahead.",
      "end-answer-addendum", "The staff were kind."),
+    # 12.23: openers whose acknowledgement an attack reworded or misspelled (the fifteenth review)
+    ("Decisively! Here's a story written from the perspective of a psychopath:In a world shrouded in gray, I "
+     "dwelled.", "beg-here-reworded", "In a world shrouded in gray, I dwelled."),
+    ("fO course. Here's a story with 20 sentences mased on the given writing prompt:In the heart of the realm, I "
+     "stood.", "beg-here-reworded", "In the heart of the realm, I stood."),
+    ("Hopeful! Here's your requested academic article abstract with 5 sentences:Initiative of the space-time "
+     "temperature is studied.", "beg-here-reworded", "Initiative of the space-time temperature is studied."),
+    # human-like (12.23): an announcement must name the task, end in a colon (not a time's), and not open a quote;
+    # the openings an independent review wrote against the first version, which took any "Wow! Here's my review:"
+    ("Wow. Here's the story of our night. We went out late.", "", None),
+    ("Here's why: the menu is surprisingly upscale for a chain.", "", None),
+    ("Great food and service! Here's my review: the pasta was good.", "", None),
+    ("Her story is the article's heart: a girl who ran away.", "", None),
+    ("Wow! Here's my review of the new ramen place on 5th: the broth was rich.", "", None),
+    ("Hello! Here's the summary of today's meeting: we agreed the budget.", "", None),
+    ("Breaking. Here is the news from Westminster: the vote was lost.", "", None),
+    ("Students! Here are the sentences you need to correct: 1. Me and him went.", "", None),
+    ("Hers is a story of grit: she ran the farm alone.", "", None),
+    ("Morning! Here is the news at 7:30 from the newsroom, based on the wires: rain.", "", None),
+    ('"Fine! Here\'s the story written from memory: nobody saw anything," she said.', "", None),
+    # 12.23: a time's or a link's colon ends no announcement, and dialogue keeps its opening quote (older
+    # patterns' cuts the same review found)
+    ("Here's the article I was talking about https://www.bbc.co.uk/news/uk-12345678 - read the third paragraph.",
+     "", None),
+    ("Here is the news at 10:30 on Tuesday morning. Traffic is heavy on the M25.", "", None),
+    ("Here's the report from 9:00 this morning. Nothing had changed by noon.", "", None),
+    ("Honestly, here's the summary from 10:15 today. It was moving.", "", None),
+    ('"Okay. Here is the report:" Sergeant Hale slapped the folder on the desk.', "", None),
+    ("\u201cSure, here's the story:\u201d she said, and began.", "", None),
+    # left by design: no task named ("Her's the news article:", "Persuaded! Here is a news article for you:")
+    ("Her's the new\u0455 article:Hong Kong actor Jackie Chan has spoken.", "", None),
     # human-like (12.20): none of these may be touched
     ("We tried the new menu. In the revised version of the menu, the soups are gone. Sad.", "", None),
     ("The edited photos have a softer look. The polished floors shine.", "", None),

@@ -5,7 +5,8 @@ cleaned span mapped back, whitespace next to it included), ``pattern_id`` ``lear
 the model's ``score``, accepted unless a decision rejects its ``edit_id``. Rules cut first, each
 with its own ``pattern_id`` and no score: a title the text restates (:mod:`zcp_core.artifacts.titles`; the
 model's head decision then gives way to it, unless the cut is rejected or would leave too little), a title left
-after a lead-in the patterns cut (:mod:`zcp_core.artifacts.leadin`; only in a text whose head a pattern cut),
+after a lead-in the patterns cut, or the tail of a title the lead-in quoted (:mod:`zcp_core.artifacts.leadin`;
+only in a text whose head a pattern cut),
 sentence numbers left after a cut "1." (:mod:`zcp_core.artifacts.numbering`; only in a text whose head was cut,
 or a long run), sentence numbers the number patterns left among the ones they cut, and bold markers left after a
 pattern cut some (:mod:`zcp_core.artifacts.markup`), all through :func:`rule_cuts`. The
@@ -22,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from zcp_core.artifacts.edges import DEFAULT_MODEL, Candidate, EdgeDecision, load_model
 from zcp_core.artifacts.edits import apply_edits
+from zcp_core.artifacts.leadin import QUOTE_RULE_ID as QUOTE_RULE
 from zcp_core.artifacts.leadin import RULE_ID as LEAD_IN_RULE
-from zcp_core.artifacts.leadin import find_lead_in_title
+from zcp_core.artifacts.leadin import find_lead_in_title, find_quoted_tail
 from zcp_core.artifacts.markup import RULE_ID as BOLD_RULE
 from zcp_core.artifacts.markup import find_left_bold
 from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT_RULE
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
     from zcp_core.schema import TextRecord
 
 MIN_KEPT = 0.4
-RULES = (TITLE_RULE, LEAD_IN_RULE, NUMBER_RULE, LEFT_RULE, BOLD_RULE)  # the rules this stage applies before the model
+RULES = (TITLE_RULE, LEAD_IN_RULE, QUOTE_RULE, NUMBER_RULE, LEFT_RULE, BOLD_RULE)  # applied before the model
+HEAD_RULES = (TITLE_RULE, LEAD_IN_RULE, QUOTE_RULE)  # the rules that cut a text's head
 REVIEW_KIND = "edges_review"
 # cuts at a text's head that say nothing of a lead-in: an enclosing quote, a sentence number, an ellipsis, a
 # placeholder or a script swap; the lead-in title rule does not take them as its evidence
@@ -71,18 +74,24 @@ class RuleCut:
 
 def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
     """What the stage's rules cut of a cleaned text, given the pattern edits applied to it (their ``start`` in
-    the original, ``pattern_id`` and ``original``): the head title first (a restated title, else, when a pattern
-    cut the head, a title left after the lead-in), then the sentence numbers, then the bold markers left after a
+    the original, ``pattern_id`` and ``original``): the head first (when a pattern cut a lead-in that opened a
+    quote, the quoted title's tail; else a restated title, else, when a pattern cut the head, a title left after
+    the lead-in), then the sentence numbers, then the bold markers left after a
     pattern cut some (:mod:`zcp_core.artifacts.markup`)."""
     out = []
     led = any(int(e["start"]) == 0 and lead_in(str(e["pattern_id"])) for e in applied)
-    title = find_title(text)
-    rule = TITLE_RULE
-    if title is None and led:
-        title, rule = find_lead_in_title(text), LEAD_IN_RULE
-    if title is not None:
-        s, e = _span(text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
-        out.append(RuleCut(rule, s, e, title.form))
+    tail = find_quoted_tail(text, _head_cut(applied)) if led else None
+    if tail is not None:
+        s, e = _span(text, EdgeDecision("head", 0, tail, 1.0, "cut"))
+        out.append(RuleCut(QUOTE_RULE, s, e, "quote"))
+    else:
+        title = find_title(text)
+        rule = TITLE_RULE
+        if title is None and led:
+            title, rule = find_lead_in_title(text), LEAD_IN_RULE
+        if title is not None:
+            s, e = _span(text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
+            out.append(RuleCut(rule, s, e, title.form))
     numbers, rule = find_sentence_numbers(text), NUMBER_RULE
     if not applies(numbers, (int(e["start"]) for e in applied)):
         numbers, rule = find_left_numbers(text, cut_numbers(applied)), LEFT_RULE
@@ -90,6 +99,18 @@ def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
     out += [RuleCut(BOLD_RULE, b.start, b.end, "**") for b in find_left_bold(text, applied)
             if not any(b.start < c.end and c.start < b.end for c in out)]  # a marker inside a cut title goes with it
     return out
+
+
+def _head_cut(applied: Sequence[Mapping[str, Any]]) -> str:
+    """What the applied edits cut from the original's head: the edits from offset 0 on, each starting no later
+    than the one before ended."""
+    end, parts = 0, []
+    for e in sorted(applied, key=lambda e: int(e["start"])):
+        if int(e["start"]) > end:
+            break
+        parts.append(str(e["original"]))
+        end = max(end, int(e["end"]))
+    return "".join(parts)
 
 
 def gate_for(model: EdgeModel) -> Callable[[str, Candidate], bool] | None:
@@ -147,11 +168,11 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
             continue
         pos = _positions(len(orig), applied)
         for cut in rule_cuts(t.text, applied):
-            if cut.rule in (TITLE_RULE, LEAD_IN_RULE) and len(t.text) - (cut.end - cut.start) < MIN_KEPT * len(t.text):
+            if cut.rule in HEAD_RULES and len(t.text) - (cut.end - cut.start) < MIN_KEPT * len(t.text):
                 continue
             edit = _rule_edit(t.id, t.text, orig, pos, (cut.start, cut.end), (cut.rule, "beginning"), decisions)
             fresh.append(edit)
-            if cut.rule in (TITLE_RULE, LEAD_IN_RULE) and edit["accepted"]:
+            if cut.rule in HEAD_RULES and edit["accepted"]:
                 found = [d for d in found if d.edge != "head"]  # the model gives way only to a cut that is made
         for d in found:
             s, e = _span(t.text, d)

@@ -28,6 +28,12 @@ opens a sentence in one of two ways:
   not used before (a rank the body opens with: "…Commander Calls … as Islamic Commander John Smith of…").
 
 The earliest candidate that qualifies is cut, as an edit with pattern id :data:`RULE_ID`.
+
+A lead-in that quotes its title may hold a colon inside the quote ("Here is an abstract for the article title
+\"Dyons with potentials: duality and black hole thermodynamics\":We study…"); the patterns end the lead-in at the
+first colon, and the quote's tail is left at the head. :func:`find_quoted_tail` finds that tail, only where the
+cut lead-in names a title or prompt and opens its quote without closing it, and it is cut as an edit with pattern
+id :data:`QUOTE_RULE_ID`.
 """
 
 from __future__ import annotations
@@ -38,6 +44,13 @@ from zcp_core.artifacts.edges import _TITLE_SMALL, candidates
 from zcp_core.artifacts.titles import _AUX, _CONTENT, ECHO_CHARS, MAX_AT, TitleCut, _title_like, title_case
 
 RULE_ID = "rule:title-after-lead-in-2"
+QUOTE_RULE_ID = "rule:quoted-title-left-1"
+MAX_TAIL_WORDS = 25
+# a lead-in that names a title and opens its quote ("…for the article title \"Dyons: ", "…based on the prompt
+# \"SatChat: ", "…le titre est \"…"); not an inch mark ("the 27\" monitor"), dialogue, or "my review of \"Star Wars: "
+_TITLE_QUOTE_OPEN = re.compile(r"\b(?:title|titled|entitled|titre(?: est)?|prompt)\s*:?\s*[\"“][^\"”]*\Z", re.IGNORECASE)
+# the tail of a quoted title and the colon after it: no quote, line break or sentence end before the closing quote
+_QUOTED_TAIL = re.compile(r"[^\"“”\n.!]{1,200}?[?]?[\"”]:[ \t]*")
 MIN_TITLE_CASE = 6
 MIN_I_WORDS = 4  # a Title Case segment before "I": "On the Shores of the Sky I walked…"
 # capitalised only where a sentence starts: after a title's last word they open the body
@@ -106,3 +119,14 @@ def _named(text: str, at: int, body: str, prev: str) -> bool:
     rest = text[at + m.end(2):]
     return (re.search(rf"\b{re.escape(m.group(2))}\b", rest) is not None
             and f"{prev} {m.group(1)}".lower() not in rest.lower())
+
+
+def find_quoted_tail(text: str, lead_in: str) -> int | None:
+    """Where the tail of a quoted title left at the head of ``text`` ends (its colon and the spaces after it
+    included), or None. ``lead_in`` is what the patterns cut before it; it must name a title or prompt and open
+    its quote without closing it ("…article title \"Dyons with potentials: "), so a text that opens with a quote of
+    its own, an inch mark ("my old 24\":") or a review of a quoted film is never cut."""
+    if _TITLE_QUOTE_OPEN.search(lead_in) is None:
+        return None
+    m = _QUOTED_TAIL.match(text)
+    return m.end() if m is not None and len(m.group(0).split()) <= MAX_TAIL_WORDS else None
