@@ -142,6 +142,17 @@ def test_the_quoted_tail_after_a_cut_lead_in_is_cut_recorded_and_undone():
     assert undo(r.texts[0].text, r.edits) == text
 
 
+def test_rule_cuts_reads_edits_by_start_pattern_and_original_only():
+    """A review sample stores each edit's start, pattern and removed text, not its end: the head cut is read from
+    those alone."""
+    from zcp_core.artifacts.edges_apply import rule_cuts
+
+    applied = [{"start": 0, "pattern_id": "beg-sentence-count",
+                "original": 'Here is an 8 sentence abstract for the article title "Dyons: '}]
+    cuts = rule_cuts('duality and black hole thermodynamics":We study dyons.', applied)
+    assert [(c.rule, c.start, c.end) for c in cuts] == [(QUOTE_RULE_ID, 0, 39)]
+
+
 # (text as the patterns left it, the numbers they cut, the numbers cut now)
 LEFT = [
     # numbers after a space stay when their neighbours were glued and cut: with the cut ones they make a run

@@ -109,7 +109,7 @@ def _head_cut(applied: Sequence[Mapping[str, Any]]) -> str:
         if int(e["start"]) > end:
             break
         parts.append(str(e["original"]))
-        end = max(end, int(e["end"]))
+        end = max(end, int(e["start"]) + len(str(e["original"])))
     return "".join(parts)
 
 
