@@ -84,6 +84,28 @@ def test_held_back_keep_leaves_the_text_in_flagged_and_a_reviewer_puts_it_back(l
         CleanConfig(held_back="maybe")  # type: ignore[arg-type]
 
 
+def test_a_text_every_character_of_which_is_cut_is_held_back_and_put_back(lib):
+    """An answer that is only a lead-in leaves nothing to release: it is held back with its reason (an empty text
+    is no repair), kept and flagged under ``--held-back keep``, and back in full once one of its edits is
+    rejected."""
+    from zcp_core.artifacts.cleaner import EMPTIED
+    from zcp_core.artifacts.release import held_back_ids
+
+    text = "Sure, here is a 5 sentence story:"
+    r = clean([rec(text), rec("We present a study of tides.", "h", "human")], lib)
+    assert [t.id for t in r.texts] == ["h"] and held_back_ids(r, lib) == {"t"}
+    d = r.dropped.iloc[0]
+    assert (d["id"], d["pattern_id"], d["kind"]) == ("t", EMPTIED, "held_back")
+    assert d["reason"].startswith("held back: nothing is left") and d["original_text"] == text
+    assert undo("", r.edits[(r.edits["id"] == "t") & r.edits["applied"]]) == text
+    kept = clean([rec(text)], lib, config=CleanConfig(held_back="keep"))
+    assert [t.text for t in kept.texts] == [""] and EMPTIED in set(kept.flags["kind"])
+    assert held_back_ids(kept, lib) == {"t"}
+    eid = r.edits.loc[(r.edits["id"] == "t") & r.edits["applied"], "edit_id"].iloc[0]
+    back = clean([rec(text)], lib, decisions={eid: "reject"})
+    assert [t.text for t in back.texts] == [text] and back.dropped.empty
+
+
 def test_held_back_patterns_spare_human_writing(lib):
     """Human texts say "[link]", "I am an engineer", "I cannot write this fast enough": none is held back."""
     texts = [rec("See [link] for the photos.", "a", "human"), rec("I am an engineer and I cannot write fast.", "b",

@@ -2,7 +2,8 @@
 
 A rejection (``drop_text``) drops the text; a text that cannot be repaired by
 cutting (an unfilled placeholder, an assistant's self-description, a refusal
-inside the story: ``hold_back``) is held back, dropped with its reason, unless
+inside the story: ``hold_back``), or one whose edits cut every character of it
+(:data:`EMPTIED`), is held back, dropped with its reason, unless
 ``CleanConfig.held_back`` is ``keep`` (then it stays, flagged); a reviewer
 puts a held-back text back by rejecting its edit. ``strip_sentence`` removes from the
 match to the next ``.``, ``?``, ``!`` or ``:`` (or to the close of a bold title the match opens,
@@ -58,6 +59,8 @@ HeldBack = Literal["drop", "keep"]
 EDIT_COLUMNS = ["edit_id", "id", "pattern_id", "family", "action", "start", "end", "original", "replacement",
                 "accepted", "applied", "stage", "score"]
 DROPPED_COLUMNS = ["id", "pattern_id", "reason", "original_text", "kind"]
+#: The pattern id a held-back text carries when the edits cut every character of it (no pattern's own).
+EMPTIED = "cleaner:emptied"
 FLAG_COLUMNS = ["id", "kind", "value", "threshold"]
 # DetectRL file stems name the domain; human data_type values are the domain's own name.
 DOMAIN_BY_STEM = {"arxiv": "abstract", "xsum": "document", "writing_prompt": "story", "yelp_review": "content"}
@@ -297,6 +300,15 @@ def clean(
                             "kind": "held_back" if held else "rejected"})
             continue
         new = apply_edits(t.text, applied) if applied else t.text
+        if applied and not new.strip():
+            # every sentence was an artifact: an empty text released as data is no repair; rejecting any one of
+            # its edits puts it back
+            if cfg.held_back == "drop":
+                dropped.append({"id": t.id, "pattern_id": EMPTIED, "original_text": t.text, "kind": "held_back",
+                                "reason": f"held back: nothing is left after cleaning ({len(applied)} edits cut "
+                                          f"every character)"})
+                continue
+            flags.append({"id": t.id, "kind": EMPTIED, "value": 1.0, "threshold": float("nan")})
         kept.append(replace(t, text=new, metadata={**dict(t.metadata), "n_edits": len(applied)}))
         if applied:
             edited_ids.append(t.id)
@@ -307,7 +319,8 @@ def clean(
 
         before = {id(e) for e in all_edits}
         kept, review = apply_edges(load_model(None if cfg.edges == "auto" else cfg.edges), kept,
-                                   {t.id: t.text for t in texts}, kept_edits, decisions, [domain_of(t) for t in kept])
+                                   {t.id: t.text for t in texts}, kept_edits, decisions, [domain_of(t) for t in kept],
+                                   library.names)
         flags.extend(review)
         learned = [e for es in kept_edits.values() for e in es if id(e) not in before]
         all_edits.extend(learned)

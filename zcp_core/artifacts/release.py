@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from zcp_core.artifacts.cleaner import CleanConfig, CleanResult, clean
+from zcp_core.artifacts.cleaner import EMPTIED, CleanConfig, CleanResult, clean
 from zcp_core.artifacts.patterns import FAMILY_ORDER, PatternLibrary, load_library
 from zcp_core.artifacts.scanner import dedupe_texts, family_table, scan, summarize, text_flags
 from zcp_core.artifacts.shards import Engine
@@ -242,8 +242,9 @@ def _edges_summary(result: CleanResult, edges: str) -> dict[str, Any]:
 
 
 def held_back_ids(result: CleanResult, library: PatternLibrary) -> set[str]:
-    """Texts a hold-back pattern matched: dropped as held back, or (``--held-back keep``) kept and flagged."""
-    hold = {f"pattern:{p.id}" for p in library.patterns if p.action == "hold_back"}
+    """Texts a hold-back pattern matched, or whose edits cut every character: dropped as held back, or
+    (``--held-back keep``) kept and flagged."""
+    hold = {f"pattern:{p.id}" for p in library.patterns if p.action == "hold_back"} | {EMPTIED}
     dropped = result.dropped[result.dropped["kind"] == "held_back"]["id"]
     return {str(i) for i in dropped} | {str(i) for i in result.flags[result.flags["kind"].isin(hold)]["id"]}
 
