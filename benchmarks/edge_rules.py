@@ -50,14 +50,15 @@ def cell(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("|", "\\|")
 
 
-def cuts_of(text: str, applied: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def cuts_of(text: str, applied: Iterable[Mapping[str, Any]], names: frozenset[str]) -> list[tuple[str, str]]:
     """What the stage's rules cut of one text, given the pattern edits applied to it (``start`` in the original,
-    ``pattern_id``, ``original``): (rule, the text cut), the title first, a rule's sentence numbers in one row."""
+    ``pattern_id``, ``original``) and the library's camel-case names: (rule, the text cut), the title first, a
+    rule's sentence numbers in one row."""
     from zcp_core.artifacts.edges_apply import rule_cuts
 
     out: list[tuple[str, str]] = []
     numbers: dict[str, list[Any]] = {}
-    for c in rule_cuts(text, list(applied)):
+    for c in rule_cuts(text, list(applied), names):
         if c.detail.isdigit() or c.detail == "**":
             numbers.setdefault(c.rule, []).append(c)
         else:
@@ -76,7 +77,7 @@ HEAD_CUT = ({"start": 0, "pattern_id": "beg-here-is", "original": 'Here is a sto
             {"start": 2, "pattern_id": "beg-bold-glued", "original": "**"})
 
 
-def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
+def round_lines(name: str, names: frozenset[str]) -> tuple[list[str], dict[str, int]]:
     """One reviewed round: its table rows, and counts (artifact texts, clean texts, of each cut)."""
     from edge_holdout import sample_rows
 
@@ -92,7 +93,7 @@ def round_lines(name: str) -> tuple[list[str], dict[str, int]]:
         counts[key] += 1
         # a sample stores each edit's cut text as "removed"; the edge stage's own cuts are no evidence for it
         found = cuts_of(s["cleaned_text"], [{**e, "original": e.get("removed", "")} for e in s.get("edits", [])
-                                            if not str(e["pattern_id"]).startswith(("rule:", "learned:"))])
+                                            if not str(e["pattern_id"]).startswith(("rule:", "learned:"))], names)
         counts[f"{key}_cut"] += bool(found)
         rows += [f"| {name} {s['sample_id']} | {mark} | {rule} | {what} |" for rule, what in found]
     return rows, counts
@@ -154,13 +155,13 @@ def main() -> int:
     texts, _ = load_all(data)
     human = [t for t in texts if t.label == "human"]
     # as the stage sees a human text (no pattern edit), and as if a pattern had cut its head: the stricter check
-    human_hits = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, ()))) for r in RULES}
-    strict = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, HEAD_CUT))) for r in RULES}
+    human_hits = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, (), lib.names))) for r in RULES}
+    strict = {r: sum(1 for t in human if any(x == r for x, _ in cuts_of(t.text, HEAD_CUT, lib.names))) for r in RULES}
     llm = [t for t in texts if t.label == "llm"]
     result = clean(llm, lib)  # patterns only: what the edge stage, and so its rules, see
     applied = result.edits[result.edits["applied"]]
     by_id = {i: g.to_dict("records") for i, g in applied.groupby("id")}
-    cuts = [(t.id, rule, what) for t in result.texts for rule, what in cuts_of(t.text, by_id.get(t.id, []))]
+    cuts = [(t.id, rule, what) for t in result.texts for rule, what in cuts_of(t.text, by_id.get(t.id, []), lib.names)]
     lines = [header("edge_rules: what the edge stage's rules cut",
                     f"rules {', '.join(RULES)}; pattern library {lib.version} (sha256 {lib.sha256[:12]}); "
                     "DetectRL test splits (github.com/NLP2CT/DetectRL 3472f0ae3cc8)"), "",
@@ -172,7 +173,7 @@ def main() -> int:
     if args.round:
         sections, total = [], {"artifact": 0, "clean": 0, "artifact_cut": 0, "clean_cut": 0}
         for name in args.round:
-            rows, counts = round_lines(name)
+            rows, counts = round_lines(name, lib.names)
             total = {k: total[k] + counts[k] for k in total}
             sections += rows
         lines += ["## Reviewed rounds (texts as the reviewers saw them)", "",

@@ -121,6 +121,8 @@ QUOTED_TAILS = [
     ("Le cas d'une montagne m\u00e9diterran\u00e9enne\":Cette \u00e9tude pr\u00e9sente un mod\u00e8le.",
      "Voici un abstract pour l'article dont le titre est \"Mod\u00e9lisations prospectives. ",
      "Le cas d'une montagne m\u00e9diterran\u00e9enne\":"),
+    # a closed quote after "title" opens no title ("…of the \"Title\" exhibit: ")
+    ('it was, as the critics put it, a flop": I disagree.', 'Here\'s my review of the "Title" exhibit: ', None),
     # a sentence ends before the quote closes: no title's tail
     ('The rain stopped. Then "silence": nothing moved.', 'Here is a story titled "Rain: ', None),
 ]
@@ -151,6 +153,33 @@ def test_rule_cuts_reads_edits_by_start_pattern_and_original_only():
                 "original": 'Here is an 8 sentence abstract for the article title "Dyons: '}]
     cuts = rule_cuts('duality and black hole thermodynamics":We study dyons.', applied)
     assert [(c.rule, c.start, c.end) for c in cuts] == [(QUOTE_RULE_ID, 0, 39)]
+
+
+def test_the_quoted_tail_is_read_across_joined_head_cuts_and_a_rejection_keeps_it():
+    """Two pattern cuts at the head (a role tag, then the lead-in) together open the quote; a rejected tail cut is
+    recorded and not applied."""
+    text = ('[assistant]: Here is an abstract for the article title "Dyons with potentials: duality and black '
+            'hole thermodynamics":We study dyons in classical electrodynamics. Dyons carry both charges.')
+    lib = load_library()
+    r = clean([TextRecord(id="t", text=text, label="llm")], lib, config=CleanConfig(edges="auto"))
+    assert r.texts[0].text == "We study dyons in classical electrodynamics. Dyons carry both charges."
+    eid = r.edits.loc[r.edits["pattern_id"] == QUOTE_RULE_ID, "edit_id"].iloc[0]
+    again = clean([TextRecord(id="t", text=text, label="llm")], lib, decisions={eid: "reject"},
+                  config=CleanConfig(edges="auto"))
+    assert not again.edits.set_index("edit_id").loc[eid, "accepted"]
+    assert again.texts[0].text.startswith('duality and black hole thermodynamics":We study')
+
+
+def test_a_quoted_tail_that_would_leave_too_little_is_not_cut():
+    from zcp_core.artifacts.edges_apply import MIN_KEPT, rule_cuts
+
+    tail = 'with potentials and the long road to the duality of black hole thermodynamics in four dimensions":'
+    text = tail + "We study."
+    assert len(text) - len(tail) < MIN_KEPT * len(text)
+    assert rule_cuts(text, [{"start": 0, "pattern_id": "beg-here-is", "original": 'Here is a story titled "'}])
+    r = clean([TextRecord(id="t", text='Here is an abstract for the article title "Dyons: ' + text, label="llm")],
+              load_library(), config=CleanConfig(edges="auto"))
+    assert r.texts[0].text == text and not (r.edits["pattern_id"] == QUOTE_RULE_ID).any()
 
 
 # (text as the patterns left it, the numbers they cut, the numbers cut now)

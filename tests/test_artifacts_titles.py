@@ -160,6 +160,7 @@ def test_a_title_too_long_to_cut_leaves_the_text_and_the_models_decision(tmp_pat
 
 
 def test_the_run_summary_counts_each_rule():
+    from zcp_core.artifacts.leadin import QUOTE_RULE_ID as QUOTE
     from zcp_core.artifacts.leadin import RULE_ID as LEAD_IN
     from zcp_core.artifacts.markup import RULE_ID as BOLD
     from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT
@@ -177,9 +178,12 @@ def test_the_run_summary_counts_each_rule():
                                      "3. People despaired.4. Leaders tried. 5. The day came.6. It ended.",
                         label="llm"),
              TextRecord(id="f", text="**Harbour Ferry Returns**London** - The ferry is back after the winter, the "
-                                     "council said on Monday.", label="llm")]
+                                     "council said on Monday.", label="llm"),
+             TextRecord(id="g", text='Here is an 8 sentence abstract for the article title "Dyons with potentials: '
+                                     'duality and black hole thermodynamics":We study dyons in classical '
+                                     'electrodynamics. Dyons carry both charges.', label="llm")]
     r = clean(texts, load_library(), config=CleanConfig(edges="auto"))
-    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, LEAD_IN: 1, NUMBERS: 1, LEFT: 1, BOLD: 1}
+    assert _edges_summary(r, "auto")["rules"] == {RULE_ID: 1, LEAD_IN: 1, QUOTE: 1, NUMBERS: 1, LEFT: 1, BOLD: 1}
 
 
 @pytest.mark.parametrize(("text", "at", "shaped"), [
@@ -212,3 +216,18 @@ def test_glued_title_shape_golden(text, at, shaped):
     assert not glued_title(text, Candidate("head", at, "space"))  # only a glue has the shape
     if shaped:
         assert any(c.at == at and c.kind == "glue" for c in candidates(text, "head"))
+
+
+@pytest.mark.parametrize("text", [
+    "The Washington Post and HuffPost both reported on Monday that the senator would resign. The Washington Post "
+    "cited three aides.",
+    "Sony Interactive Entertainment Chief Jim Ryan and the PlayStation Studios Team are at Gamescom this week. Sony "
+    "said Ryan would present the PlayStation roadmap to Entertainment press.",
+    "Warner Bros Discovery and WarnerMedia veteran Jason Kilar were at odds over the merger. Warner Bros Discovery "
+    "said Kilar had not been consulted.",
+])
+def test_no_pattern_rule_or_model_cut_splits_a_camel_case_name(text):
+    """Human news openings an independent review wrote: a headline pattern and the restated-title rule read the
+    camel-case name as a headline glued to its story; the library's names, or the name written again, keep them."""
+    r = clean([TextRecord(id="t", text=text, label="human")], load_library(), config=CleanConfig(edges="auto"))
+    assert [t.text for t in r.texts] == [text] and not r.edits["applied"].any()

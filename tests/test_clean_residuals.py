@@ -452,6 +452,18 @@ GOLDEN = [
     ("Honestly, here's the summary from 10:15 today. It was moving.", "", None),
     ('"Okay. Here is the report:" Sergeant Hale slapped the folder on the desk.', "", None),
     ("\u201cSure, here's the story:\u201d she said, and began.", "", None),
+    # the independent code review's reproducers (12.24): a quote opening the text, a time or a link after "Sure,
+    # here's", a link after a bold opener, a name one edit from "here", everyday "based on" and "requested"
+    ('"Here is the report:" Sergeant Hale slapped the folder on the desk.', "", None),
+    ("\u201cHere is the summary you wanted,\u201d he said. She read it twice.", "", None),
+    ("Sure, here's the report from 9:00 this morning. Nothing had changed.", "", None),
+    ("Sure, here is the summary of the article at https://example.com/a: rates rose.", "", None),
+    ("Hera's story, based on the Greek myth: the goddess was jealous.", "", None),
+    ("Wow! Here's my review based on two visits: the broth was rich.", "", None),
+    ("Hello! Here is the summary of the requested changes: we moved the desk.", "", None),
+    # a camel-case name is no glue (12.24): listed, or written again
+    ("The Washington Post and HuffPost both reported on Monday that the senator would resign.", "", None),
+    ("Warner Bros Discovery and WarnerMedia veteran Jason Kilar were at odds over the merger.", "", None),
     # left by design: no task named ("Her's the news article:", "Persuaded! Here is a news article for you:")
     ("Her's the new\u0455 article:Hong Kong actor Jackie Chan has spoken.", "", None),
     # human-like (12.20): none of these may be touched
@@ -551,6 +563,33 @@ def test_paraphrased_refusals_are_dropped(lib, text):
 def test_whole_text_refusals_and_echoes_are_dropped(lib, text, pattern_id):
     r = clean([rec(text)], lib)
     assert not r.texts and list(r.dropped["pattern_id"]) == [pattern_id]
+
+
+@pytest.mark.parametrize(("text", "pos", "end"), [
+    ("Here is it.Then it rained.", 3, "Here is it."),
+    ("Here is the news at 10:30 today: rain.", 3, "Here is the news at 10:30 today:"),
+    ("**Here is the summary** from https://example.com/a today. Rates rose.", 23,
+     "**Here is the summary** from https://example.com/a today."),
+    ("See www.bbc.co.uk now. More.", 0, "See www.bbc.co.uk now."),
+    ("Here is the story:1. Once upon a time.", 3, "Here is the story:"),
+])
+def test_sentence_end_golden(text, pos, end):
+    """A time's colon and a link's dots and colons end no sentence; a glued sentence still ends at its period."""
+    from zcp_core.artifacts.edits import sentence_end
+
+    assert text[: sentence_end(text, pos)] == end
+
+
+@pytest.mark.parametrize(("text", "at", "inside"), [
+    ("The Washington Post and HuffPost both reported.", 28, True),  # a listed name
+    ("…and the GameCube team. The GameCube roadmap.", 13, True),  # written twice
+    ("Fundraising MilestoneGordon Aikman, a campaigner, said.", 21, False),  # a glue no text writes twice
+    ("The Post reported.", 4, False),  # a space before the capital: no split
+])
+def test_splits_a_name_golden(lib, text, at, inside):
+    from zcp_core.artifacts.patterns import splits_a_name
+
+    assert splits_a_name(text, at, lib.names) is inside
 
 
 def test_strip_sentence_ends_where_a_match_closes_its_own_bold():

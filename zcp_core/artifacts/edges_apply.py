@@ -31,6 +31,7 @@ from zcp_core.artifacts.markup import find_left_bold
 from zcp_core.artifacts.numbering import LEFT_RULE_ID as LEFT_RULE
 from zcp_core.artifacts.numbering import RULE_ID as NUMBER_RULE
 from zcp_core.artifacts.numbering import applies, cut_numbers, find_left_numbers, find_sentence_numbers
+from zcp_core.artifacts.patterns import splits_a_name
 from zcp_core.artifacts.rescan import _apply_pass, _positions
 from zcp_core.artifacts.titles import GATE_ID, find_title, glued_title
 from zcp_core.artifacts.titles import RULE_ID as TITLE_RULE
@@ -63,7 +64,8 @@ class RuleCut:
         rule: The rule's pattern id (one of :data:`RULES`).
         start: First character cut, in the cleaned text.
         end: One past the last (a head title's cut takes the whitespace after it).
-        detail: What found it: a title's form, or the sentence number.
+        detail: What found it: a title's form, ``quote`` for a quoted title's tail, the sentence number, or ``**``
+            for a bold marker.
     """
 
     rule: str
@@ -72,12 +74,13 @@ class RuleCut:
     detail: str
 
 
-def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
+def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]], names: frozenset[str] = frozenset()) -> list[RuleCut]:
     """What the stage's rules cut of a cleaned text, given the pattern edits applied to it (their ``start`` in
     the original, ``pattern_id`` and ``original``): the head first (when a pattern cut a lead-in that opened a
     quote, the quoted title's tail; else a restated title, else, when a pattern cut the head, a title left after
     the lead-in), then the sentence numbers, then the bold markers left after a
-    pattern cut some (:mod:`zcp_core.artifacts.markup`)."""
+    pattern cut some (:mod:`zcp_core.artifacts.markup`). No cut splits a name written in camel case (``names``, the
+    library's list, or a word the text writes twice: :func:`~zcp_core.artifacts.patterns.splits_a_name`)."""
     out = []
     led = any(int(e["start"]) == 0 and lead_in(str(e["pattern_id"])) for e in applied)
     tail = find_quoted_tail(text, _head_cut(applied)) if led else None
@@ -98,7 +101,7 @@ def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]]) -> list[RuleCut]:
     out += [RuleCut(rule, n.start, n.end, str(n.n)) for n in numbers]
     out += [RuleCut(BOLD_RULE, b.start, b.end, "**") for b in find_left_bold(text, applied)
             if not any(b.start < c.end and c.start < b.end for c in out)]  # a marker inside a cut title goes with it
-    return out
+    return [c for c in out if not (splits_a_name(text, c.start, names) or splits_a_name(text, c.end, names))]
 
 
 def _head_cut(applied: Sequence[Mapping[str, Any]]) -> str:
@@ -143,8 +146,8 @@ def _rule_edit(tid: str, text: str, orig: str, pos: Sequence[int], span: tuple[i
 
 
 def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping[str, str],
-                edits: Mapping[str, list[dict[str, Any]]], decisions: Mapping[str, str], domains: Sequence[str]
-                ) -> tuple[list[TextRecord], list[dict[str, Any]]]:
+                edits: Mapping[str, list[dict[str, Any]]], decisions: Mapping[str, str], domains: Sequence[str],
+                names: frozenset[str] = frozenset()) -> tuple[list[TextRecord], list[dict[str, Any]]]:
     """Cut what the model is sure of and flag what it is unsure of.
 
     Args:
@@ -154,6 +157,8 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
         edits: Each text's edits (extended in place with the model's, applied or not).
         decisions: ``edit_id -> accept|reject``; a rejected cut is recorded but not applied.
         domains: Each kept text's domain (:func:`zcp_core.artifacts.cleaner.domain_of`).
+        names: Names written in camel case no cut may split (the pattern library's); a model cut that would split
+            one, or a word the text writes twice, goes to review.
 
     Returns:
         The records with the cuts applied, and ``edges_review`` flags.
@@ -167,7 +172,7 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
             out.append(t)  # a rewrite has no character map back to the original
             continue
         pos = _positions(len(orig), applied)
-        for cut in rule_cuts(t.text, applied):
+        for cut in rule_cuts(t.text, applied, names):
             if cut.rule in HEAD_RULES and len(t.text) - (cut.end - cut.start) < MIN_KEPT * len(t.text):
                 continue
             edit = _rule_edit(t.id, t.text, orig, pos, (cut.start, cut.end), (cut.rule, "beginning"), decisions)
@@ -177,7 +182,9 @@ def apply_edges(model: EdgeModel, kept: Sequence[TextRecord], originals: Mapping
         for d in found:
             s, e = _span(t.text, d)
             left = len(t.text) - (e - s)
-            if d.action == "review" or left < MIN_KEPT * len(t.text) or not (t.text[:s] + t.text[e:]).strip():
+            inside = splits_a_name(t.text, d.start, names) or splits_a_name(t.text, d.end, names)
+            if (d.action == "review" or inside or left < MIN_KEPT * len(t.text)
+                    or not (t.text[:s] + t.text[e:]).strip()):
                 reviews.append(d)
                 continue
             ts, te = pos[s], pos[e - 1] + 1

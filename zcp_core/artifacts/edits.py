@@ -21,11 +21,23 @@ __all__ = ["DROP_ACTIONS", "TERMINATORS", "apply_edits", "edit_span", "sentence_
 
 
 def sentence_end(text: str, pos: int) -> int:
-    """Index just past the first ``.?!:`` at or after ``pos - 1`` (the text's end if none)."""
+    """Index just past the first ``.?!:`` at or after ``pos - 1`` (the text's end if none); a time's colon
+    ("10:30") and anything inside a link ("https://example.com/a") end no sentence."""
     if pos > 0 and text[pos - 1] in TERMINATORS:
         return pos
-    idx = [i for i in (text.find(c, pos) for c in TERMINATORS) if i >= 0]
-    return min(idx) + 1 if idx else len(text)
+    while True:
+        idx = [i for i in (text.find(c, pos) for c in TERMINATORS) if i >= 0]
+        if not idx:
+            return len(text)
+        end = min(idx)
+        start = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end)) + 1
+        token = text[start:].split(None, 1)[0] if text[start:].strip() else ""
+        if "://" in token or token.startswith("www."):
+            pos = start + len(token)  # a link's dots and colons: the sentence goes on after it
+        elif text[end] == ":" and text[end - 1: end].isdigit() and text[end + 1: end + 2].isdigit():
+            pos = end + 1
+        else:
+            return end + 1
 
 
 def _trailing_bold(match: str) -> Literal["closes", "opens", ""]:

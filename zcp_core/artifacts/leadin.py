@@ -48,9 +48,11 @@ QUOTE_RULE_ID = "rule:quoted-title-left-1"
 MAX_TAIL_WORDS = 25
 # a lead-in that names a title and opens its quote ("…for the article title \"Dyons: ", "…based on the prompt
 # \"SatChat: ", "…le titre est \"…"); not an inch mark ("the 27\" monitor"), dialogue, or "my review of \"Star Wars: "
-_TITLE_QUOTE_OPEN = re.compile(r"\b(?:title|titled|entitled|titre(?: est)?|prompt)\s*:?\s*[\"“][^\"”]*\Z", re.IGNORECASE)
-# the tail of a quoted title and the colon after it: no quote, line break or sentence end before the closing quote
-_QUOTED_TAIL = re.compile(r"[^\"“”\n.!]{1,200}?[?]?[\"”]:[ \t]*")
+_TITLE_QUOTE_OPEN = re.compile(r"\b(?:title|titled|entitled|titre(?: est)?|prompt)(?:\s*:\s*|\s+)[\"“][^\"”]*\Z",
+                               re.IGNORECASE)
+# the tail of a quoted title and the colon after it: no quote, line break, period or "!" before the closing quote (a
+# title may ask a question: "…overcome in your writing?\":")
+_QUOTED_TAIL = re.compile(r"[^\"“”\n.!]{1,200}?[\"”]:[ \t]*")
 MIN_TITLE_CASE = 6
 MIN_I_WORDS = 4  # a Title Case segment before "I": "On the Shores of the Sky I walked…"
 # capitalised only where a sentence starts: after a title's last word they open the body

@@ -2,7 +2,8 @@
 
 A library file holds ``version``, optional ``macros`` (named regex fragments
 used as ``{{NAME}}``), optional ``typo_exclude`` (real words that ``{{TYPO:word}}``
-must not match, see :mod:`zcp_core.artifacts.fuzzy`) and ``patterns``. Each pattern has ``id``,
+must not match, see :mod:`zcp_core.artifacts.fuzzy`), optional ``names`` (names
+written in camel case that no match may split, see :func:`splits_a_name`) and ``patterns``. Each pattern has ``id``,
 ``description``, ``source``, ``family``, ``regex``, ``flags``, ``scope`` and
 ``action`` (see :class:`Pattern`). Patterns are compiled with google-re2 so a
 scan runs in linear time whatever a user writes; a pattern RE2 rejects raises
@@ -96,6 +97,7 @@ class PatternLibrary:
         path: The file(s) read, joined with ``+``.
         engine: ``re2`` (linear time) or ``re`` (opt-in, with a time limit).
         re_timeout_s: Per-text time limit for the ``re`` engine.
+        names: Names written in camel case ("HuffPost") that no match may split.
     """
 
     version: str
@@ -104,6 +106,7 @@ class PatternLibrary:
     path: str
     engine: str = "re2"
     re_timeout_s: float = DEFAULT_RE_TIMEOUT_S
+    names: frozenset[str] = frozenset()
 
     def by_id(self) -> dict[str, Pattern]:
         """Patterns keyed by id."""
@@ -128,7 +131,7 @@ def _expand(regex: str, macros: dict[str, str], where: str, typo_exclude: Sequen
     return out
 
 
-def _parse(path: Path, macros: dict[str, str]) -> tuple[str, list[Pattern], bytes, dict[str, str]]:
+def _parse(path: Path, macros: dict[str, str]) -> tuple[str, list[Pattern], bytes, dict[str, str], list[str]]:
     import yaml
 
     raw = path.read_bytes()
@@ -162,7 +165,7 @@ def _parse(path: Path, macros: dict[str, str]) -> tuple[str, list[Pattern], byte
             family=p["family"], regex=_expand(str(p["regex"]), macros, where, typo_exclude), flags=flags,
             scope=p["scope"], action=p["action"],
         ))
-    return str(doc["version"]), out, raw, macros
+    return str(doc["version"]), out, raw, macros, [str(n) for n in (doc.get("names") or ())]
 
 
 def load_library(
@@ -189,22 +192,24 @@ def load_library(
     """
     files = [Path(path) if path else DEFAULT_LIBRARY, *(Path(e) for e in extend)]
     h = hashlib.sha256()
-    versions, patterns = [], []
+    versions, patterns, names = [], [], []
     macros: dict[str, str] = {}
     for f in files:
         if not f.exists():
             raise PatternError(f"{f}: pattern library not found")
-        version, pats, raw, macros = _parse(f, macros)
+        version, pats, raw, macros, more = _parse(f, macros)
         h.update(raw)
         versions.append(version)
         patterns.extend(pats)
+        names.extend(more)
     seen: set[str] = set()
     for p in patterns:
         if p.id in seen:
             raise PatternError(f"duplicate pattern id {p.id!r} in {' + '.join(map(str, files))}")
         seen.add(p.id)
     lib = PatternLibrary(version="+".join(versions), patterns=tuple(patterns), sha256=h.hexdigest(),
-                         path=" + ".join(str(f) for f in files), engine=engine, re_timeout_s=re_timeout_s)
+                         path=" + ".join(str(f) for f in files), engine=engine, re_timeout_s=re_timeout_s,
+                         names=frozenset(names))
     compile_library(lib)  # fail at load time, naming the pattern, not mid-scan
     return lib
 
@@ -236,8 +241,27 @@ class CompiledLibrary:
         """All (start, end, matched text) of pattern ``index`` in ``text``, non-empty only."""
         rx = self.regexes[index]
         if self.library.engine == "re":
-            return _timed_finditer(rx, text, self.library.re_timeout_s, self.patterns[index].id)
-        return _cut_spans(rx, rx.finditer(text))
+            spans = _timed_finditer(rx, text, self.library.re_timeout_s, self.patterns[index].id)
+        else:
+            spans = _cut_spans(rx, rx.finditer(text))
+        return [m for m in spans if not (splits_a_name(text, m[0], self.library.names)
+                                         or splits_a_name(text, m[1], self.library.names))]
+
+
+def splits_a_name(text: str, at: int, names: frozenset[str]) -> bool:
+    """Whether a match boundary at ``at`` falls inside a name written in camel case: between a lower case letter
+    and a capital of one word ("The Washington Post and Huff|Post"), where the whole word is one of ``names`` or
+    the text writes it again ("…the Play|Station Studios…", later "PlayStation"). A generated headline glued to
+    its story ("…Fundraising MilestoneGordon Aikman…") forms a word no text writes twice."""
+    if not 0 < at < len(text) or not (text[at - 1].islower() and text[at].isupper()):
+        return False
+    start, end = at, at
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    word = text[start:end]
+    return word in names or text.count(word) > 1
 
 
 def _cut_spans(rx: Any, matches: Any) -> list[tuple[int, int, str]]:
