@@ -251,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
              f"{rate.reviewed}): "
              f"{'met' if rate.share <= TARGET else f'missed by {rate.with_artifact - int(TARGET * rate.reviewed)} texts'}.",
              *extra_lines(head, texts, review),
-             *([f"- Previous measurement (library {previous.library_version}, another sample): "
+             *([f"- Previous stored measurement (library {previous.library_version}; its sample is in the rounds "
+                "below): "
                 f"{previous.with_artifact} of {previous.reviewed} ({previous.share:.2%}; 95% interval "
                 f"{previous.ci_low:.2%} to {previous.ci_high:.2%})."]
                if previous and previous.library_sha256 != lib.sha256 else []),

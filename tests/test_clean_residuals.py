@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from zcp_core.artifacts import HIGH_PRECISION, clean, dedupe_texts, load_library, scan, undo
+from zcp_core.artifacts import HIGH_PRECISION, CleanConfig, clean, dedupe_texts, load_library, scan, undo
 from zcp_core.artifacts.fuzzy import fold_confusables, one_edit_variants, typo_regex
 from zcp_core.schema import TextRecord
 
@@ -563,6 +563,23 @@ def test_paraphrased_refusals_are_dropped(lib, text):
 def test_whole_text_refusals_and_echoes_are_dropped(lib, text, pattern_id):
     r = clean([rec(text)], lib)
     assert not r.texts and list(r.dropped["pattern_id"]) == [pattern_id]
+
+
+def test_the_human_openings_an_independent_review_wrote(lib):
+    """87 human openings (reviews, emails, notices, fiction, abstracts) written against the reworded-opener pattern
+    and the quoted-title rule: neither cuts one on its own. The quoted-title rule only finishes two cuts the
+    paper's "Here is" pattern made ("Here is a story titled \"Rain: "), and the 18 openings the "Here is" patterns
+    still cut are the limit the method page states."""
+    rows = [json.loads(line) for line in (ROOT / "tests" / "data" / "human_openings.jsonl").read_text().splitlines()]
+    texts = [rec(r["text"], f"h{i}", "human") for i, r in enumerate(rows)]
+    r = clean(texts, lib, config=CleanConfig(edges="auto"))
+    applied = r.edits[r.edits["applied"]]
+    here_is = {"beg-here-is", "beg-sure-here", "beg-word-here-is", "beg-sentence-count"}
+    by_id = {i: set(g["pattern_id"]) for i, g in applied.groupby("id")}
+    assert len(rows) == 87 and "beg-here-reworded" not in set(applied["pattern_id"])
+    assert all(ids & here_is for ids in by_id.values()) and len(by_id) == 18
+    assert sorted(i for i, ids in by_id.items() if "rule:quoted-title-left-1" in ids) == ["h53", "h54"]
+    assert all("beg-here-is" in by_id[i] for i in ("h53", "h54"))
 
 
 @pytest.mark.parametrize(("text", "pos", "end"), [

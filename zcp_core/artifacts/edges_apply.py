@@ -84,24 +84,24 @@ def rule_cuts(text: str, applied: Sequence[Mapping[str, Any]], names: frozenset[
     out = []
     led = any(int(e["start"]) == 0 and lead_in(str(e["pattern_id"])) for e in applied)
     tail = find_quoted_tail(text, _head_cut(applied)) if led else None
-    if tail is not None:
-        s, e = _span(text, EdgeDecision("head", 0, tail, 1.0, "cut"))
-        out.append(RuleCut(QUOTE_RULE, s, e, "quote"))
-    else:
+    head: tuple[str, int, str] | None = (QUOTE_RULE, tail, "quote") if tail is not None else None
+    if head is None:
         title = find_title(text)
         rule = TITLE_RULE
         if title is None and led:
             title, rule = find_lead_in_title(text), LEAD_IN_RULE
-        if title is not None:
-            s, e = _span(text, EdgeDecision("head", 0, title.at, 1.0, "cut"))
-            out.append(RuleCut(rule, s, e, title.form))
+        head = (rule, title.at, title.form) if title is not None else None
+    # only a head cut ends between two letters, so only it can split a camel-case name
+    if head is not None and not splits_a_name(text, head[1], names):
+        s, e = _span(text, EdgeDecision("head", 0, head[1], 1.0, "cut"))
+        out.append(RuleCut(head[0], s, e, head[2]))
     numbers, rule = find_sentence_numbers(text), NUMBER_RULE
     if not applies(numbers, (int(e["start"]) for e in applied)):
         numbers, rule = find_left_numbers(text, cut_numbers(applied)), LEFT_RULE
     out += [RuleCut(rule, n.start, n.end, str(n.n)) for n in numbers]
     out += [RuleCut(BOLD_RULE, b.start, b.end, "**") for b in find_left_bold(text, applied)
             if not any(b.start < c.end and c.start < b.end for c in out)]  # a marker inside a cut title goes with it
-    return [c for c in out if not (splits_a_name(text, c.start, names) or splits_a_name(text, c.end, names))]
+    return out
 
 
 def _head_cut(applied: Sequence[Mapping[str, Any]]) -> str:

@@ -15,6 +15,7 @@ TERMINATORS = ".?!:"
 #: The longest bold title a match can open (``Here's the article:**Title**Body``); a longer bold run is the body.
 TITLE_MAX = 80
 _SENTENCE_IN_BOLD = re.compile(r"[.?!][\"”’)]?\s+\S")
+_TOKEN = re.compile(r"\S*")
 #: Actions that take a whole text out: a rejection (the text is no text) and a hold-back (it cannot be repaired).
 DROP_ACTIONS: tuple[str, ...] = ("drop_text", "hold_back")
 __all__ = ["DROP_ACTIONS", "TERMINATORS", "apply_edits", "edit_span", "sentence_end", "undo"]
@@ -31,7 +32,8 @@ def sentence_end(text: str, pos: int) -> int:
             return len(text)
         end = min(idx)
         start = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end)) + 1
-        token = text[start:].split(None, 1)[0] if text[start:].strip() else ""
+        m = _TOKEN.match(text, start)
+        token = m.group(0) if m else ""  # \S* always matches
         if "://" in token or token.startswith("www."):
             pos = start + len(token)  # a link's dots and colons: the sentence goes on after it
         elif text[end] == ":" and text[end - 1: end].isdigit() and text[end + 1: end + 2].isdigit():
