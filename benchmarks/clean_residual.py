@@ -101,7 +101,22 @@ def previous_rounds(pairs: list[list[Path]], current_ids: set[str], current: tup
                       f"{p:.2f}; pooled {k} of {n} ({k / n:.2%}; Clopper–Pearson 95% interval {ci.low:.2%} to "
                       f"{ci.high:.2%}). They measured different libraries, so the pooled share summarises them; it "
                       "measures none of them."]
+        lines += ["", target_line(current[1], k / n, ci.low)]
     return lines
+
+
+TARGET = 0.03  # the residual share the cleaning aims at, as a point estimate on a fresh sample
+
+
+def target_line(n: int, pooled: float, low: float) -> str:
+    """How likely a fresh sample of ``n`` is to meet :data:`TARGET`, were the pooled share (or its interval's lower
+    end) the cleaning's true rate: the chance that a round passes by luck alone, not by a better cleaning."""
+    from scipy.stats import binom
+
+    most = int(TARGET * n + 1e-9)  # the most texts with an artifact a sample of n may hold and still meet it
+    return (f"Were the pooled share the true rate, a fresh sample of {n} would meet the {TARGET:.0%} target (at most "
+            f"{most} texts with an artifact) with probability {binom.cdf(most, n, pooled):.1%}; at the interval's "
+            f"lower end, {binom.cdf(most, n, low):.1%}.")
 
 
 def extra_lines(head: dict, texts: list[dict], review: dict) -> list[str]:

@@ -771,7 +771,10 @@ def test_pooled_rounds_golden(tmp_path):
     pooled = [x for x in lines if x.startswith("This round and the last 2 rows above")]
     # scipy.stats.chi2_contingency([[19, 301], [10, 310], [13, 307]]) gives p = 0.208
     assert len(pooled) == 1 and "p = 0.21; pooled 42 of 960 (4.38%;" in pooled[0]
-    assert mod.previous_rounds(pairs, set(), (19, 320)) == lines[: -2]  # no pooling unless asked
+    # scipy.stats.binom.cdf(9, 320, 42 / 960) = 0.104: at most 9 of 320 meets the 3% target
+    assert lines[-1].startswith("Were the pooled share the true rate, a fresh sample of 320 would meet the 3% target "
+                                "(at most 9 texts with an artifact) with probability 10.4%; at the interval's lower end,")
+    assert mod.previous_rounds(pairs, set(), (19, 320)) == lines[: -4]  # no pooling unless asked
 
 
 def test_second_reading_agreement_golden():
@@ -915,3 +918,15 @@ def test_the_training_list_names_its_model_file_and_every_text_learned_from(tmp_
         mod.training_ids(listing, other)
     with pytest.raises(SystemExit, match="absent"):
         mod.training_ids(tmp_path / "none.jsonl", model)
+
+
+def test_holdback_best_case_golden():
+    """A perfect hold-back of 1% of the kept texts at a 5% residual share leaves 4/99; room beyond the residual
+    texts takes nothing more."""
+    spec = importlib.util.spec_from_file_location("residual_holdback", ROOT / "benchmarks" / "residual_holdback.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.best_case(0.05, 0.01) == pytest.approx(0.04 / 0.99)
+    assert mod.best_case(0.005, 0.01) == 0.0
+    assert mod.best_case(0.05, 0.0) == 0.05
