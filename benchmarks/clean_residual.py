@@ -105,7 +105,9 @@ def previous_rounds(pairs: list[list[Path]], current_ids: set[str], current: tup
     return lines
 
 
-TARGET = 0.03  # the residual share the cleaning aims at, as a point estimate on a fresh sample
+def allowed(n: int) -> int:
+    """The most texts with an artifact a reviewed sample of ``n`` may hold and still meet :data:`TARGET`."""
+    return int(TARGET * n + 1e-9)  # 1e-9: a product such as 0.03 * n can fall a hair under a whole number
 
 
 def target_line(n: int, pooled: float, low: float) -> str:
@@ -113,7 +115,7 @@ def target_line(n: int, pooled: float, low: float) -> str:
     end) the cleaning's true rate: the chance that a round passes by luck alone, not by a better cleaning."""
     from scipy.stats import binom
 
-    most = int(TARGET * n + 1e-9)  # the most texts with an artifact a sample of n may hold and still meet it
+    most = allowed(n)
     return (f"Were the pooled share the true rate, a fresh sample of {n} would meet the {TARGET:.0%} target (at most "
             f"{most} texts with an artifact) with probability {binom.cdf(most, n, pooled):.1%}; at the interval's "
             f"lower end, {binom.cdf(most, n, low):.1%}.")
@@ -262,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
              f"- Of these, clear-cut by the reviewer's own reading: {clear} ({strict.share:.2%}; 95% interval "
              f"{strict.ci_low:.2%} to {strict.ci_high:.2%}); the other {rate.with_artifact - clear} are judgement "
              "calls the reviewer marked true, each with its note in the review file.",
-             f"- Target: at most {TARGET:.0%} as a point estimate (at most {int(TARGET * rate.reviewed)} of "
+             f"- Target: at most {TARGET:.0%} as a point estimate (at most {allowed(rate.reviewed)} of "
              f"{rate.reviewed}): "
-             f"{'met' if rate.share <= TARGET else f'missed by {rate.with_artifact - int(TARGET * rate.reviewed)} texts'}.",
+             f"{'met' if rate.share <= TARGET else f'missed by {rate.with_artifact - allowed(rate.reviewed)} texts'}.",
              *extra_lines(head, texts, review),
              *([f"- Previous stored measurement (library {previous.library_version}; its sample is in the rounds "
                 "below): "

@@ -72,7 +72,7 @@ def main() -> int:
         if not (RESULTS / f"clean_residual_{name}_review.jsonl").exists():
             ap.error(f"--round: no reviewed round {name!r} in {RESULTS}")
     from clean_residual_sample import load_all
-    from edge_detector import TRAINING, training_ids
+    from edge_detector import SIDE_TARGET, TRAINING, training_ids
 
     from zcp_core.artifacts import CleanConfig, clean, load_library
     from zcp_core.artifacts.cleaner import domain_of
@@ -117,9 +117,9 @@ def main() -> int:
                      f"{len(held_h):,} | {sum(s >= thr for s in dev_h)} of {len(dev_h):,} |")
     review = len(set(result.flags.loc[result.flags["kind"].str.startswith("edges_review"), "id"])
                  & {t.id for t in llm})
-    room = max(0.0, 0.02 - now - review / n_llm)
+    room = max(0.0, SIDE_TARGET - now - review / n_llm)
     lines += ["", f"Held back already (texts that cutting cannot repair): {now:.2%} of the LLM texts, and in review "
-              f"{review / n_llm:.2%}; the cap on the two together is 2%, so {room:.2%} is left for a hold-back by "
+              f"{review / n_llm:.2%}; the cap on the two together is {SIDE_TARGET:.0%}, so {room:.2%} is left for a hold-back by "
               "risk.", "",
               f"A perfect ranking, holding back only texts with an artifact up to the cap, would take "
               f"{room * n_llm / len(llm):.2%} of the kept texts and leave "
